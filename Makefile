@@ -1,0 +1,100 @@
+# tessera - build, test and run. `make run` and `make test` are the two commands of the README.
+#
+# Finds nvcc on PATH or in /usr/local/cuda (CPU-only build without it, said once), stb in
+# /usr/include/stb (override STB_INC=...), SDL2 through sdl2-config (viewer left out without it).
+# Build outputs go to build/; header dependencies come from -MMD.
+
+BUILD   ?= build
+CC      ?= cc
+CUDA    ?= /usr/local/cuda
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA)/bin/nvcc && echo $(CUDA)/bin/nvcc; })
+STB_INC ?= /usr/include/stb
+SDL_CONFIG ?= $(shell command -v sdl2-config 2>/dev/null)
+
+# sm_90 machine code plus compute_75 PTX that the driver compiles for older GPUs (nvcc 13's floor).
+GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+
+WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
+           -Ikernels -Iapp -isystem $(STB_INC) -pthread
+NVFLAGS ?= -O3 -lineinfo
+NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+LDLIBS  = -lm -pthread
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+NVFLAGS += -Werror all-warnings
+endif
+ifeq ($(VERBOSE_PTXAS),1)
+NVFLAGS += -Xptxas -v
+endif
+
+KERNEL_C = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels/pipeline.c
+APP_C    = $(filter-out app/main.c,$(wildcard app/*.c))
+TEST_C   = $(wildcard tests/test_*.c) tests/tst.c
+
+ifneq ($(NVCC),)
+  HAVE_CUDA = 1
+  KERNEL_CU = $(wildcard kernels/*.cu)
+  CFLAGS   += -DTS_HAVE_CUDA -isystem $(CUDA)/include
+  CUDA_LIBS = -L$(CUDA)/lib64 -lcudart_static -ldl -lrt -lstdc++
+else
+  KERNEL_C += kernels/gpu_none.c
+endif
+
+ifneq ($(SDL_CONFIG),)
+  CFLAGS  += -DTS_HAVE_SDL $(shell $(SDL_CONFIG) --cflags)
+  SDL_LIBS = $(shell $(SDL_CONFIG) --libs)
+endif
+
+KOBJ = $(KERNEL_C:%.c=$(BUILD)/%.o) $(KERNEL_CU:%.cu=$(BUILD)/%.cu.o)
+AOBJ = $(APP_C:%.c=$(BUILD)/%.o)
+TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
+LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
+.PHONY: all deps run test test-gpu asan fuzz bench profile clean check-cuda
+all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit
+
+check-cuda:
+ifeq ($(HAVE_CUDA),)
+	@echo "tessera: nvcc not found (PATH, $(CUDA)/bin): building the CPU-only version" >&2
+endif
+	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/libtessera.a: $(KOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tessera: $(BUILD)/app/main.o $(AOBJ) $(BUILD)/libtessera.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+# `make check` style: tests link every source but main.c.
+$(BUILD)/test_unit: $(TOBJ) $(AOBJ) $(BUILD)/libtessera.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+# Installs what is missing from Debian/Ubuntu packages (as root, through sudo, or prints the line).
+deps:
+	@sh tools/deps.sh
+
+run: deps all
+	@sh tools/run.sh
+
+test: all
+	@sh tests/run_all.sh $(BUILD)
+
+# GPU tests alone (on a machine with a GPU): fails instead of skipping when none is usable.
+test-gpu: all
+	TESSERA_REQUIRE_GPU=1 $(BUILD)/test_unit gpu
+
+clean:
+	rm -rf $(BUILD) out
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

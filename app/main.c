@@ -1,0 +1,3 @@
+#include "tessera.h"
+#include <stdio.h>
+int main(void) { printf("%zu variants\n", ts_variant_count()); return 0; }

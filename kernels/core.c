@@ -1,0 +1,102 @@
+/* core.c - status strings, the per-thread error detail, and host images. */
+#include "tessera.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char ts__detail[512];
+
+const char *ts_status_str(ts_status s)
+{
+    switch (s) {
+    case TS_OK: return "ok";
+    case TS_ERR_INVALID: return "invalid argument";
+    case TS_ERR_NOMEM: return "out of memory";
+    case TS_ERR_TOO_LARGE: return "too large";
+    case TS_ERR_UNSUPPORTED: return "not supported";
+    case TS_ERR_NO_GPU: return "no usable GPU";
+    case TS_ERR_CUDA: return "CUDA error";
+    case TS_ERR_IO: return "I/O error";
+    case TS_ERR_FORMAT: return "bad format";
+    }
+    return "unknown error";
+}
+
+const char *ts_error_detail(void) { return ts__detail; }
+
+void ts_clear_error(void) { ts__detail[0] = '\0'; }
+
+ts_status ts_fail(ts_status s, const char *fmt, ...)
+{
+    char tmp[sizeof ts__detail];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap); /* fmt may use the old detail as an argument */
+    va_end(ap);
+    memcpy(ts__detail, tmp, sizeof tmp);
+    return s;
+}
+
+ts_status ts_image_geometry(int width, int height, int channels, int bytes, size_t *row_bytes,
+                            size_t *total_bytes)
+{
+    if (width < 1 || height < 1)
+        return ts_fail(TS_ERR_INVALID, "image size %dx%d is empty", width, height);
+    if (width > TS_MAX_DIM || height > TS_MAX_DIM)
+        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d exceeds %d on a side", width, height,
+                       TS_MAX_DIM);
+    if (channels < 1 || channels > 4)
+        return ts_fail(TS_ERR_INVALID, "%d channels (1 to 4 supported)", channels);
+    if (bytes != 1 && bytes != 2)
+        return ts_fail(TS_ERR_INVALID, "%d bytes per sample (1 or 2 supported)", bytes);
+    size_t row = (size_t)width * (size_t)channels * (size_t)bytes;
+    if ((size_t)height > SIZE_MAX / row)
+        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", width, height);
+    if (row_bytes)
+        *row_bytes = row;
+    if (total_bytes)
+        *total_bytes = row * (size_t)height;
+    return TS_OK;
+}
+
+ts_status ts_image_alloc(ts_image *im, int width, int height, int channels, int bytes)
+{
+    size_t row, total;
+    ts_status st = ts_image_geometry(width, height, channels, bytes, &row, &total);
+    memset(im, 0, sizeof *im);
+    if (st != TS_OK)
+        return st;
+    im->data = malloc(total);
+    if (!im->data)
+        return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu bytes for a %dx%d image", total, width,
+                       height);
+    im->pitch = row;
+    im->width = width;
+    im->height = height;
+    im->channels = channels;
+    im->bytes = bytes;
+    return TS_OK;
+}
+
+void ts_image_free(ts_image *im)
+{
+    if (!im)
+        return;
+    free(im->data);
+    memset(im, 0, sizeof *im);
+}
+
+int ts_image_equal(const ts_image *a, const ts_image *b)
+{
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels ||
+        a->bytes != b->bytes)
+        return 0;
+    size_t row = ts_row_bytes(a);
+    for (int y = 0; y < a->height; y++)
+        if (memcmp((const char *)a->data + (size_t)y * a->pitch,
+                   (const char *)b->data + (size_t)y * b->pitch, row) != 0)
+            return 0;
+    return 1;
+}

@@ -1,0 +1,223 @@
+/* gpu.cu - the small GPU runtime behind tessera.h's ts_gpu_* and ts_timer_* functions:
+ * device query, one error-to-message path, pitched device images, copies, a stream, event timers.
+ * Every CUDA call is checked; failures become TS_ERR_CUDA with the call and CUDA's message in
+ * ts_error_detail(). Nothing here prints or exits.
+ */
+#include "gpu_util.cuh"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" int ts_gpu_compiled(void) { return 1; }
+
+extern "C" ts_status ts_gpu_open(ts_device *dev)
+{
+    int n = 0, id = 0;
+    memset(dev, 0, sizeof *dev);
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return ts_fail(TS_ERR_NO_GPU, "%s", cudaGetErrorString(e));
+    }
+    if (n == 0)
+        return ts_fail(TS_ERR_NO_GPU, "no CUDA device found");
+    const char *want = getenv("TESSERA_DEVICE");
+    if (want && *want) {
+        id = atoi(want);
+        if (id < 0 || id >= n)
+            return ts_fail(TS_ERR_NO_GPU, "TESSERA_DEVICE=%s but %d device(s) present", want, n);
+    }
+    cudaDeviceProp p;
+    TS_CUDA_TRY(cudaSetDevice(id));
+    TS_CUDA_TRY(cudaGetDeviceProperties(&p, id));
+    dev->id = id;
+    snprintf(dev->name, sizeof dev->name, "%s", p.name);
+    dev->cc_real = p.major * 10 + p.minor;
+    dev->cc = dev->cc_real;
+    const char *cap = getenv("TESSERA_MAX_CC"); /* tests force the pre-sm_90 paths with this */
+    if (cap && *cap && atoi(cap) > 0 && atoi(cap) < dev->cc)
+        dev->cc = atoi(cap);
+    dev->sms = p.multiProcessorCount;
+    dev->global_mem = p.totalGlobalMem;
+    dev->smem_per_block = p.sharedMemPerBlock;
+    dev->smem_per_block_optin = p.sharedMemPerBlockOptin;
+    dev->smem_per_sm = p.sharedMemPerMultiprocessor;
+    dev->l2_bytes = (size_t)p.l2CacheSize;
+    int v = 0;
+    cudaDeviceGetAttribute(&v, cudaDevAttrClusterLaunch, id);
+    dev->cluster_launch = v && dev->cc >= 90;
+    cudaDeviceGetAttribute(&dev->clock_khz, cudaDevAttrClockRate, id);
+    cudaDeviceGetAttribute(&dev->mem_clock_khz, cudaDevAttrMemoryClockRate, id);
+    cudaDeviceGetAttribute(&dev->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, id);
+    cudaDriverGetVersion(&dev->driver_version);
+    cudaRuntimeGetVersion(&dev->runtime_version);
+    size_t fr = 0, tot = 0;
+    TS_CUDA_TRY(cudaMemGetInfo(&fr, &tot));
+    dev->free_mem = fr;
+    cudaGetLastError();
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_malloc(void **d_ptr, size_t bytes)
+{
+    *d_ptr = NULL;
+    cudaError_t e = cudaMalloc(d_ptr, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        *d_ptr = NULL;
+        return ts_fail(TS_ERR_CUDA, "cudaMalloc(%zu bytes): %s", bytes, cudaGetErrorString(e));
+    }
+    return TS_OK;
+}
+
+extern "C" void ts_gpu_free(void *d_ptr)
+{
+    if (d_ptr)
+        cudaFree(d_ptr);
+}
+
+extern "C" ts_status ts_gpu_image_alloc(ts_image *d_im, int width, int height, int channels,
+                                        int bytes)
+{
+    size_t row, total;
+    memset(d_im, 0, sizeof *d_im);
+    ts_status st = ts_image_geometry(width, height, channels, bytes, &row, &total);
+    if (st != TS_OK)
+        return st;
+    size_t pitch = ts_gpu_pitch(row);
+    if ((size_t)height > SIZE_MAX / pitch)
+        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", width, height);
+    st = ts_gpu_malloc(&d_im->data, pitch * (size_t)height);
+    if (st != TS_OK)
+        return st;
+    d_im->pitch = pitch;
+    d_im->width = width;
+    d_im->height = height;
+    d_im->channels = channels;
+    d_im->bytes = bytes;
+    return TS_OK;
+}
+
+extern "C" void ts_gpu_image_free(ts_image *d_im)
+{
+    if (!d_im)
+        return;
+    ts_gpu_free(d_im->data);
+    memset(d_im, 0, sizeof *d_im);
+}
+
+static ts_status copy2d(ts_image *dst, const ts_image *src, cudaMemcpyKind kind, ts_stream s)
+{
+    if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels ||
+        dst->bytes != src->bytes)
+        return ts_fail(TS_ERR_INVALID, "image copy between different shapes");
+    TS_CUDA_TRY(cudaMemcpy2DAsync(dst->data, dst->pitch, src->data, src->pitch, ts_row_bytes(src),
+                                  (size_t)src->height, kind, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_upload(ts_image *d_dst, const ts_image *h_src, ts_stream s)
+{
+    return copy2d(d_dst, h_src, cudaMemcpyHostToDevice, s);
+}
+
+extern "C" ts_status ts_gpu_download(ts_image *h_dst, const ts_image *d_src, ts_stream s)
+{
+    return copy2d(h_dst, d_src, cudaMemcpyDeviceToHost, s);
+}
+
+extern "C" ts_status ts_gpu_copy_to_host(void *h_dst, const void *d_src, size_t bytes, ts_stream s)
+{
+    TS_CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_copy_to_device(void *d_dst, const void *h_src, size_t bytes,
+                                           ts_stream s)
+{
+    TS_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_memset(void *d_ptr, int value, size_t bytes, ts_stream s)
+{
+    TS_CUDA_TRY(cudaMemsetAsync(d_ptr, value, bytes, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_image_fill(ts_image *d_im, int byte_value, ts_stream s)
+{
+    TS_CUDA_TRY(cudaMemset2DAsync(d_im->data, d_im->pitch, byte_value, ts_row_bytes(d_im),
+                                  (size_t)d_im->height, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_stream_create(ts_stream *s)
+{
+    cudaStream_t cs = NULL;
+    TS_CUDA_TRY(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    *s = (ts_stream)cs;
+    return TS_OK;
+}
+
+extern "C" void ts_gpu_stream_destroy(ts_stream s)
+{
+    if (s)
+        cudaStreamDestroy((cudaStream_t)s);
+}
+
+extern "C" ts_status ts_gpu_sync(ts_stream s)
+{
+    TS_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)s));
+    return TS_OK;
+}
+
+struct ts_timer {
+    cudaEvent_t start, stop;
+};
+
+extern "C" ts_status ts_timer_create(ts_timer **t)
+{
+    *t = (ts_timer *)calloc(1, sizeof **t);
+    if (!*t)
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    cudaError_t e = cudaEventCreate(&(*t)->start);
+    if (e == cudaSuccess && (e = cudaEventCreate(&(*t)->stop)) != cudaSuccess)
+        cudaEventDestroy((*t)->start);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        free(*t);
+        *t = NULL;
+        return ts_fail(TS_ERR_CUDA, "cudaEventCreate: %s", cudaGetErrorString(e));
+    }
+    return TS_OK;
+}
+
+extern "C" void ts_timer_destroy(ts_timer *t)
+{
+    if (!t)
+        return;
+    cudaEventDestroy(t->start);
+    cudaEventDestroy(t->stop);
+    free(t);
+}
+
+extern "C" ts_status ts_timer_start(ts_timer *t, ts_stream s)
+{
+    TS_CUDA_TRY(cudaEventRecord(t->start, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_timer_stop(ts_timer *t, ts_stream s)
+{
+    TS_CUDA_TRY(cudaEventRecord(t->stop, (cudaStream_t)s));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_timer_ms(ts_timer *t, float *ms)
+{
+    TS_CUDA_TRY(cudaEventSynchronize(t->stop));
+    TS_CUDA_TRY(cudaEventElapsedTime(ms, t->start, t->stop));
+    return TS_OK;
+}

@@ -1,0 +1,413 @@
+/* pipeline.c - runs a chain of ops on the GPU (one upload, ping-pong device buffers, one
+ * download, CUDA-event time per op) or on the CPU (the reference, host-clock time per op).
+ * Variant choice per op: the op's own, else the family's selection, else `auto`; a chosen variant
+ * that cannot take a job gives way to `auto` with a notice. A family with no GPU variant able to
+ * take a job runs that op on the CPU in the middle of a GPU chain, also with a notice.
+ */
+#include "tessera.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N_TIMERS (TS_MAX_CHAIN + 2) /* one per op, upload, download */
+
+struct ts_pipeline {
+    int gpu;
+    ts_device dev;
+    ts_stream stream;
+    const ts_variant *sel[TS_FAM_COUNT];
+    ts_image d_buf[2];
+    size_t d_cap[2];
+    void *scratch; /* device scratch on the GPU, host scratch on the CPU */
+    size_t scratch_cap;
+    ts_timer *timer[N_TIMERS];
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+ts_status ts_pipeline_create(ts_pipeline **pp, ts_backend want, char *msg, size_t msglen)
+{
+    ts_pipeline *p = calloc(1, sizeof *p);
+    if (msg && msglen)
+        msg[0] = '\0';
+    *pp = NULL;
+    if (!p)
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    if (want != TS_BACKEND_CPU) {
+        ts_status st = ts_gpu_open(&p->dev);
+        if (st == TS_OK)
+            st = ts_gpu_stream_create(&p->stream);
+        if (st == TS_OK) {
+            p->gpu = 1;
+        } else if (want == TS_BACKEND_GPU) {
+            free(p);
+            return ts_fail(TS_ERR_NO_GPU, "no usable GPU: %s", ts_error_detail());
+        } else if (msg && msglen) {
+            snprintf(msg, msglen, "no usable GPU (%s): running on the CPU", ts_error_detail());
+        }
+    }
+    ts_clear_error();
+    *pp = p;
+    return TS_OK;
+}
+
+void ts_pipeline_destroy(ts_pipeline *p)
+{
+    if (!p)
+        return;
+    if (p->gpu) {
+        for (int i = 0; i < 2; i++)
+            ts_gpu_free(p->d_buf[i].data);
+        ts_gpu_free(p->scratch);
+        for (int i = 0; i < N_TIMERS; i++)
+            ts_timer_destroy(p->timer[i]);
+        ts_gpu_stream_destroy(p->stream);
+    } else {
+        free(p->scratch);
+    }
+    free(p);
+}
+
+int ts_pipeline_on_gpu(const ts_pipeline *p) { return p->gpu; }
+
+const ts_device *ts_pipeline_device(const ts_pipeline *p) { return p->gpu ? &p->dev : NULL; }
+
+ts_status ts_pipeline_select(ts_pipeline *p, ts_family f, const char *name)
+{
+    if ((unsigned)f >= TS_FAM_COUNT)
+        return ts_fail(TS_ERR_INVALID, "bad family");
+    if (!name || strcmp(name, "auto") == 0) {
+        p->sel[f] = NULL;
+        return TS_OK;
+    }
+    const ts_variant *v = ts_variant_find(f, name);
+    if (!v) {
+        char known[256] = "auto";
+        for (size_t i = 0; i < ts_variant_count(); i++)
+            if (ts_variant_at(i)->family == f) {
+                strncat(known, " ", sizeof known - strlen(known) - 1);
+                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
+            }
+        return ts_fail(TS_ERR_INVALID, "%s has no variant '%s' (known: %s)", ts_family_name(f),
+                       name, known);
+    }
+    if (ts_variant_is_gpu(v) && !p->gpu)
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s=%s needs a GPU; running on the CPU",
+                       ts_family_name(f), name);
+    if (!ts_variant_is_gpu(v) && p->gpu)
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s=cpu: use --backend cpu", ts_family_name(f));
+    if (!ts_variant_runnable(v, p->gpu ? &p->dev : NULL))
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s=%s needs compute capability %d.%d, %s has %d.%d",
+                       ts_family_name(f), name, v->min_cc / 10, v->min_cc % 10, p->dev.name,
+                       p->dev.cc / 10, p->dev.cc % 10);
+    p->sel[f] = v;
+    return TS_OK;
+}
+
+const ts_variant *ts_pipeline_selected(const ts_pipeline *p, ts_family f)
+{
+    return (unsigned)f < TS_FAM_COUNT ? p->sel[f] : NULL;
+}
+
+static void add_notice(ts_run_report *rep, const char *fmt, const char *a, const char *b,
+                       const char *c)
+{
+    size_t used = strlen(rep->notice);
+    if (used + 2 >= sizeof rep->notice)
+        return;
+    if (used)
+        rep->notice[used++] = ';', rep->notice[used++] = ' ', rep->notice[used] = '\0';
+    snprintf(rep->notice + used, sizeof rep->notice - used, fmt, a, b, c);
+}
+
+/* The variant for one op: its own, the family's selection, or auto; NULL: no GPU variant fits. */
+static const ts_variant *choose(ts_pipeline *p, const ts_job *job, ts_run_report *rep)
+{
+    const ts_device *dev = p->gpu ? &p->dev : NULL;
+    const ts_variant *v = job->op->variant ? job->op->variant : p->sel[ts_op_family(job->op->kind)];
+    if (v && ts_variant_is_gpu(v) == p->gpu && ts_variant_runnable(v, dev) &&
+        (!v->supports || v->supports(job)))
+        return v;
+    const ts_variant *a = ts_variant_auto(job, dev);
+    if (v && rep)
+        add_notice(rep, "%s: %s cannot run it here, used %s", job->op->text, v->name,
+                   a ? a->name : "cpu");
+    return a;
+}
+
+static ts_status ensure_dev(ts_pipeline *p, int i, int w, int h, int ch, int bytes)
+{
+    size_t row, need;
+    ts_status st = ts_image_geometry(w, h, ch, bytes, &row, NULL);
+    if (st != TS_OK)
+        return st;
+    size_t pitch = (row + 255) & ~(size_t)255; /* as ts_gpu_image_alloc */
+    if ((size_t)h > SIZE_MAX / pitch)
+        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", w, h);
+    need = pitch * (size_t)h;
+    if (need > p->d_cap[i]) {
+        ts_gpu_free(p->d_buf[i].data);
+        p->d_buf[i].data = NULL;
+        p->d_cap[i] = 0;
+        if ((st = ts_gpu_malloc(&p->d_buf[i].data, need)) != TS_OK)
+            return st;
+        p->d_cap[i] = need;
+    }
+    ts_image *b = &p->d_buf[i];
+    b->pitch = pitch;
+    b->width = w;
+    b->height = h;
+    b->channels = ch;
+    b->bytes = bytes;
+    return TS_OK;
+}
+
+static ts_status ensure_scratch(ts_pipeline *p, size_t need)
+{
+    if (need <= p->scratch_cap)
+        return TS_OK;
+    if (p->gpu) {
+        ts_gpu_free(p->scratch);
+        p->scratch = NULL;
+        p->scratch_cap = 0;
+        ts_status st = ts_gpu_malloc(&p->scratch, need);
+        if (st != TS_OK)
+            return st;
+    } else {
+        free(p->scratch);
+        p->scratch = malloc(need);
+        p->scratch_cap = 0;
+        if (!p->scratch)
+            return ts_fail(TS_ERR_NOMEM, "out of memory for %zu bytes of scratch", need);
+    }
+    p->scratch_cap = need;
+    return TS_OK;
+}
+
+static ts_status timer(ts_pipeline *p, int i, ts_timer **t)
+{
+    if (!p->timer[i]) {
+        ts_status st = ts_timer_create(&p->timer[i]);
+        if (st != TS_OK)
+            return st;
+    }
+    *t = p->timer[i];
+    return TS_OK;
+}
+
+static void out_shape(const ts_op *op, const ts_image *in, int *w, int *h)
+{
+    *w = in->width;
+    *h = in->height;
+    if (op->kind == TS_OP_GEOM)
+        ts_geom_size(op->geom, in->width, in->height, w, h);
+}
+
+/* Adds "op [variant]: " in front of the current error detail. */
+static ts_status blame(ts_status st, const ts_op *op, const ts_variant *v)
+{
+    return ts_fail(st, "%s [%s]: %s", op->text, v ? v->name : "?", ts_error_detail());
+}
+
+/* One op with a CPU variant, on host images. */
+static ts_status run_cpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,
+                            const ts_image *in, ts_image *out, float *ms)
+{
+    int w, h;
+    out_shape(op, in, &w, &h);
+    ts_status st = ts_image_alloc(out, w, h, in->channels, in->bytes);
+    if (st != TS_OK)
+        return st;
+    ts_job job = {op, *in, *out, NULL, NULL, 0, NULL, NULL, 0};
+    size_t need = v->scratch ? v->scratch(&job) : 0;
+    if (need && (st = ensure_scratch(p, need)) != TS_OK) {
+        ts_image_free(out);
+        return st;
+    }
+    job.scratch = need ? p->scratch : NULL;
+    job.scratch_bytes = need;
+    double t0 = now_ms();
+    st = v->run(&job);
+    *ms = (float)(now_ms() - t0);
+    if (st != TS_OK)
+        ts_image_free(out);
+    return st;
+}
+
+/* One op on the GPU from d_buf[src] into d_buf[!src]. */
+static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v, int src,
+                            ts_timer *t)
+{
+    const ts_image *in = &p->d_buf[src];
+    int w, h;
+    out_shape(op, in, &w, &h);
+    ts_status st = ensure_dev(p, !src, w, h, in->channels, in->bytes);
+    if (st != TS_OK)
+        return st;
+    ts_job job = {op, p->d_buf[src], p->d_buf[!src], NULL, NULL, 0, p->stream, &p->dev, 0};
+    size_t need = v->scratch ? v->scratch(&job) : 0;
+    if (need && (st = ensure_scratch(p, need)) != TS_OK)
+        return st;
+    job.scratch = need ? p->scratch : NULL;
+    job.scratch_bytes = need;
+    if ((st = ts_timer_start(t, p->stream)) != TS_OK)
+        return st;
+    if ((st = v->run(&job)) != TS_OK)
+        return st;
+    return ts_timer_stop(t, p->stream);
+}
+
+/* A GPU chain's op that only the CPU can take: down, reference, up. */
+static ts_status gpu_op_on_cpu(ts_pipeline *p, const ts_op *op, int src, float *ms)
+{
+    ts_image h_in, h_out;
+    const ts_image *d = &p->d_buf[src];
+    ts_status st = ts_image_alloc(&h_in, d->width, d->height, d->channels, d->bytes);
+    if (st != TS_OK)
+        return st;
+    if ((st = ts_gpu_download(&h_in, d, p->stream)) == TS_OK &&
+        (st = ts_gpu_sync(p->stream)) == TS_OK) {
+        double t0 = now_ms();
+        st = ts_ref_op(op, &h_in, &h_out);
+        *ms = (float)(now_ms() - t0);
+        if (st == TS_OK) {
+            st = ensure_dev(p, !src, h_out.width, h_out.height, h_out.channels, h_out.bytes);
+            if (st == TS_OK && (st = ts_gpu_upload(&p->d_buf[!src], &h_out, p->stream)) == TS_OK)
+                st = ts_gpu_sync(p->stream);
+            ts_image_free(&h_out);
+        }
+    }
+    ts_image_free(&h_in);
+    return st;
+}
+
+static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                         ts_run_report *rep)
+{
+    ts_timer *t_up, *t_down, *t_op;
+    int cur = 0, on_cpu[TS_MAX_CHAIN] = {0};
+    ts_status st;
+    if ((st = timer(p, 0, &t_up)) != TS_OK || (st = timer(p, 1, &t_down)) != TS_OK)
+        return st;
+    if ((st = ensure_dev(p, 0, in->width, in->height, in->channels, in->bytes)) != TS_OK)
+        return ts_fail(st, "upload: %s", ts_error_detail());
+    if ((st = ts_timer_start(t_up, p->stream)) != TS_OK ||
+        (st = ts_gpu_upload(&p->d_buf[0], in, p->stream)) != TS_OK ||
+        (st = ts_timer_stop(t_up, p->stream)) != TS_OK)
+        return ts_fail(st, "upload: %s", ts_error_detail());
+    for (int i = 0; i < c->n; i++) {
+        const ts_op *op = &c->ops[i];
+        ts_job probe = {op, p->d_buf[cur], p->d_buf[cur], NULL, NULL, 0, p->stream, &p->dev, 0};
+        const ts_variant *v = choose(p, &probe, rep);
+        if (!v) { /* no GPU variant of this family can take it */
+            add_notice(rep, "%s: no GPU variant%s%s, ran on the CPU", op->text, "", "");
+            v = ts_variant_find(ts_op_family(op->kind), "cpu");
+            on_cpu[i] = 1;
+            st = gpu_op_on_cpu(p, op, cur, &rep->op[i].ms);
+        } else {
+            if ((st = timer(p, 2 + i, &t_op)) == TS_OK)
+                st = run_gpu_op(p, op, v, cur, t_op);
+        }
+        rep->op[i].variant = v;
+        if (st != TS_OK)
+            return blame(st, op, v);
+        cur = !cur;
+    }
+    const ts_image *d = &p->d_buf[cur];
+    if ((st = ts_image_alloc(out, d->width, d->height, d->channels, d->bytes)) != TS_OK)
+        return st;
+    if ((st = ts_timer_start(t_down, p->stream)) != TS_OK ||
+        (st = ts_gpu_download(out, d, p->stream)) != TS_OK ||
+        (st = ts_timer_stop(t_down, p->stream)) != TS_OK || (st = ts_gpu_sync(p->stream)) != TS_OK) {
+        ts_image_free(out);
+        /* an asynchronous kernel fault surfaces here: name the chain's last GPU op */
+        return c->n ? blame(st, &c->ops[c->n - 1], rep->op[c->n - 1].variant) : st;
+    }
+    ts_timer_ms(t_up, &rep->upload_ms);
+    ts_timer_ms(t_down, &rep->download_ms);
+    for (int i = 0; i < c->n; i++)
+        if (!on_cpu[i])
+            ts_timer_ms(p->timer[2 + i], &rep->op[i].ms);
+    return TS_OK;
+}
+
+static ts_status run_cpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                         ts_run_report *rep)
+{
+    ts_image cur;
+    ts_status st = ts_image_alloc(&cur, in->width, in->height, in->channels, in->bytes);
+    if (st != TS_OK)
+        return st;
+    for (int y = 0; y < in->height; y++)
+        memcpy((char *)cur.data + (size_t)y * cur.pitch, (const char *)in->data + (size_t)y * in->pitch,
+               ts_row_bytes(in));
+    for (int i = 0; i < c->n; i++) {
+        const ts_op *op = &c->ops[i];
+        ts_job probe = {op, cur, cur, NULL, NULL, 0, NULL, NULL, 0};
+        const ts_variant *v = choose(p, &probe, rep);
+        ts_image next;
+        rep->op[i].variant = v;
+        if (!v) {
+            ts_image_free(&cur);
+            return ts_fail(TS_ERR_UNSUPPORTED, "%s: no CPU variant", op->text);
+        }
+        st = run_cpu_op(p, op, v, &cur, &next, &rep->op[i].ms);
+        ts_image_free(&cur);
+        if (st != TS_OK)
+            return blame(st, op, v);
+        cur = next;
+    }
+    *out = cur;
+    return TS_OK;
+}
+
+ts_status ts_pipeline_run(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                          ts_run_report *rep)
+{
+    ts_run_report local;
+    if (!rep)
+        rep = &local;
+    memset(rep, 0, sizeof *rep);
+    memset(out, 0, sizeof *out);
+    if (c->n > TS_MAX_CHAIN)
+        return ts_fail(TS_ERR_TOO_LARGE, "more than %d operations", TS_MAX_CHAIN);
+    for (int i = 0; i < c->n; i++)
+        if (c->ops[i].kind == TS_OP_HIST)
+            return ts_fail(TS_ERR_INVALID, "a histogram is not an image operation");
+    ts_status st = ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
+    if (st != TS_OK)
+        return st;
+    rep->n = c->n;
+    double t0 = now_ms();
+    st = p->gpu ? run_gpu(p, c, in, out, rep) : run_cpu(p, c, in, out, rep);
+    rep->total_ms = (float)(now_ms() - t0);
+    return st;
+}
+
+ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,
+                             const ts_image *in, ts_image *out, float *ms)
+{
+    ts_op one = *op;
+    ts_chain c = {1, &one};
+    ts_run_report rep;
+    if (v && (ts_variant_is_gpu(v) != p->gpu || !ts_variant_runnable(v, ts_pipeline_device(p))))
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s: variant %s cannot run on this backend", op->text,
+                       v->name);
+    one.variant = v;
+    ts_status st = ts_pipeline_run(p, &c, in, out, &rep);
+    if (st == TS_OK && v && rep.op[0].variant != v) {
+        ts_image_free(out);
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s: variant %s cannot take this image", op->text,
+                       v->name);
+    }
+    if (ms)
+        *ms = rep.op[0].ms;
+    return st;
+}

@@ -1,0 +1,353 @@
+/* ref.c - the CPU reference of every operation: the oracle of the GPU tests and the backend of
+ * machines without a GPU. Written for clarity first; the loops are arranged so that a fallback
+ * run on a large photo still takes seconds, not minutes (clamped-index tables, row bands).
+ *
+ * Semantics (README "Operations"): correlation with border replicate; exact filters accumulate
+ * integers and round once (ties to even); float filters accumulate in float; alpha passes through.
+ */
+#include "tessera.h"
+#include "ts_math.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BAND_ROWS 64 /* rows of output planes held at once by ts_ref_conv */
+
+/* Clamped column index table: xi[x + kx] = clamp(x + kx - r, 0, w - 1), for x in [0, w), kx < k. */
+static int *clamp_table(int n, int k)
+{
+    int r = k / 2;
+    int *t = malloc(sizeof *t * (size_t)(n + k));
+    if (!t)
+        return NULL;
+    for (int i = 0; i < n + k; i++) {
+        int v = i - r;
+        t[i] = v < 0 ? 0 : v >= n ? n - 1 : v;
+    }
+    return t;
+}
+
+static int slice_is_zero_f(const float *w, int taps)
+{
+    for (int t = 0; t < taps; t++)
+        if (w[t] != 0.0f)
+            return 0;
+    return 1;
+}
+
+static int slice_is_zero_i(const int32_t *w, int taps)
+{
+    for (int t = 0; t < taps; t++)
+        if (w[t] != 0)
+            return 0;
+    return 1;
+}
+
+/* Rows [y0, y1) of a float bank; out planes hold (y1 - y0) * width values each. */
+static void bank_rows_f(const ts_image *in, const float *w, int outputs, int k, const int *xi,
+                        int y0, int y1, float *out)
+{
+    int r = k / 2, taps = k * k, ch = in->channels, W = in->width;
+    size_t plane = (size_t)(y1 - y0) * (size_t)W;
+    for (int o = 0; o < outputs; o++) {
+        float *op = out + (size_t)o * plane;
+        memset(op, 0, plane * sizeof *op);
+        for (int c = 0; c < ch; c++) {
+            const float *ws = w + ((size_t)o * ch + c) * taps;
+            if (slice_is_zero_f(ws, taps))
+                continue;
+            for (int y = y0; y < y1; y++)
+                for (int x = 0; x < W; x++) {
+                    float acc = op[(size_t)(y - y0) * W + x];
+                    for (int ky = 0; ky < k; ky++) {
+                        int yy = y + ky - r;
+                        yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
+                        for (int kx = 0; kx < k; kx++)
+                            acc += ws[ky * k + kx] * (float)ts_get(in, xi[x + kx], yy, c);
+                    }
+                    op[(size_t)(y - y0) * W + x] = acc;
+                }
+        }
+    }
+}
+
+static void bank_rows_i(const ts_image *in, const int32_t *w, int outputs, int k, const int *xi,
+                        int y0, int y1, int64_t *out)
+{
+    int r = k / 2, taps = k * k, ch = in->channels, W = in->width;
+    size_t plane = (size_t)(y1 - y0) * (size_t)W;
+    for (int o = 0; o < outputs; o++) {
+        int64_t *op = out + (size_t)o * plane;
+        memset(op, 0, plane * sizeof *op);
+        for (int c = 0; c < ch; c++) {
+            const int32_t *ws = w + ((size_t)o * ch + c) * taps;
+            if (slice_is_zero_i(ws, taps))
+                continue;
+            for (int y = y0; y < y1; y++)
+                for (int x = 0; x < W; x++) {
+                    int64_t acc = 0;
+                    for (int ky = 0; ky < k; ky++) {
+                        int yy = y + ky - r;
+                        yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
+                        for (int kx = 0; kx < k; kx++)
+                            acc += (int64_t)ws[ky * k + kx] * ts_get(in, xi[x + kx], yy, c);
+                    }
+                    op[(size_t)(y - y0) * W + x] += acc;
+                }
+        }
+    }
+}
+
+static ts_status check_bank(const ts_image *in, int outputs, int k)
+{
+    if (!in || !in->data || outputs < 1 || k < 1 || k > TS_MAX_K || k % 2 == 0)
+        return ts_fail(TS_ERR_INVALID, "filter bank: bad arguments");
+    return ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
+}
+
+ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, int k, float *out)
+{
+    ts_status st = check_bank(in, outputs, k);
+    if (st != TS_OK)
+        return st;
+    int *xi = clamp_table(in->width, k);
+    if (!xi)
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    bank_rows_f(in, w, outputs, k, xi, 0, in->height, out);
+    free(xi);
+    return TS_OK;
+}
+
+ts_status ts_ref_filter_bank_int(const ts_image *in, const int32_t *w, int outputs, int k,
+                                 int64_t *out)
+{
+    ts_status st = check_bank(in, outputs, k);
+    if (st != TS_OK)
+        return st;
+    int *xi = clamp_table(in->width, k);
+    if (!xi)
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    bank_rows_i(in, w, outputs, k, xi, 0, in->height, out);
+    free(xi);
+    return TS_OK;
+}
+
+static void copy_alpha(const ts_image *in, ts_image *out)
+{
+    if (!ts_has_alpha(in->channels))
+        return;
+    int a = in->channels - 1;
+    for (int y = 0; y < in->height; y++)
+        for (int x = 0; x < in->width; x++)
+            ts_put(out, x, y, a, ts_get(in, x, y, a));
+}
+
+/* A depthwise op as the general bank: outputs (c, f) see only colour channel c. */
+static ts_status conv_into(const ts_op *op, const ts_image *in, ts_image *out)
+{
+    const ts_filter *f = &op->filter;
+    int k = f->k, taps = k * k, F = f->outputs, ch = in->channels;
+    int cc = ts_color_channels(ch), maxv = ts_max_value(in->bytes);
+    int nout = cc * F;
+    ts_status st = check_bank(in, F, k);
+    if (st != TS_OK)
+        return st;
+    size_t bank_n = (size_t)nout * ch * taps;
+    int band = in->height < BAND_ROWS ? in->height : BAND_ROWS;
+    size_t plane = (size_t)band * in->width;
+    float *wf = calloc(bank_n, sizeof *wf);
+    int32_t *wi = calloc(bank_n, sizeof *wi);
+    void *planes = malloc(plane * nout * (f->exact ? sizeof(int64_t) : sizeof(float)));
+    int *xi = clamp_table(in->width, k);
+    if (!wf || !wi || !planes || !xi) {
+        st = ts_fail(TS_ERR_NOMEM, "out of memory for a %dx%d convolution", in->width, in->height);
+        goto done;
+    }
+    for (int c = 0; c < cc; c++)
+        for (int o = 0; o < F; o++) {
+            size_t at = ((size_t)(c * F + o) * ch + c) * taps;
+            memcpy(wf + at, f->w + o * taps, taps * sizeof *wf);
+            memcpy(wi + at, f->iw + o * taps, taps * sizeof *wi);
+        }
+    for (int y0 = 0; y0 < in->height; y0 += band) {
+        int y1 = y0 + band < in->height ? y0 + band : in->height;
+        size_t pl = (size_t)(y1 - y0) * in->width;
+        if (f->exact)
+            bank_rows_i(in, wi, nout, k, xi, y0, y1, planes);
+        else
+            bank_rows_f(in, wf, nout, k, xi, y0, y1, planes);
+        for (int c = 0; c < cc; c++)
+            for (int y = y0; y < y1; y++)
+                for (int x = 0; x < in->width; x++) {
+                    size_t i = (size_t)(y - y0) * in->width + x;
+                    size_t o0 = (size_t)(c * F) * pl + i, o1 = o0 + pl;
+                    unsigned v;
+                    if (f->exact) {
+                        const int64_t *p = planes;
+                        v = F == 2 && f->magnitude ? ts_magnitude_i(p[o0], p[o1], maxv)
+                                                   : ts_round_sat_i(p[o0], f->divisor, maxv);
+                    } else {
+                        const float *p = planes;
+                        v = F == 2 && f->magnitude ? ts_magnitude_f(p[o0], p[o1], maxv)
+                                                   : ts_round_sat_f(p[o0], maxv);
+                    }
+                    ts_put(out, x, y, c, v);
+                }
+    }
+    copy_alpha(in, out);
+done:
+    free(wf);
+    free(wi);
+    free(planes);
+    free(xi);
+    return st;
+}
+
+static ts_status geom_into(ts_geom g, const ts_image *in, ts_image *out)
+{
+    int W = in->width, H = in->height, ow = out->width, oh = out->height;
+    size_t px = ts_pixel_bytes(in);
+    for (int y = 0; y < oh; y++) {
+        unsigned char *dst = (unsigned char *)out->data + (size_t)y * out->pitch;
+        for (int x = 0; x < ow; x++) {
+            int sx, sy;
+            switch (g) {
+            case TS_GEOM_ROT90: sx = y, sy = H - 1 - x; break;
+            case TS_GEOM_ROT180: sx = W - 1 - x, sy = H - 1 - y; break;
+            case TS_GEOM_ROT270: sx = W - 1 - y, sy = x; break;
+            case TS_GEOM_TRANSPOSE: sx = y, sy = x; break;
+            case TS_GEOM_TRANSVERSE: sx = W - 1 - y, sy = H - 1 - x; break;
+            case TS_GEOM_FLIP: sx = x, sy = H - 1 - y; break;
+            case TS_GEOM_FLOP: sx = W - 1 - x, sy = y; break;
+            default: return ts_fail(TS_ERR_INVALID, "bad geometry op");
+            }
+            memcpy(dst + (size_t)x * px, (const unsigned char *)in->data + (size_t)sy * in->pitch +
+                   (size_t)sx * px, px);
+        }
+    }
+    return TS_OK;
+}
+
+ts_status ts_ref_hist(const ts_image *in, ts_hist_mode mode, uint32_t *hist)
+{
+    int bins = ts_hist_bins(in->bytes), nh = ts_hist_count(mode, in->channels);
+    memset(hist, 0, sizeof *hist * (size_t)bins * nh);
+    for (int y = 0; y < in->height; y++)
+        for (int x = 0; x < in->width; x++) {
+            if (nh == 3)
+                for (int c = 0; c < 3; c++)
+                    hist[c * bins + ts_get(in, x, y, c)]++;
+            else if (ts_color_channels(in->channels) == 1)
+                hist[ts_get(in, x, y, 0)]++;
+            else
+                hist[ts_luma_of_sum(ts_luma_sum(ts_get(in, x, y, 0), ts_get(in, x, y, 1),
+                                                ts_get(in, x, y, 2)))]++;
+        }
+    return TS_OK;
+}
+
+void ts_equalize_lut(const uint32_t *hist, int bins, uint64_t n, uint16_t *lut)
+{
+    int first = 0;
+    while (first < bins && hist[first] == 0)
+        first++;
+    if (first == bins || hist[first] == n) { /* empty, or one value: unchanged */
+        for (int v = 0; v < bins; v++)
+            lut[v] = (uint16_t)v;
+        return;
+    }
+    int64_t h0 = hist[first], den = (int64_t)n - h0, cdf = 0;
+    for (int v = 0; v < bins; v++) {
+        cdf += hist[v];
+        lut[v] = v < first ? 0 : (uint16_t)ts_div_round_even((cdf - h0) * (bins - 1), den);
+    }
+}
+
+static ts_status equalize_into(ts_hist_mode mode, const ts_image *in, ts_image *out)
+{
+    int bins = ts_hist_bins(in->bytes), nh = ts_hist_count(mode, in->channels);
+    int maxv = ts_max_value(in->bytes), cc = ts_color_channels(in->channels);
+    uint64_t n = (uint64_t)in->width * in->height;
+    uint32_t *hist = malloc(sizeof *hist * (size_t)bins * nh);
+    uint16_t *lut = malloc(sizeof *lut * (size_t)bins * nh);
+    ts_status st = hist && lut ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory");
+    if (st != TS_OK)
+        goto done;
+    ts_ref_hist(in, mode, hist);
+    for (int h = 0; h < nh; h++)
+        ts_equalize_lut(hist + (size_t)h * bins, bins, n, lut + (size_t)h * bins);
+    for (int y = 0; y < in->height; y++)
+        for (int x = 0; x < in->width; x++) {
+            if (nh == 3 || cc == 1) {
+                for (int c = 0; c < cc; c++)
+                    ts_put(out, x, y, c, lut[(size_t)c * bins + ts_get(in, x, y, c)]);
+            } else {
+                unsigned r = ts_get(in, x, y, 0), g = ts_get(in, x, y, 1), b = ts_get(in, x, y, 2);
+                int32_t s = ts_luma_sum(r, g, b);
+                unsigned ly = lut[ts_luma_of_sum(s)];
+                ts_put(out, x, y, 0, ts_luma_apply(r, s, ly, maxv));
+                ts_put(out, x, y, 1, ts_luma_apply(g, s, ly, maxv));
+                ts_put(out, x, y, 2, ts_luma_apply(b, s, ly, maxv));
+            }
+        }
+    copy_alpha(in, out);
+done:
+    free(hist);
+    free(lut);
+    return st;
+}
+
+ts_status ts_ref_op_into(const ts_op *op, const ts_image *in, ts_image *out)
+{
+    int ow = in->width, oh = in->height;
+    if (op->kind == TS_OP_GEOM)
+        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
+    if (op->kind == TS_OP_HIST || out->width != ow || out->height != oh ||
+        out->channels != in->channels || out->bytes != in->bytes)
+        return ts_fail(TS_ERR_INVALID, "%s: output image has the wrong shape", op->text);
+    switch (op->kind) {
+    case TS_OP_CONV: return conv_into(op, in, out);
+    case TS_OP_GEOM: return geom_into(op->geom, in, out);
+    case TS_OP_EQUALIZE: return equalize_into(op->hist_mode, in, out);
+    case TS_OP_HIST: break;
+    }
+    return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
+}
+
+ts_status ts_ref_op(const ts_op *op, const ts_image *in, ts_image *out)
+{
+    int ow = in->width, oh = in->height;
+    if (op->kind == TS_OP_HIST)
+        return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
+    if (op->kind == TS_OP_GEOM)
+        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
+    ts_status st = ts_image_alloc(out, ow, oh, in->channels, in->bytes);
+    if (st == TS_OK && (st = ts_ref_op_into(op, in, out)) != TS_OK)
+        ts_image_free(out);
+    return st;
+}
+
+ts_status ts_ref_conv(const ts_op *op, const ts_image *in, ts_image *out)
+{
+    if (op->kind != TS_OP_CONV)
+        return ts_fail(TS_ERR_INVALID, "ts_ref_conv: not a convolution");
+    return ts_ref_op(op, in, out);
+}
+
+ts_status ts_ref_geom(ts_geom g, const ts_image *in, ts_image *out)
+{
+    ts_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = TS_OP_GEOM;
+    op.geom = g;
+    return ts_ref_op(&op, in, out);
+}
+
+ts_status ts_ref_equalize(ts_hist_mode mode, const ts_image *in, ts_image *out)
+{
+    ts_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = TS_OP_EQUALIZE;
+    op.hist_mode = mode;
+    return ts_ref_op(&op, in, out);
+}

@@ -1,0 +1,321 @@
+/* tessera.h - the one public header of tessera's kernel library.
+ *
+ * Compiles as C11 and as CUDA C++ (tests/test_header.c and tests/test_header_cuda.cu check both).
+ * Host code (app/, tools/, tests/) talks to the kernels only through this header:
+ *   - ts_image: a pitched 2-D image of 1-4 channels, 8 or 16 bits, in host or device memory;
+ *   - ts_op / ts_chain: parsed operations ("gauss:5,rotate:90,equalize");
+ *   - ts_variant: the one table of implementations (cpu, naive, shared, ...) of each op family;
+ *   - ts_pipeline: runs a chain on the GPU or the CPU and reports per-op times;
+ *   - ts_ref_*: the CPU reference of every op (test oracle and no-GPU fallback);
+ *   - ts_gpu_*: the small GPU runtime (device query, buffers, stream, event timers).
+ * Nothing here prints or exits: functions return a ts_status, and ts_error_detail() holds the
+ * reason of the last failure on the calling thread.
+ */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status and errors */
+
+typedef enum ts_status {
+    TS_OK = 0,
+    TS_ERR_INVALID,     /* bad argument or malformed text */
+    TS_ERR_NOMEM,       /* host allocation failed */
+    TS_ERR_TOO_LARGE,   /* over a limit, or size arithmetic would overflow */
+    TS_ERR_UNSUPPORTED, /* this variant cannot run this job (or on this device) */
+    TS_ERR_NO_GPU,      /* no usable GPU, or built without CUDA */
+    TS_ERR_CUDA,        /* a CUDA call failed; ts_error_detail() names it */
+    TS_ERR_IO,          /* reading or writing a file failed */
+    TS_ERR_FORMAT       /* file contents are not what they must be */
+} ts_status;
+
+const char *ts_status_str(ts_status s);
+/* The reason for the last failure on this thread ("" when none). */
+const char *ts_error_detail(void);
+/* Sets the detail (printf-style) and returns `s`, so `return ts_fail(TS_ERR_X, "...")` reads well. */
+ts_status ts_fail(ts_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void ts_clear_error(void);
+
+/* ---------------------------------------------------------------- images */
+
+#define TS_MAX_DIM 1048576 /* a side longer than this is refused whatever the pixel limit */
+#define TS_DEFAULT_MAX_PIXELS ((uint64_t)16384 * 16384)
+
+typedef struct ts_image {
+    void *data;    /* host or device memory; row y starts at (char *)data + y * pitch */
+    size_t pitch;  /* bytes between rows, >= width * channels * bytes */
+    int width;     /* >= 1 */
+    int height;    /* >= 1 */
+    int channels;  /* 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA */
+    int bytes;     /* bytes per sample: 1 (8-bit) or 2 (16-bit, native endian) */
+} ts_image;
+
+/* Colour channels: the channels an op changes (alpha, channel 1 of 2 or 3 of 4, passes through). */
+static inline int ts_color_channels(int channels) { return channels >= 3 ? 3 : 1; }
+static inline int ts_has_alpha(int channels) { return channels == 2 || channels == 4; }
+static inline size_t ts_pixel_bytes(const ts_image *im) { return (size_t)im->channels * (size_t)im->bytes; }
+static inline size_t ts_row_bytes(const ts_image *im) { return (size_t)im->width * ts_pixel_bytes(im); }
+static inline int ts_max_value(int bytes) { return bytes == 2 ? 65535 : 255; }
+
+/* Checks the shape and computes packed row and total bytes with overflow checks. */
+ts_status ts_image_geometry(int width, int height, int channels, int bytes, size_t *row_bytes,
+                            size_t *total_bytes);
+/* Host image, packed rows (pitch = row bytes), contents uninitialized. */
+ts_status ts_image_alloc(ts_image *im, int width, int height, int channels, int bytes);
+void ts_image_free(ts_image *im); /* host images only; safe on a zeroed struct */
+/* Sample access for host code (tests, reference): value of channel c at (x, y). */
+static inline unsigned ts_get(const ts_image *im, int x, int y, int c)
+{
+    const unsigned char *row = (const unsigned char *)im->data + (size_t)y * im->pitch;
+    size_t i = (size_t)x * (size_t)im->channels + (size_t)c;
+    return im->bytes == 2 ? ((const uint16_t *)row)[i] : row[i];
+}
+static inline void ts_put(ts_image *im, int x, int y, int c, unsigned v)
+{
+    unsigned char *row = (unsigned char *)im->data + (size_t)y * im->pitch;
+    size_t i = (size_t)x * (size_t)im->channels + (size_t)c;
+    if (im->bytes == 2)
+        ((uint16_t *)row)[i] = (uint16_t)v;
+    else
+        row[i] = (unsigned char)v;
+}
+/* 1 when both host images have the same shape and the same samples. */
+int ts_image_equal(const ts_image *a, const ts_image *b);
+
+/* ---------------------------------------------------------------- operations */
+
+#define TS_MAX_K 31       /* filters are K x K, K odd, 1..TS_MAX_K */
+#define TS_MAX_OUTPUTS 2  /* filters in one bank (edge: Sobel x and y) */
+#define TS_MAX_CHAIN 64   /* ops in one chain */
+
+typedef enum ts_op_kind {
+    TS_OP_CONV,     /* box, gauss, sharpen, emboss, edge, kernel:FILE */
+    TS_OP_GEOM,     /* rotate:90|180|270, transpose, transverse, flip, flop */
+    TS_OP_EQUALIZE, /* equalize[:luma], equalize:rgb */
+    TS_OP_HIST      /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
+} ts_op_kind;
+
+typedef enum ts_geom {
+    TS_GEOM_ROT90,      /* clockwise */
+    TS_GEOM_ROT180,
+    TS_GEOM_ROT270,
+    TS_GEOM_TRANSPOSE,  /* out(x, y) = in(y, x) */
+    TS_GEOM_TRANSVERSE, /* transpose about the other diagonal */
+    TS_GEOM_FLIP,       /* top-bottom */
+    TS_GEOM_FLOP        /* left-right */
+} ts_geom;
+
+typedef enum ts_hist_mode {
+    TS_HIST_LUMA,    /* gray: the gray channel; colour: y = (299R + 587G + 114B + 500) / 1000 */
+    TS_HIST_CHANNELS /* one histogram per colour channel */
+} ts_hist_mode;
+
+/* A filter bank applied to each colour channel on its own (depthwise), correlation (no flip),
+ * border replicate. As a matrix product: Out[o][p] = sum_t W[o][t] * Im2col[t][p], t < k*k. */
+typedef struct ts_filter {
+    int k;         /* odd, 1..TS_MAX_K */
+    int outputs;   /* 1, or 2 with `magnitude` */
+    int exact;     /* integer weights `iw` and `divisor`: integer accumulation, one rounding */
+    int magnitude; /* epilogue round(sqrt(o0^2 + o1^2)) of the two outputs (edge) */
+    int separable; /* w[o][y][x] = col[y] * row[x] (gauss, box): a variant may use two passes */
+    int32_t divisor;                      /* > 0 when exact */
+    int32_t iw[TS_MAX_OUTPUTS * TS_MAX_K * TS_MAX_K]; /* [o][ky][kx], when exact */
+    float w[TS_MAX_OUTPUTS * TS_MAX_K * TS_MAX_K];    /* [o][ky][kx]; exact: iw / divisor */
+    float row[TS_MAX_K], col[TS_MAX_K];   /* the 1-D factors when separable (output 0) */
+} ts_filter;
+
+typedef struct ts_variant ts_variant;
+
+typedef struct ts_op {
+    ts_op_kind kind;
+    char text[80];             /* canonical text, e.g. "gauss:5:1.1" (for HUD, report, errors) */
+    ts_geom geom;              /* TS_OP_GEOM */
+    ts_hist_mode hist_mode;    /* TS_OP_EQUALIZE, TS_OP_HIST */
+    ts_filter filter;          /* TS_OP_CONV */
+    const ts_variant *variant; /* NULL: the pipeline's choice for the family; else this one */
+} ts_op;
+
+typedef struct ts_chain {
+    int n;
+    ts_op *ops; /* n ops, heap */
+} ts_chain;
+
+/* Parses "gauss:5,rotate:90,equalize". An empty or all-blank string gives an empty chain.
+ * On failure the chain is empty and `err` says what is wrong with which item. Reads FILE of
+ * kernel:FILE. Returns TS_ERR_INVALID for malformed text, TS_ERR_IO/TS_ERR_FORMAT for a kernel file. */
+ts_status ts_chain_parse(const char *text, ts_chain *chain, char *err, size_t errlen);
+ts_status ts_chain_append(ts_chain *chain, const ts_op *op);
+void ts_chain_remove(ts_chain *chain, int index);
+void ts_chain_free(ts_chain *chain);
+/* One op ("gauss:5"); the same grammar as an item of a chain. */
+ts_status ts_op_parse(const char *item, ts_op *op, char *err, size_t errlen);
+/* Parses the text of a kernel file: K*K weights (K odd, 1..31) separated by blanks, commas or
+ * newlines, '#' comments, and an optional line "divisor: D" (or "/ D"). */
+ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen);
+/* Output size of a geometry op. */
+void ts_geom_size(ts_geom g, int width, int height, int *out_width, int *out_height);
+/* Number of histograms (1 or 3) and bins per histogram for an image. */
+int ts_hist_count(ts_hist_mode mode, int channels);
+static inline int ts_hist_bins(int bytes) { return bytes == 2 ? 65536 : 256; }
+
+/* ---------------------------------------------------------------- CPU reference */
+
+/* General filter bank: W[outputs][channels][k][k] over all `in` channels, border replicate,
+ * float accumulation; out is outputs planes of width*height floats. */
+ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, int k, float *out);
+/* Same with integer weights and int64 accumulation (exact). */
+ts_status ts_ref_filter_bank_int(const ts_image *in, const int32_t *w, int outputs, int k,
+                                 int64_t *out);
+/* Each op on host images; `out` is allocated by the call (host, packed). */
+ts_status ts_ref_conv(const ts_op *op, const ts_image *in, ts_image *out);
+ts_status ts_ref_geom(ts_geom g, const ts_image *in, ts_image *out);
+/* hist: ts_hist_count() * ts_hist_bins() counts, zeroed by the call. */
+ts_status ts_ref_hist(const ts_image *in, ts_hist_mode mode, uint32_t *hist);
+/* The equalization LUT of one histogram of `bins` bins over n pixels (see README). */
+void ts_equalize_lut(const uint32_t *hist, int bins, uint64_t n, uint16_t *lut);
+ts_status ts_ref_equalize(ts_hist_mode mode, const ts_image *in, ts_image *out);
+/* Runs any op (not TS_OP_HIST) with the reference; `out` is allocated by the call. */
+ts_status ts_ref_op(const ts_op *op, const ts_image *in, ts_image *out);
+/* The same into a host image the caller allocated with the op's output shape. */
+ts_status ts_ref_op_into(const ts_op *op, const ts_image *in, ts_image *out);
+
+/* ---------------------------------------------------------------- GPU runtime */
+
+typedef struct CUstream_st *ts_stream; /* the same type as cudaStream_t */
+
+typedef struct ts_device {
+    int id;
+    char name[256];
+    int cc;                   /* compute capability * 10 (90 = sm_90), maybe lowered by
+                                 TESSERA_MAX_CC to force fallbacks in tests */
+    int cc_real;              /* the device's own */
+    int sms;
+    size_t global_mem, free_mem;
+    size_t smem_per_block;        /* default limit, bytes */
+    size_t smem_per_block_optin;  /* with cudaFuncSetAttribute */
+    size_t smem_per_sm;
+    size_t l2_bytes;
+    int cluster_launch;       /* thread-block clusters usable (and cc >= 90) */
+    int clock_khz, mem_clock_khz, mem_bus_bits;
+    int driver_version, runtime_version;
+} ts_device;
+
+int ts_gpu_compiled(void); /* 1 when built with CUDA */
+/* Opens the first usable device (TESSERA_DEVICE=N picks another). TS_ERR_NO_GPU says why not. */
+ts_status ts_gpu_open(ts_device *dev);
+ts_status ts_gpu_malloc(void **d_ptr, size_t bytes);
+void ts_gpu_free(void *d_ptr);
+/* Device image with pitched rows (cudaMallocPitch). */
+ts_status ts_gpu_image_alloc(ts_image *d_im, int width, int height, int channels, int bytes);
+void ts_gpu_image_free(ts_image *d_im);
+ts_status ts_gpu_upload(ts_image *d_dst, const ts_image *h_src, ts_stream s);
+ts_status ts_gpu_download(ts_image *h_dst, const ts_image *d_src, ts_stream s);
+ts_status ts_gpu_copy_to_host(void *h_dst, const void *d_src, size_t bytes, ts_stream s);
+ts_status ts_gpu_copy_to_device(void *d_dst, const void *h_src, size_t bytes, ts_stream s);
+ts_status ts_gpu_memset(void *d_ptr, int value, size_t bytes, ts_stream s);
+ts_status ts_gpu_image_fill(ts_image *d_im, int byte_value, ts_stream s); /* poisoning */
+ts_status ts_gpu_stream_create(ts_stream *s);
+void ts_gpu_stream_destroy(ts_stream s);
+ts_status ts_gpu_sync(ts_stream s);
+
+typedef struct ts_timer ts_timer; /* a pair of CUDA events */
+ts_status ts_timer_create(ts_timer **t);
+void ts_timer_destroy(ts_timer *t);
+ts_status ts_timer_start(ts_timer *t, ts_stream s);
+ts_status ts_timer_stop(ts_timer *t, ts_stream s);
+ts_status ts_timer_ms(ts_timer *t, float *ms); /* waits for the stop event */
+
+/* ---------------------------------------------------------------- the variant table */
+
+typedef enum ts_family { TS_FAM_CONV, TS_FAM_GEOM, TS_FAM_HIST, TS_FAM_COUNT } ts_family;
+const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist" */
+ts_family ts_op_family(ts_op_kind k);         /* equalize and hist -> TS_FAM_HIST */
+/* "conv"/"geom"/"hist", or an op name of the family ("gauss", "rotate", "equalize", ...). */
+int ts_family_from_name(const char *name, ts_family *f);
+
+/* One run of one op by one variant. For GPU variants every pointer is device memory. */
+typedef struct ts_job {
+    const ts_op *op;
+    ts_image in;
+    ts_image out;          /* allocated by the caller with the op's output size; unused for HIST */
+    uint32_t *hist;        /* TS_OP_HIST: ts_hist_count * ts_hist_bins counts, zeroed by run */
+    void *scratch;         /* variant->scratch(job) bytes (device or host), or NULL */
+    size_t scratch_bytes;
+    ts_stream stream;
+    const ts_device *dev;  /* NULL for CPU variants */
+    int param;             /* tuning knob for benchmark sweeps (e.g. cluster size); 0: default */
+} ts_job;
+
+struct ts_variant {
+    ts_family family;
+    const char *name;  /* "cpu", "naive", "shared", ... */
+    const char *why;   /* one line: what makes it faster than the one before */
+    int min_cc;        /* 0: runs on the CPU; else the compute capability * 10 it needs */
+    int auto_rank;     /* `auto` takes the highest-ranked runnable variant that supports the job */
+    int (*supports)(const ts_job *job);    /* NULL: every job; reads op and image shapes only */
+    size_t (*scratch)(const ts_job *job);  /* NULL: no scratch */
+    ts_status (*run)(const ts_job *job);   /* asynchronous on job->stream for GPU variants */
+};
+
+size_t ts_variant_count(void);
+const ts_variant *ts_variant_at(size_t i);
+const ts_variant *ts_variant_find(ts_family f, const char *name);
+static inline int ts_variant_is_gpu(const ts_variant *v) { return v->min_cc > 0; }
+/* 1 when `v` can run on `dev` (CPU variants always; GPU variants need dev and cc >= min_cc). */
+int ts_variant_runnable(const ts_variant *v, const ts_device *dev);
+/* The variant `auto` picks for a job: on the GPU (dev != NULL) the best runnable GPU variant,
+ * else the CPU one. NULL only if the table lacks one. */
+const ts_variant *ts_variant_auto(const ts_job *job, const ts_device *dev);
+
+/* ---------------------------------------------------------------- the pipeline */
+
+typedef enum ts_backend { TS_BACKEND_AUTO, TS_BACKEND_GPU, TS_BACKEND_CPU } ts_backend;
+
+typedef struct ts_op_report {
+    const ts_variant *variant; /* the variant that ran */
+    float ms;                  /* kernel time (CUDA events; host clock on the CPU) */
+} ts_op_report;
+
+typedef struct ts_run_report {
+    int n;
+    ts_op_report op[TS_MAX_CHAIN];
+    float upload_ms, download_ms; /* 0 on the CPU */
+    float total_ms;               /* wall time of the whole run */
+    char notice[256];             /* e.g. "hist: cluster needs sm_90, used shared" ("" if none) */
+} ts_run_report;
+
+typedef struct ts_pipeline ts_pipeline;
+
+/* TS_BACKEND_AUTO falls back to the CPU and explains why in `msg`; TS_BACKEND_GPU fails instead. */
+ts_status ts_pipeline_create(ts_pipeline **p, ts_backend want, char *msg, size_t msglen);
+void ts_pipeline_destroy(ts_pipeline *p);
+int ts_pipeline_on_gpu(const ts_pipeline *p);
+const ts_device *ts_pipeline_device(const ts_pipeline *p); /* NULL on the CPU */
+/* The variant used for a family when an op names none: NULL or "auto" for auto. Unknown names
+ * are TS_ERR_INVALID; a GPU variant on the CPU backend, or one the device cannot run, is
+ * TS_ERR_UNSUPPORTED (ts_error_detail says why). */
+ts_status ts_pipeline_select(ts_pipeline *p, ts_family f, const char *name);
+const ts_variant *ts_pipeline_selected(const ts_pipeline *p, ts_family f); /* NULL: auto */
+/* Runs the chain on a host image; `out` receives a new host image (free with ts_image_free).
+ * A chosen variant that cannot take a job is replaced by auto, with a notice in the report.
+ * On a failure ts_error_detail() names the op, the variant and the cause. */
+ts_status ts_pipeline_run(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                          ts_run_report *report);
+/* Runs one op with one given variant (tests, viewer's speedup bars). */
+ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,
+                             const ts_image *in, ts_image *out, float *ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_H */
