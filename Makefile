@@ -31,7 +31,7 @@ endif
 
 KERNEL_C = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels/pipeline.c
 APP_C    = $(filter-out app/main.c,$(wildcard app/*.c))
-TEST_C   = $(wildcard tests/test_*.c) tests/tst.c
+TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c
 
 ifneq ($(NVCC),)
   HAVE_CUDA = 1
