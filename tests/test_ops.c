@@ -1,0 +1,237 @@
+/* test_ops.c - the op grammar, filter construction and kernel files. */
+#include "testutil.h"
+#include "ts_math.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static ts_status parse(const char *text, ts_chain *c, char *err)
+{
+    return ts_chain_parse(text, c, err, 256);
+}
+
+TEST(chain_parses_every_op)
+{
+    ts_chain c;
+    char err[256];
+    CHECKF(parse(" box:5, gauss:7:1.5 ,sharpen,sharpen:0.5,emboss,edge,rotate:90,rotate:180,"
+                 "rotate:270,transpose,transverse,flip,flop,equalize,equalize:rgb,equalize:luma",
+                 &c, err) == TS_OK,
+           "%s", err);
+    CHECK(c.n == 16);
+    static const char *want[] = {"box:5",      "gauss:7:1.5", "sharpen",  "sharpen:0.5",
+                                 "emboss",     "edge",        "rotate:90", "rotate:180",
+                                 "rotate:270", "transpose",   "transverse", "flip",
+                                 "flop",       "equalize",    "equalize:rgb", "equalize"};
+    for (int i = 0; i < c.n; i++)
+        CHECKF(strcmp(c.ops[i].text, want[i]) == 0, "op %d is '%s', want '%s'", i, c.ops[i].text,
+               want[i]);
+    CHECK(c.ops[0].kind == TS_OP_CONV && c.ops[6].kind == TS_OP_GEOM);
+    CHECK(c.ops[6].geom == TS_GEOM_ROT90 && c.ops[8].geom == TS_GEOM_ROT270);
+    CHECK(c.ops[13].kind == TS_OP_EQUALIZE && c.ops[13].hist_mode == TS_HIST_LUMA);
+    CHECK(c.ops[14].hist_mode == TS_HIST_CHANNELS);
+    ts_chain_free(&c);
+}
+
+TEST(empty_chain_is_valid)
+{
+    ts_chain c;
+    char err[256];
+    CHECK(parse("", &c, err) == TS_OK && c.n == 0);
+    CHECK(parse("   ", &c, err) == TS_OK && c.n == 0);
+}
+
+TEST(malformed_chains_are_refused_with_a_reason)
+{
+    static const struct {
+        const char *text, *reason;
+    } bad[] = {
+        {"gauss:4", "odd"},          {"box:0", "1 to 31"},        {"box:33", "1 to 31"},
+        {"box:-3", "1 to 31"},       {"box:x", "odd integer"},     {"box:3.0", "odd integer"},
+        {"box:99999999999999999999", "odd integer"},               {"gauss:5,", "empty"},
+        {",gauss:5", "empty"},       {"gauss:5,,flip", "empty"},   {"blur", "unknown"},
+        {"rotate:45", "90, 180"},    {"rotate", "90, 180"},        {"flip:1", "no argument"},
+        {"gauss:5:0", "SIGMA"},      {"gauss:5:nan", "SIGMA"},     {"gauss:5:inf", "SIGMA"},
+        {"gauss:5:", "empty"},       {"sharpen:1e9", "A must"},    {"equalize:hsv", "luma or rgb"},
+        {"kernel", "needs a file"},  {"box:3:1:2:3", "too many"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ts_chain c;
+        char err[256] = "";
+        ts_status st = parse(bad[i].text, &c, err);
+        CHECKF(st == TS_ERR_INVALID, "'%s' gave %s", bad[i].text, ts_status_str(st));
+        CHECKF(strstr(err, bad[i].reason) != NULL, "'%s': error '%s' lacks '%s'", bad[i].text, err,
+               bad[i].reason);
+        CHECK(c.n == 0 && c.ops == NULL);
+    }
+}
+
+TEST(chain_length_is_bounded)
+{
+    char text[TS_MAX_CHAIN * 6 + 16] = "";
+    for (int i = 0; i <= TS_MAX_CHAIN; i++)
+        strcat(text, i ? ",flip" : "flip");
+    ts_chain c;
+    char err[256];
+    CHECK(parse(text, &c, err) != TS_OK);
+    CHECK(strstr(err, "more than") != NULL);
+}
+
+TEST(gauss_weights_follow_opencv_rule)
+{
+    ts_op op = tu_op("gauss:5");
+    const ts_filter *f = &op.filter;
+    double sigma = 0.3 * ((5 - 1) * 0.5 - 1) + 0.8, g[5], s = 0, sum = 0;
+    for (int i = 0; i < 5; i++)
+        s += g[i] = exp(-(i - 2) * (i - 2) / (2 * sigma * sigma));
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 5; x++) {
+            CHECK(fabs(f->w[y * 5 + x] - g[y] * g[x] / (s * s)) < 1e-7);
+            CHECK(fabs(f->w[y * 5 + x] - f->col[y] * f->row[x]) < 1e-7); /* separable */
+            sum += f->w[y * 5 + x];
+        }
+    CHECK(fabs(sum - 1) < 1e-6);
+    CHECK(!f->exact && f->separable && f->k == 5 && f->outputs == 1);
+    CHECK(tu_op("gauss:1").filter.w[0] == 1.0f);
+}
+
+TEST(integer_filters_are_exact)
+{
+    ts_op box = tu_op("box:7"), edge = tu_op("edge"), sh = tu_op("sharpen:2"),
+          shf = tu_op("sharpen:0.5"), em = tu_op("emboss");
+    CHECK(box.filter.exact && box.filter.divisor == 49 && box.filter.iw[48] == 1);
+    CHECK(edge.filter.exact && edge.filter.outputs == 2 && edge.filter.magnitude);
+    CHECK(edge.filter.iw[2] == 1 && edge.filter.iw[9 + 7] == 2);
+    CHECK(sh.filter.exact && sh.filter.iw[4] == 9 && sh.filter.iw[1] == -2);
+    CHECK(!shf.filter.exact && shf.filter.w[4] == 3.0f && shf.filter.w[1] == -0.5f);
+    CHECK(em.filter.exact && em.filter.iw[0] == -2 && em.filter.iw[8] == 2);
+}
+
+static ts_status kparse(const char *text, ts_filter *f, char *err)
+{
+    return ts_filter_parse(text, strlen(text), f, err, 256);
+}
+
+TEST(kernel_file_text)
+{
+    ts_filter f;
+    char err[256];
+    CHECKF(kparse("# blur\n1 2 1\n2 4 2\n1 2 1\ndivisor: 16\n", &f, err) == TS_OK, "%s", err);
+    CHECK(f.k == 3 && f.exact && f.divisor == 16 && f.iw[4] == 4 && f.w[4] == 0.25f);
+    CHECKF(kparse("0,0,0; 0,1,0; 0,0,0", &f, err) == TS_OK, "%s", err);
+    CHECK(f.exact && f.divisor == 1 && f.iw[4] == 1);
+    CHECKF(kparse("0.5\n", &f, err) == TS_OK, "%s", err);
+    CHECK(f.k == 1 && !f.exact && f.w[0] == 0.5f);
+    CHECKF(kparse("1 1 1 1 1 1 1 1 1\n/ -9\n", &f, err) == TS_OK, "%s", err);
+    CHECK(f.exact && f.divisor == 9 && f.iw[0] == -1);
+    CHECKF(kparse("1 1 1 1 1 1 1 1 1\ndivisor 2.5\n", &f, err) == TS_OK, "%s", err);
+    CHECK(!f.exact && f.w[0] == 0.4f);
+}
+
+TEST(kernel_file_rejects)
+{
+    static const struct {
+        const char *text, *reason;
+    } bad[] = {
+        {"", "no weights"},
+        {"1 2 3 4 5 6 7 8", "not a square"},
+        {"1 2 3 4", "even"},
+        {"1 nan 1 1 1 1 1 1 1", "finite"},
+        {"1 1 1 1 inf 1 1 1 1", "finite"},
+        {"1 1 1 1 1 1 1 1 1\ndivisor: 0", "zero"},
+        {"1 1 1 1 1 1 1 1 1\ndivisor: 2\ndivisor: 3", "second divisor"},
+        {"1 1 1\ndivisor: 2\n1 1 1 1 1 1", "after the divisor"},
+        {"1 x 1 1 1 1 1 1 1", "not a number"},
+        {"1e300 1 1 1 1 1 1 1 1", "out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ts_filter f;
+        char err[256] = "";
+        CHECKF(kparse(bad[i].text, &f, err) == TS_ERR_FORMAT, "'%s' accepted", bad[i].text);
+        CHECKF(strstr(err, bad[i].reason), "'%s': error '%s' lacks '%s'", bad[i].text, err,
+               bad[i].reason);
+    }
+    /* 33 x 33 weights: K over 31 */
+    char *big = malloc(33 * 33 * 2 + 1);
+    for (int i = 0; i < 33 * 33; i++)
+        memcpy(big + 2 * i, "1 ", 2);
+    big[33 * 33 * 2] = '\0';
+    ts_filter f;
+    char err[256];
+    CHECK(kparse(big, &f, err) == TS_ERR_FORMAT);
+    free(big);
+    /* 1 MB of garbage */
+    size_t n = 1 << 20;
+    char *junk = malloc(n);
+    uint64_t s = tu_seed();
+    for (size_t i = 0; i < n; i++)
+        junk[i] = (char)(tu_rand(&s) & 0xff);
+    CHECK(ts_filter_parse(junk, n, &f, err, sizeof err) == TS_ERR_FORMAT);
+    free(junk);
+}
+
+TEST(kernel_file_op_reads_the_file)
+{
+    char path[] = "/tmp/tessera-kXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    const char *text = "1 2 1\n2 4 2\n1 2 1\n/ 16\n";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    char item[300];
+    snprintf(item, sizeof item, "kernel:%s", path);
+    ts_op op;
+    char err[256];
+    CHECKF(ts_op_parse(item, &op, err, sizeof err) == TS_OK, "%s", err);
+    CHECK(op.filter.k == 3 && op.filter.exact && op.filter.divisor == 16);
+    unlink(path);
+    CHECK(ts_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
+    CHECK(strstr(err, path) != NULL);
+    CHECK(ts_op_parse("kernel:/tmp", &op, err, sizeof err) != TS_OK);
+}
+
+TEST(rounding_helpers)
+{
+    CHECK(ts_div_round_even(5, 2) == 2 && ts_div_round_even(7, 2) == 4);
+    CHECK(ts_div_round_even(-5, 2) == -2 && ts_div_round_even(-7, 2) == -4);
+    CHECK(ts_div_round_even(10, 4) == 2 && ts_div_round_even(11, 4) == 3);
+    CHECK(ts_div_round_even(-11, 4) == -3 && ts_div_round_even(0, 7) == 0);
+    CHECK(ts_round_sat_f(2.5f, 255) == 2 && ts_round_sat_f(3.5f, 255) == 4);
+    CHECK(ts_round_sat_f(-3.0f, 255) == 0 && ts_round_sat_f(300.0f, 255) == 255);
+    CHECK(ts_round_sat_f(NAN, 255) == 0 && ts_round_sat_f(70000.0f, 65535) == 65535);
+    CHECK(ts_round_sat_i(-30, 1, 255) == 0 && ts_round_sat_i(1000, 3, 255) == 255);
+    CHECK(ts_magnitude_i(3, 4, 255) == 5 && ts_magnitude_i(1000, 0, 255) == 255);
+    CHECK(ts_luma_apply(10, 10000, 10, 255) == 10);        /* unchanged luma: no change */
+    CHECK(ts_luma_apply(10, 9500, 10, 255) == 11);         /* +0.5 rounds away from zero */
+    CHECK(ts_luma_apply(10, 10500, 10, 255) == 9);         /* -0.5 likewise */
+    CHECK(ts_luma_apply(250, 250000, 255, 255) == 255);    /* saturates */
+}
+
+TEST(family_names)
+{
+    ts_family f;
+    CHECK(ts_family_from_name("gauss", &f) && f == TS_FAM_CONV);
+    CHECK(ts_family_from_name("rotate", &f) && f == TS_FAM_GEOM);
+    CHECK(ts_family_from_name("equalize", &f) && f == TS_FAM_HIST);
+    CHECK(!ts_family_from_name("bogus", &f));
+    for (int i = 0; i < TS_FAM_COUNT; i++)
+        CHECK(ts_variant_find((ts_family)i, "cpu") != NULL);
+}
+
+TEST(variant_table_is_well_formed)
+{
+    for (size_t i = 0; i < ts_variant_count(); i++) {
+        const ts_variant *v = ts_variant_at(i);
+        CHECKF(v->name && *v->name && v->why && *v->why && v->run, "row %zu", i);
+        CHECKF(ts_variant_find(v->family, v->name) == v, "%s/%s is not unique",
+               ts_family_name(v->family), v->name);
+        /* the ladder: rows of a family stand together */
+        if (i > 0 && ts_variant_at(i - 1)->family != v->family)
+            for (size_t j = 0; j + 1 < i; j++)
+                CHECKF(ts_variant_at(j)->family != v->family, "family %s split",
+                       ts_family_name(v->family));
+    }
+}
