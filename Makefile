@@ -52,7 +52,7 @@ AOBJ = $(APP_C:%.c=$(BUILD)/%.o)
 TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-.PHONY: all deps run test test-gpu asan fuzz bench profile clean check-cuda
+.PHONY: all deps run test test-gpu clean check-cuda
 all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit
 
 check-cuda:
@@ -80,6 +80,9 @@ $(BUILD)/tessera: $(BUILD)/app/main.o $(AOBJ) $(BUILD)/libtessera.a
 $(BUILD)/test_unit: $(TOBJ) $(AOBJ) $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
+$(BUILD)/mkimage: $(BUILD)/tests/mkimage.o $(AOBJ) $(BUILD)/libtessera.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
 # Installs what is missing from Debian/Ubuntu packages (as root, through sudo, or prints the line).
 deps:
 	@sh tools/deps.sh
@@ -98,3 +101,6 @@ clean:
 	rm -rf $(BUILD) out
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# The benchmark and profiling rules live beside their tool.
+-include $(wildcard tools/*.mk)

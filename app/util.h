@@ -1,0 +1,34 @@
+/* util.h - small helpers of the application: messages in the `tessera: ...` form, checked
+ * allocation, paths. (kernels/ never prints; app/ does, through these.) */
+#ifndef TS_UTIL_H
+#define TS_UTIL_H
+
+#include <stddef.h>
+
+#define TS_PROG "tessera"
+#define TS_VERSION "0.1.0"
+
+/* "tessera: message\n" on stderr. */
+void ts_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Allocation that cannot fail quietly: prints and exits with 1 when memory is gone (app/ only). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+char *xstrdup(const char *s);
+/* The last component of a path ("a/b.png" -> "b.png"); a pointer into `path`. */
+const char *path_base(const char *path);
+/* The extension without the dot, or "" ("x.tar.gz" -> "gz"); a pointer into `path`. */
+const char *path_ext(const char *path);
+/* dir + "/" + name, heap. */
+char *path_join(const char *dir, const char *name);
+/* `name` with its extension replaced by `ext` (added when it has none), heap. */
+char *path_with_ext(const char *name, const char *ext);
+int path_is_dir(const char *path);
+int path_exists(const char *path);
+/* Strict parse of a whole decimal string into [lo, hi]; 0 on success. */
+int parse_long(const char *s, long lo, long hi, long *out);
+/* Monotonic clock in milliseconds. */
+double now_ms(void);
+/* Number of online CPUs (at least 1). */
+int cpu_count(void);
+
+#endif

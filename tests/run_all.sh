@@ -1,0 +1,26 @@
+#!/bin/sh
+# make test: runs every suite (unit + GPU tests in build/test_unit, the CLI end to end, the
+# viewer), then sums their "N passed, N failed, N skipped" lines into the final one.
+BUILD=${1:-build}
+total_p=0 total_f=0 total_s=0 status=0
+run_suite() {
+    name=$1; shift
+    echo "== $name"
+    log=$(mktemp)
+    "$@" 2>&1 | tee "$log"
+    rc=$(tail -n 100 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' | tail -1)
+    if [ -z "$rc" ]; then
+        echo "FAIL $name: the suite ended without a summary line"
+        total_f=$((total_f + 1)); status=1
+    else
+        set -- $rc
+        total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
+        [ "$2" = 0 ] || status=1
+    fi
+    rm -f "$log"
+}
+run_suite unit "$BUILD/test_unit"
+run_suite cli sh tests/cli.sh "$BUILD/tessera"
+[ -f tests/viewer.sh ] && run_suite viewer sh tests/viewer.sh "$BUILD/tessera"
+echo "$total_p passed, $total_f failed, $total_s skipped"
+exit $status
