@@ -8,8 +8,15 @@
 
 const int tu_odd_sizes[][2] = {{1, 1},   {1, 97},   {97, 1},   {33, 17},  {4097, 3},
                                {3, 4097}, {31, 33},  {257, 129}, {1920, 1080}, {7680, 4320}};
-const int tu_n_odd_sizes = (int)(sizeof tu_odd_sizes / sizeof tu_odd_sizes[0]);
 const int tu_n_small_sizes = (int)(sizeof tu_odd_sizes / sizeof tu_odd_sizes[0]) - 2;
+
+int tu_odd_size_count(void)
+{
+    const char *small = getenv("TESSERA_SMALL_ONLY");
+    if (small && *small && *small != '0')
+        return tu_n_small_sizes;
+    return (int)(sizeof tu_odd_sizes / sizeof tu_odd_sizes[0]);
+}
 
 uint64_t tu_seed(void)
 {

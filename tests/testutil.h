@@ -11,8 +11,10 @@
 
 /* The odd sizes every GPU test covers (w, h); the last rows are large. */
 extern const int tu_odd_sizes[][2];
-extern const int tu_n_odd_sizes;       /* all of them */
-extern const int tu_n_small_sizes;     /* without the large ones */
+extern const int tu_n_small_sizes;     /* without the large ones (the first entries) */
+/* All of them, or only the small ones when TESSERA_SMALL_ONLY=1 (compute-sanitizer runs). */
+int tu_odd_size_count(void);
+#define tu_n_odd_sizes (tu_odd_size_count())
 
 /* A fresh seed per process (TESSERA_SEED=N replays one); printed once. */
 uint64_t tu_seed(void);
