@@ -1,0 +1,633 @@
+/* image_io.c - see image_io.h: loading. The only file that compiles stb_image and
+ * stb_image_write (image_save.c and png16.c use the writer's functions).
+ *
+ * Read the file (regular files only, size capped), sniff the format, run the guards that Debian's
+ * stb_image 2.27 needs (PNG chunk walk, JPEG marker walk, PNM header parse, BMP size), read the
+ * header with stbi_info and refuse over-limit images, then decode with every stb allocation
+ * charged to a per-thread budget sized from the image.
+ */
+#include "image_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- stb, configured */
+
+static void *tsio_stb_malloc(size_t n);
+static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n);
+
+#define STBI_MALLOC(n) tsio_stb_malloc(n)
+#define STBI_REALLOC_SIZED(p, old_n, new_n) tsio_stb_realloc(p, old_n, new_n)
+#define STBI_FREE(p) free(p)
+#define STBI_NO_STDIO  /* tessera reads files itself (caps, directories, errno) */
+#define STBI_NO_HDR    /* float HDR is refused before decoding; less code to attack */
+#define STBI_NO_LINEAR /* only HDR needs it */
+#define STBI_NO_PIC    /* Softimage PIC: not a format tessera promises */
+#define STBI_MAX_DIMENSIONS TS_MAX_DIM
+#define STBI_WRITE_NO_STDIO /* writers go through tessera's checked FILE* callback */
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+
+/* stb is included with -isystem, which already silences it; these cover a plain -I build. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#endif
+#include <stb_image.h>
+#include <stb_image_write.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+ts_status tsio_fail(char *err, size_t errlen, ts_status st, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (err && errlen)
+        snprintf(err, errlen, "%s", tmp);
+    return ts_fail(st, "%s", tmp);
+}
+
+static void clear(char *buf, size_t len)
+{
+    if (buf && len)
+        buf[0] = '\0';
+}
+
+/* XSI or GNU strerror_r, whichever the feature macros picked. */
+const char *tsio_errtext(int e, char *buf, size_t len)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    return strerror_r(e, buf, len);
+#else
+    if (strerror_r(e, buf, len) != 0)
+        snprintf(buf, len, "error %d", e);
+    return buf;
+#endif
+}
+
+/* ---------------------------------------------------------------- allocation budget */
+
+/* Bytes the decode running on this thread may still allocate; 0 outside a decode. Frees are not
+ * credited (STBI_FREE has no size): the budget bounds the sum of a decode's allocations, which for
+ * stb is close to its peak. */
+static _Thread_local size_t stb_budget;
+static _Thread_local int stb_over_budget;
+
+static void *tsio_stb_malloc(size_t n)
+{
+    if (n > stb_budget) {
+        stb_over_budget = 1;
+        return NULL;
+    }
+    void *p = malloc(n ? n : 1);
+    if (p)
+        stb_budget -= n;
+    return p;
+}
+
+static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n)
+{
+    size_t grow = new_n > old_n ? new_n - old_n : 0;
+    if (grow > stb_budget) {
+        stb_over_budget = 1;
+        return NULL;
+    }
+    void *q = realloc(p, new_n ? new_n : 1);
+    if (q)
+        stb_budget -= grow;
+    return q;
+}
+
+/* Starts a budget; budget_end() leaves stb_over_budget for the error message. */
+static void budget_set(size_t bytes)
+{
+    stb_budget = bytes;
+    stb_over_budget = 0;
+}
+
+static void budget_end(void) { stb_budget = 0; }
+
+#define BUDGET_INFO ((size_t)4 << 20) /* header reads: stb's decoder structs are tens of KB */
+
+/* What one decode of a w x h image may allocate. The largest legitimate appetites in stb 2.27 are
+ * ~16 bytes per pixel (progressive 4-component JPEG: blocks, coefficients, output) and ~24 per
+ * 16-bit pixel (interlaced RGBA16 PNG: inflated data, passes, output); blocks pad sides by up to
+ * 32, PNG keeps the compressed stream (growing by doubling). */
+static size_t decode_budget(int w, int h, int bytes, size_t file_len)
+{
+    uint64_t px = ((uint64_t)w + 32) * ((uint64_t)h + 32); /* sides <= 2^20: no overflow */
+    uint64_t b = px * 24u * (uint64_t)bytes;
+    uint64_t extra = ((uint64_t)16 << 20) + 4 * (uint64_t)file_len;
+    if (b > UINT64_MAX - extra)
+        return SIZE_MAX;
+    b += extra;
+    return b > SIZE_MAX ? SIZE_MAX : (size_t)b;
+}
+
+/* ---------------------------------------------------------------- formats by name */
+
+tsio_format tsio_format_from_name(const char *s)
+{
+    static const struct {
+        const char *ext;
+        tsio_format f;
+    } names[] = {{"png", TSIO_PNG}, {"jpg", TSIO_JPEG}, {"jpeg", TSIO_JPEG}, {"bmp", TSIO_BMP},
+                 {"tga", TSIO_TGA}, {"pnm", TSIO_PNM},  {"ppm", TSIO_PNM},   {"pgm", TSIO_PNM}};
+    if (!s)
+        return TSIO_UNKNOWN;
+    const char *slash = strrchr(s, '/');
+    const char *base = slash ? slash + 1 : s;
+    const char *dot = strrchr(base, '.');
+    const char *ext = dot ? dot + 1 : slash ? "" : s; /* no dot, no slash: a bare name */
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(ext, names[i].ext) == 0)
+            return names[i].f;
+    return TSIO_UNKNOWN;
+}
+
+const char *tsio_format_ext(tsio_format f)
+{
+    switch (f) {
+    case TSIO_PNG: return "png";
+    case TSIO_JPEG: return "jpg";
+    case TSIO_BMP: return "bmp";
+    case TSIO_TGA: return "tga";
+    case TSIO_PNM: return "pnm";
+    case TSIO_UNKNOWN: break;
+    }
+    return "";
+}
+
+const char *tsio_output_ext(tsio_format f, int channels)
+{
+    if (f == TSIO_PNM)
+        return channels <= 2 ? "pgm" : "ppm";
+    return tsio_format_ext(f);
+}
+
+/* ---------------------------------------------------------------- sniffing */
+
+typedef enum kind { K_OTHER, K_PNG, K_JPEG, K_GIF, K_BMP, K_PSD, K_PNM, K_HDR, K_PNM_ASCII } kind;
+
+static const char *kind_name(kind k)
+{
+    static const char *const n[] = {"TGA", "PNG", "JPEG", "GIF", "BMP", "PSD", "PNM", "HDR", "PNM"};
+    return n[k];
+}
+
+static int has_prefix(const unsigned char *b, size_t len, const char *p)
+{
+    size_t n = strlen(p);
+    return len >= n && memcmp(b, p, n) == 0;
+}
+
+/* The format stb would take the bytes for; K_OTHER is TGA (no signature) or nothing. */
+static kind sniff(const unsigned char *b, size_t len)
+{
+    if (has_prefix(b, len, "\x89PNG\r\n\x1a\n"))
+        return K_PNG;
+    if (len >= 2 && b[0] == 0xFF) { /* stb skips fill bytes before SOI too */
+        size_t i = 1;
+        while (i < len && b[i] == 0xFF)
+            i++;
+        if (i < len && b[i] == 0xD8)
+            return K_JPEG;
+    }
+    if (has_prefix(b, len, "GIF87a") || has_prefix(b, len, "GIF89a"))
+        return K_GIF;
+    if (has_prefix(b, len, "BM"))
+        return K_BMP;
+    if (has_prefix(b, len, "8BPS"))
+        return K_PSD;
+    if (len >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6'))
+        return K_PNM;
+    if (len >= 3 && b[0] == 'P' && b[1] >= '1' && b[1] <= '4' && b[2] && strchr(" \t\r\n#", b[2]))
+        return K_PNM_ASCII;
+    if (has_prefix(b, len, "#?RADIANCE\n") || has_prefix(b, len, "#?RGBE\n"))
+        return K_HDR;
+    return K_OTHER;
+}
+
+/* ---------------------------------------------------------------- guards */
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static ts_status check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
+{
+    if (w == 0 || h == 0)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "image is %llux%llu (no pixels)",
+                         (unsigned long long)w, (unsigned long long)h);
+    if (w > TS_MAX_DIM || h > TS_MAX_DIM)
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
+                         "image is %llux%llu, over %d pixels on a side", (unsigned long long)w,
+                         (unsigned long long)h, TS_MAX_DIM);
+    if (w * h > max_pixels)
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
+                         "image is %llux%llu, over the limit of %llu pixels (--max-pixels)",
+                         (unsigned long long)w, (unsigned long long)h,
+                         (unsigned long long)max_pixels);
+    return TS_OK;
+}
+
+/* stb 2.27 grows its IDAT buffer to a chunk's declared length before reading it, so a tiny file
+ * can make it allocate 2 GiB: every chunk must fit in the file. Also reads IHDR's size. */
+static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixels, char *err,
+                           size_t errlen)
+{
+    size_t pos = 8;
+    int first = 1;
+    for (;;) {
+        if (len - pos < 12)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNG");
+        uint32_t n = be32(b + pos);
+        const unsigned char *type = b + pos + 4;
+        if (n > 0x7FFFFFFFu)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNG (chunk length %lu)",
+                             (unsigned long)n);
+        if (n > len - pos - 12)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNG");
+        if (first && memcmp(type, "CgBI", 4) != 0) { /* Apple's CgBI may precede IHDR */
+            if (memcmp(type, "IHDR", 4) != 0 || n != 13)
+                return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNG (no IHDR)");
+            ts_status st = check_limit(be32(type + 4), be32(type + 8), max_pixels, err, errlen);
+            if (st != TS_OK)
+                return st;
+            first = 0;
+        }
+        pos += 12 + (size_t)n;
+        if (memcmp(type, "IEND", 4) == 0)
+            return TS_OK;
+    }
+}
+
+/* A DHT segment: stb 2.27 writes one entry past its size[257] array when a table's 16 code
+ * counts add up to more than 256. Every table must also lie inside the segment (stb reads on). */
+static ts_status guard_dht(const unsigned char *p, size_t n, char *err, size_t errlen)
+{
+    size_t i = 0;
+    while (i < n) {
+        int tc = p[i] >> 4, th = p[i] & 15;
+        if (tc > 1 || th > 3 || n - i < 17)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (bad Huffman table header)");
+        unsigned codes = 0;
+        for (int k = 1; k <= 16; k++)
+            codes += p[i + k];
+        if (codes > 256)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT,
+                             "corrupt JPEG (Huffman table of %u codes, at most 256)", codes);
+        i += 17;
+        if (codes > n - i)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (Huffman table overruns)");
+        i += codes;
+    }
+    return TS_OK;
+}
+
+/* Skips entropy-coded data (0xFF00 is a stuffed 0xFF, RSTn sits inside a scan, 0xFF may repeat as
+ * fill); returns the index of the 0xFF that starts the next marker, or len. */
+static size_t skip_entropy(const unsigned char *b, size_t len, size_t i)
+{
+    while (i < len) {
+        if (b[i] != 0xFF) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < len && b[j] == 0xFF)
+            j++;
+        if (j >= len)
+            return len;
+        if (b[j] == 0x00 || (b[j] >= 0xD0 && b[j] <= 0xD7))
+            i = j + 1;
+        else
+            return j - 1;
+    }
+    return len;
+}
+
+/* Walks every marker segment up to EOI, the way stb reads them, so that every DHT stb will use,
+ * also those between the scans of a progressive JPEG, is checked first. */
+static ts_status guard_jpeg(const unsigned char *b, size_t len, char *err, size_t errlen)
+{
+    size_t i = 0;
+    while (b[i] == 0xFF)
+        i++;
+    i++; /* SOI, found by sniff() */
+    for (;;) {
+        while (i < len && b[i] != 0xFF) /* stb skips junk between segments */
+            i++;
+        while (i < len && b[i] == 0xFF)
+            i++;
+        if (i >= len)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
+        unsigned m = b[i++];
+        if (m == 0xD9)
+            return TS_OK;
+        if (m == 0x00 || m == 0x01 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (unexpected marker 0x%02X)",
+                             m);
+        if (len - i < 2)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
+        size_t n = (size_t)b[i] << 8 | b[i + 1];
+        if (n < 2)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (segment length %zu)", n);
+        if (n > len - i)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
+        if (m == 0xC4) {
+            ts_status st = guard_dht(b + i + 2, n - 2, err, errlen);
+            if (st != TS_OK)
+                return st;
+        }
+        i += n;
+        if (m == 0xDA)
+            i = skip_entropy(b, len, i);
+    }
+}
+
+/* The binary PNM header as stb 2.27 parses it (whose integer parse can overflow an int). */
+typedef struct pnm_head {
+    unsigned w, h, maxval, comp;
+    size_t data; /* offset of the samples */
+} pnm_head;
+
+static int pnm_space(int c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+static ts_status guard_pnm(const unsigned char *b, size_t len, pnm_head *ph, char *err,
+                           size_t errlen)
+{
+    size_t pos = 2;
+    int c = pos < len ? b[pos++] : 0;
+    unsigned v[3];
+    ph->comp = b[1] == '6' ? 3 : 1;
+    for (int k = 0; k < 3; k++) {
+        if (pos >= len)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
+        for (;;) { /* whitespace and comments, as stbi__pnm_skip_whitespace */
+            while (pos < len && pnm_space(c))
+                c = b[pos++];
+            if (pos >= len || c != '#')
+                break;
+            while (pos < len && c != '\n' && c != '\r')
+                c = b[pos++];
+        }
+        v[k] = 0;
+        while (pos < len && c >= '0' && c <= '9') {
+            if (v[k] > (unsigned)INT_MAX / 10 - 1)
+                return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNM (number too large)");
+            v[k] = v[k] * 10 + (unsigned)(c - '0');
+            c = b[pos++];
+        }
+        if (c >= '0' && c <= '9') /* the file ends inside a number */
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
+    }
+    ph->w = v[0], ph->h = v[1], ph->maxval = v[2], ph->data = pos;
+    if (ph->maxval == 0 || ph->maxval > 65535)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNM (maxval %u)", ph->maxval);
+    if (ph->w > TS_MAX_DIM || ph->h > TS_MAX_DIM)
+        return TS_OK; /* refused with the size limit */
+    uint64_t need = (uint64_t)ph->w * ph->h * ph->comp * (ph->maxval > 255 ? 2 : 1);
+    if (need > len - pos)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
+    return TS_OK;
+}
+
+/* Uncompressed BMP rows that the file is too short to hold (stb would read zeros). */
+static ts_status guard_bmp(const unsigned char *b, size_t len, char *err, size_t errlen)
+{
+    if (len < 18)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
+    uint32_t off = le32(b + 10), hsz = le32(b + 14);
+    if (hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
+        return TS_OK; /* OS/2 headers, or not one stb reads: stb decides */
+    if (len < 14 + (size_t)hsz)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
+    int32_t w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22);
+    unsigned bpp = b[28] | (unsigned)b[29] << 8;
+    uint32_t comp = le32(b + 30);
+    if (w <= 0 || h == 0 || bpp == 0 || (comp != 0 && comp != 3 && comp != 6))
+        return TS_OK;
+    uint64_t start = off > 14 + (uint64_t)hsz ? off : 14 + (uint64_t)hsz;
+    uint64_t row = ((uint64_t)w * bpp + 31) / 32 * 4;
+    uint64_t rows = h < 0 ? (uint64_t)(-(int64_t)h) : (uint64_t)h;
+    if (start > len || rows > (len - start) / row)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
+    return TS_OK;
+}
+
+/* ---------------------------------------------------------------- decoding */
+
+/* The message for a failed stb call on bytes sniffed as `k`. */
+static ts_status stb_failed(kind k, int w, int h, char *err, size_t errlen)
+{
+    const char *why = stbi_failure_reason();
+    if (k == K_OTHER)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "not an image (unknown format)");
+    if (stb_over_budget)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT,
+                         "corrupt %s (decoding needs more memory than a %dx%d image may)",
+                         kind_name(k), w, h);
+    if (why && strcmp(why, "outofmem") == 0)
+        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory decoding a %dx%d %s", w, h,
+                         kind_name(k));
+    if (why && strcmp(why, "too large") == 0)
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "image is over %d pixels on a side",
+                         TS_MAX_DIM);
+    return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (%s)", kind_name(k), why ? why : "?");
+}
+
+/* stb 2.27 returns 16-bit PNM samples as stored (big-endian) and maxval-relative: make them
+ * native and full-range, as PNG's are. */
+static void pnm_fix(const pnm_head *ph, ts_image *im)
+{
+    size_t n = (size_t)im->width * (size_t)im->height * (size_t)im->channels;
+    uint32_t max = ph->maxval, full = (uint32_t)ts_max_value(im->bytes);
+    if (im->bytes == 2) {
+        uint16_t *s = im->data;
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *p = (const unsigned char *)&s[i];
+            s[i] = (uint16_t)(p[0] << 8 | p[1]);
+        }
+    }
+    if (max == full)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = im->bytes == 2 ? ((uint16_t *)im->data)[i] : ((unsigned char *)im->data)[i];
+        v = v > max ? max : v;
+        v = (v * full + max / 2) / max;
+        if (im->bytes == 2)
+            ((uint16_t *)im->data)[i] = (uint16_t)v;
+        else
+            ((unsigned char *)im->data)[i] = (unsigned char)v;
+    }
+}
+
+static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_pixels,
+                       pnm_head *ph, char *err, size_t errlen)
+{
+    switch (k) {
+    case K_HDR: return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "HDR images are not supported");
+    case K_PNM_ASCII:
+        return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "ASCII PNM (P1-P4) is not supported");
+    case K_PNG: return guard_png(b, len, max_pixels, err, errlen);
+    case K_JPEG: return guard_jpeg(b, len, err, errlen);
+    case K_PNM: return guard_pnm(b, len, ph, err, errlen);
+    case K_BMP: return guard_bmp(b, len, err, errlen);
+    default: return TS_OK;
+    }
+}
+
+ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
+                           ts_image *out, char *err, size_t errlen)
+{
+    uint64_t max_pixels = o && o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    memset(out, 0, sizeof *out);
+    clear(err, errlen);
+    if (!buf || len == 0)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
+    if (len > INT_MAX) /* stb takes an int length */
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
+    kind k = sniff(buf, len);
+    pnm_head ph = {0};
+    ts_status st = guard(k, buf, len, max_pixels, &ph, err, errlen);
+    if (st != TS_OK)
+        return st;
+
+    int w = 0, h = 0, n = 0;
+    budget_set(BUDGET_INFO);
+    int ok = stbi_info_from_memory(buf, (int)len, &w, &h, &n);
+    int is16 = ok && stbi_is_16_bit_from_memory(buf, (int)len);
+    budget_end();
+    /* stb 2.27 never reports a PSD as 16-bit (its check skips fields with sizeof): read the
+     * depth field itself. */
+    if (ok && k == K_PSD && len >= 24)
+        is16 = (buf[22] << 8 | buf[23]) == 16;
+    if (!ok)
+        return stb_failed(k, w, h, err, errlen);
+    if ((st = check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK)
+        return st;
+
+    int bytes = is16 ? 2 : 1;
+    budget_set(decode_budget(w, h, bytes, len));
+    void *data = is16 ? (void *)stbi_load_16_from_memory(buf, (int)len, &w, &h, &n, 0)
+                      : (void *)stbi_load_from_memory(buf, (int)len, &w, &h, &n, 0);
+    budget_end();
+    if (!data)
+        return stb_failed(k, w, h, err, errlen);
+    /* The decoder's own idea of the size must still be one tessera can hold. */
+    if ((st = check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK || n < 1 ||
+        n > 4) {
+        free(data);
+        return st != TS_OK ? st : tsio_fail(err, errlen, TS_ERR_FORMAT, "%d channels", n);
+    }
+    out->data = data; /* a plain malloc block, as ts_image_alloc's */
+    out->width = w;
+    out->height = h;
+    out->channels = n;
+    out->bytes = bytes;
+    out->pitch = (size_t)w * (size_t)n * (size_t)bytes;
+    if (k == K_PNM)
+        pnm_fix(&ph, out);
+    return TS_OK;
+}
+
+/* Largest file worth reading for a pixel limit: raw samples twice over (uncompressed formats,
+ * worst-case PNG/JPEG) plus room for metadata, and never past stb's int. */
+static size_t file_cap(uint64_t max_pixels)
+{
+    uint64_t cap = (uint64_t)64 << 20;
+    if (max_pixels <= (UINT64_MAX - cap) / 16)
+        cap += max_pixels * 16;
+    else
+        cap = UINT64_MAX;
+    return cap > INT_MAX ? INT_MAX : (size_t)cap;
+}
+
+static ts_status read_fd(int fd, unsigned char *buf, size_t want, size_t *got, char *err,
+                         size_t errlen)
+{
+    size_t n = 0;
+    while (n < want) {
+        ssize_t r = read(fd, buf + n, want - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            char eb[128];
+            return tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(errno, eb, sizeof eb));
+        }
+        if (r == 0)
+            break; /* shrank while reading: decode what is there */
+        n += (size_t)r;
+    }
+    *got = n;
+    return TS_OK;
+}
+
+ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
+                    size_t errlen)
+{
+    uint64_t max_pixels = o && o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    char eb[128];
+    memset(out, 0, sizeof *out);
+    clear(err, errlen);
+    /* O_NONBLOCK: opening a FIFO must not hang; it is refused below anyway. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(errno, eb, sizeof eb));
+    struct stat sb;
+    ts_status st = TS_OK;
+    size_t cap = file_cap(max_pixels);
+    if (fstat(fd, &sb) != 0)
+        st = tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(errno, eb, sizeof eb));
+    else if (S_ISDIR(sb.st_mode))
+        st = tsio_fail(err, errlen, TS_ERR_IO, "is a directory");
+    else if (!S_ISREG(sb.st_mode))
+        st = tsio_fail(err, errlen, TS_ERR_IO, "not a regular file");
+    else if (sb.st_size == 0)
+        st = tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
+    else if ((uint64_t)sb.st_size > cap)
+        st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
+                       "file is %lld bytes, over the %zu that --max-pixels %llu allows",
+                       (long long)sb.st_size, cap, (unsigned long long)max_pixels);
+    if (st != TS_OK) {
+        close(fd);
+        return st;
+    }
+    size_t size = (size_t)sb.st_size, got = 0;
+    unsigned char *buf = malloc(size);
+    if (!buf) {
+        close(fd);
+        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", size);
+    }
+    st = read_fd(fd, buf, size, &got, err, errlen);
+    close(fd);
+    if (st == TS_OK)
+        st = tsio_load_memory(buf, got, o, out, err, errlen);
+    free(buf);
+    return st;
+}
