@@ -23,14 +23,43 @@ static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
 #ifdef TS_HAVE_CUDA
+    {TS_FAM_CONV, "naive", "one thread per output sample, every tap read from global memory", 75,
+     1, NULL, NULL, conv_naive},
+    {TS_FAM_CONV, "gemm",
+     "textbook: explicit im2col in <= 256 MiB bands, then the Programming Guide's 16x16 "
+     "shared-memory tiled GEMM (never auto: im2col costs K*K times the image in traffic)",
+     75, 0, NULL, conv_gemm_scratch, conv_gemm},
+    {TS_FAM_CONV, "tiled",
+     "implicit GEMM: input tile + halo staged once in shared memory, 8x4 outputs per thread "
+     "in registers, no im2col",
+     75, 3, conv_tiled_supports, NULL, conv_tiled},
 #endif
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),
 #ifdef TS_HAVE_CUDA
+    {TS_FAM_GEOM, "naive", "one thread per pixel: reads coalesced, a swapping op's writes strided",
+     75, 1, NULL, NULL, geom_naive},
+    {TS_FAM_GEOM, "shared", "32x32 tile in shared memory: both sides coalesced, but bank conflicts",
+     75, 2, NULL, NULL, geom_shared},
+    {TS_FAM_GEOM, "padded", "[32][33] tile: a pixel of padding per row, conflict-free column reads",
+     75, 3, NULL, NULL, geom_padded},
+    {TS_FAM_GEOM, "opt", "K x K pixel blocks transposed in registers: 8-16 byte accesses, no tile "
+     "for flips", 75, 4, NULL, NULL, geom_opt},
 #endif
     /* ---- hist (hist.cu) */
     CPU_VARIANT(TS_FAM_HIST),
 #ifdef TS_HAVE_CUDA
+    {TS_FAM_HIST, "naive", "one global atomicAdd per value: L2 atomics, serialized on hot bins",
+     75, 2, ts_hist_supports, ts_hist_scratch, ts_hist_naive_run},
+    {TS_FAM_HIST, "shared", "a u32 histogram per block in shared memory, merged once; 65536 bins "
+     "are cut into slices that fit, each re-reading the image", 75, 3, ts_hist_shared_supports,
+     ts_hist_scratch, ts_hist_shared_run},
+    {TS_FAM_HIST, "cluster", "the guide's DSMEM histogram: bins split over a thread-block "
+     "cluster, remote shared atomics, one pass (param = cluster size)", 90, 4,
+     ts_hist_cluster_supports, ts_hist_scratch, ts_hist_cluster_run},
+    {TS_FAM_HIST, "opt", "all adds local: packed 16-bit counters (65536 bins in 128 KB) or 32 "
+     "lane copies (8-bit, conflict-free), vector loads, runs merged", 75, 5,
+     ts_hist_opt_supports, ts_hist_opt_scratch, ts_hist_opt_run},
 #endif
 };
 

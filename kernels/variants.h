@@ -12,11 +12,31 @@
 extern "C" {
 #endif
 
-/* conv.cu: convolution as a matrix product */
+/* conv.cu, conv_tiled.cu: convolution as a matrix product */
+ts_status conv_naive(const ts_job *job);
+size_t conv_gemm_scratch(const ts_job *job);
+ts_status conv_gemm(const ts_job *job);
+int conv_tiled_supports(const ts_job *job);
+ts_status conv_tiled(const ts_job *job);
 
-/* geom.cu: transpose, rotation, flips */
+/* geom.cu, geom_opt.cu: transpose, rotation, flips (every op, pixel size and image size) */
+ts_status geom_naive(const ts_job *job);
+ts_status geom_shared(const ts_job *job);
+ts_status geom_padded(const ts_job *job);
+ts_status geom_opt(const ts_job *job);
 
-/* hist.cu: histogram and equalization */
+/* hist.cu, hist_opt.cu, hist_equalize.cu: histogram and equalization (the plans are in
+ * hist_plan.h). supports/scratch of naive serve shared and cluster too, with their own checks. */
+int ts_hist_supports(const ts_job *job);
+size_t ts_hist_scratch(const ts_job *job);
+ts_status ts_hist_naive_run(const ts_job *job);
+int ts_hist_shared_supports(const ts_job *job);
+ts_status ts_hist_shared_run(const ts_job *job);
+int ts_hist_cluster_supports(const ts_job *job);
+ts_status ts_hist_cluster_run(const ts_job *job);
+int ts_hist_opt_supports(const ts_job *job);
+size_t ts_hist_opt_scratch(const ts_job *job);
+ts_status ts_hist_opt_run(const ts_job *job);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,353 @@
+/* test_gpu_conv.c - convolution: every GPU variant of the table against ts_ref_conv, and, without a
+ * GPU, the table's conv rows and the integer epilogue arithmetic the kernels rely on.
+ *
+ * Tolerance: exact filters (integer weights: box, Sobel edge, emboss, sharpen, integer kernel files)
+ * must match the reference bit for bit; float filters (gauss, sharpen:0.5, float kernel files) may
+ * differ by one step of the output depth (the summation order differs). Each failure names the
+ * variant, op, shape, tolerance and the worst sample (x, y, c, got, want).
+ */
+#include "conv_math.h"
+#include "tessera.h"
+#include "testutil.h"
+#include "tst.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- filters under test */
+
+/* An op from kernel-file text (the grammar's kernel:FILE, without the file). */
+static ts_op kernel_op(const char *name, const char *text)
+{
+    ts_op op;
+    char err[200];
+    memset(&op, 0, sizeof op);
+    op.kind = TS_OP_CONV;
+    snprintf(op.text, sizeof op.text, "kernel:%s", name);
+    if (ts_filter_parse(text, strlen(text), &op.filter, err, sizeof err) != TS_OK) {
+        fprintf(stderr, "test: bad kernel %s: %s\n", name, err);
+        abort();
+    }
+    return op;
+}
+
+/* K*K integer weights in [lo, hi] and an optional divisor, as kernel-file text. */
+static ts_op random_int_kernel(const char *name, int k, int lo, int hi, int divisor, uint64_t *st)
+{
+    static char text[TS_MAX_K * TS_MAX_K * 8 + 64];
+    size_t n = 0;
+    for (int i = 0; i < k * k; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d ",
+                              lo + (int)(tu_rand(st) % (uint64_t)(hi - lo + 1)));
+    if (divisor)
+        snprintf(text + n, sizeof text - n, "\ndivisor: %d\n", divisor);
+    return kernel_op(name, text);
+}
+
+static ts_op random_float_kernel(const char *name, int k, uint64_t *st)
+{
+    static char text[TS_MAX_K * TS_MAX_K * 16];
+    size_t n = 0;
+    for (int i = 0; i < k * k; i++) /* in (-1, 1) / K^2 * 4: sums stay in range, signs mixed */
+        n += (size_t)snprintf(text + n, sizeof text - n, "%.6f ",
+                              ((double)(tu_rand(st) % 2000001) / 1e6 - 0.8) * 4.0 / (k * k));
+    return kernel_op(name, text);
+}
+
+#define MAX_FILTERS 32
+
+/* The filters every small size goes through: each K of the issue, each epilogue path (float,
+ * exact divisor 1, odd and even divisors, divisor past the fast path, int32 accumulation,
+ * magnitude), separable and not. */
+static int small_filters(ts_op *ops)
+{
+    static const char *const named[] = {
+        "box:1",   "box:3",   "box:5",   "box:7",   "box:15",      "box:31",     "gauss:3",
+        "gauss:5", "gauss:7", "gauss:15", "gauss:31", "gauss:5:0.3", "sharpen",    "sharpen:0.5",
+        "sharpen:3", "emboss", "edge"};
+    uint64_t st = tu_seed() ^ 0xC0FFEEu;
+    int n = 0;
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        ops[n++] = tu_op(named[i]);
+    ops[n++] = kernel_op("k1-ties", "3 / 2");
+    ops[n++] = kernel_op("k3-even", "1 2 1 2 4 2 1 2 1 / 2");
+    ops[n++] = kernel_op("k3-bigdiv", "100 200 300 400 500 600 700 800 900 / 16384");
+    ops[n++] = random_int_kernel("k5-neg-div8", 5, -9, 9, 8, &st);
+    ops[n++] = random_int_kernel("k7-wide", 7, -60, 60, 0, &st); /* int32 accumulation at 16 bits */
+    ops[n++] = random_int_kernel("k15-div37", 15, 0, 9, 37, &st);
+    ops[n++] = random_float_kernel("k3-float", 3, &st);
+    ops[n++] = random_float_kernel("k31-float", 31, &st);
+    return n;
+}
+
+/* ---------------------------------------------------------------- comparing one run */
+
+/* Runs variant v on `in` and compares with `want`. Returns 1 if it ran and matched, 0 if it was
+ * skipped (a specialized variant that does not take the job), -1 after reporting a failure. */
+static int check_variant(const ts_variant *v, const ts_op *op, const ts_image *in,
+                         const ts_image *want)
+{
+    ts_image got;
+    ts_status st = tu_gpu_run(v, op, in, &got, 0);
+    if (st == TS_ERR_UNSUPPORTED && strcmp(v->name, "naive") && strcmp(v->name, "gemm") &&
+        strcmp(v->name, "tiled"))
+        return 0;
+    if (st != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "conv %s on %s %dx%dx%d %d-bit: %s: %s", v->name, op->text,
+                 in->width, in->height, in->channels, 8 * in->bytes, ts_status_str(st),
+                 ts_error_detail());
+        return -1;
+    }
+    int x = 0, y = 0, c = 0;
+    long tol = op->filter.exact ? 0 : 1;
+    long d = tu_max_diff(&got, want, &x, &y, &c);
+    int ok = d >= 0 && d <= tol;
+    if (!ok)
+        tst_fail(__FILE__, __LINE__,
+                 "conv %s on %s %dx%dx%d %d-bit: %s tolerance (%s) broken: max diff %ld at "
+                 "x=%d y=%d c=%d: got %u, want %u (TESSERA_SEED=%llu)",
+                 v->name, op->text, in->width, in->height, in->channels, 8 * in->bytes,
+                 tol ? "float filter" : "exact filter", tol ? "<= 1 step" : "bit-exact", d, x, y,
+                 c, ts_get(&got, x, y, c), ts_get(want, x, y, c), (unsigned long long)tu_seed());
+    ts_image_free(&got);
+    return ok ? 1 : -1;
+}
+
+/* Every runnable GPU conv variant (those with `only` in their name when only != NULL). */
+static int gpu_conv_variants(const ts_device *dev, const ts_variant **out, const char *const *only)
+{
+    int n = 0;
+    for (size_t i = 0; i < ts_variant_count(); i++) {
+        const ts_variant *v = ts_variant_at(i);
+        if (v->family != TS_FAM_CONV || !ts_variant_is_gpu(v))
+            continue;
+        if (only) {
+            int want = 0;
+            for (const char *const *o = only; *o; o++)
+                want = want || strcmp(*o, v->name) == 0;
+            if (!want)
+                continue;
+        }
+        if (!ts_variant_runnable(v, dev)) {
+            printf("# conv %s skipped: needs compute capability %d.%d, the device has %d.%d\n",
+                   v->name, v->min_cc / 10, v->min_cc % 10, dev->cc / 10, dev->cc % 10);
+            continue;
+        }
+        out[n++] = v;
+    }
+    return n;
+}
+
+/* One shape: a fresh random image, the reference once, then each variant. */
+static int check_shape(const ts_variant *const *vs, int nv, const ts_op *op, int w, int h, int ch,
+                       int bytes, uint64_t *st, int *ran)
+{
+    ts_image in = tu_random_image(w, h, ch, bytes, st), want;
+    if (ts_ref_conv(op, &in, &want) != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", op->text, ts_error_detail());
+        ts_image_free(&in);
+        return -1;
+    }
+    int res = 0;
+    for (int i = 0; i < nv && res == 0; i++) {
+        int r = check_variant(vs[i], op, &in, &want);
+        if (r < 0)
+            res = -1;
+        else
+            ran[i] += r;
+    }
+    ts_image_free(&in);
+    ts_image_free(&want);
+    return res;
+}
+
+/* ---------------------------------------------------------------- GPU tests */
+
+TEST(gpu_conv_small_sizes_every_filter)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *vs[64];
+    int nv = gpu_conv_variants(dev, vs, NULL), ran[64] = {0};
+    ts_op ops[MAX_FILTERS];
+    int nf = small_filters(ops);
+    uint64_t st = tu_seed();
+    CHECKF(nv > 0, "no GPU conv variant in the table");
+    for (int f = 0; f < nf; f++)
+        for (int s = 0; s < tu_n_small_sizes; s++)
+            for (int ch = 1; ch <= 4; ch++)
+                for (int bytes = 1; bytes <= 2; bytes++)
+                    if (check_shape(vs, nv, &ops[f], tu_odd_sizes[s][0], tu_odd_sizes[s][1], ch,
+                                    bytes, &st, ran) < 0)
+                        return;
+    for (int i = 0; i < nv; i++)
+        printf("# conv %s: %d small-image runs matched\n", vs[i]->name, ran[i]);
+}
+
+TEST(gpu_conv_1080p)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *vs[64];
+    int nv = gpu_conv_variants(dev, vs, NULL), ran[64] = {0};
+    uint64_t st = tu_seed() + 1, kst = tu_seed() ^ 0x5EEDu;
+    ts_op ops[5] = {tu_op("box:3"), tu_op("gauss:5"), tu_op("sharpen"), tu_op("edge"),
+                    random_int_kernel("k7-wide", 7, -60, 60, 0, &kst)};
+    for (int f = 0; f < 5; f++)
+        for (int ch = 3; ch <= 4; ch++)
+            for (int bytes = 1; bytes <= 2; bytes++)
+                if (check_shape(vs, nv, &ops[f], 1920, 1080, ch, bytes, &st, ran) < 0)
+                    return;
+}
+
+TEST(gpu_conv_8k)
+{
+    TU_GPU_OR_SKIP(dev);
+    static const char *const fast[] = {"tiled", "sep", "roll", "mma", NULL};
+    const ts_variant *all[64], *vs[64];
+    int na = gpu_conv_variants(dev, all, NULL), nv = gpu_conv_variants(dev, vs, fast);
+    int ran[64] = {0};
+    uint64_t st = tu_seed() + 2;
+    const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
+    ts_op box = tu_op("box:3"), gauss = tu_op("gauss:5");
+    if (check_shape(all, na, &box, w, h, 3, 1, &st, ran) < 0) /* the benchmark's image */
+        return;
+    check_shape(vs, nv, &gauss, w, h, 4, 1, &st, ran);
+}
+
+/* ---------------------------------------------------------------- CPU tests */
+
+/* Every conv row: unique name, a reason, a run function; naive, gemm and tiled take every job
+ * (they must: they are the fallbacks); gemm's scratch stays within its bound. */
+TEST(conv_variant_rows_well_formed)
+{
+    const char *names[64];
+    int n = 0, have_cpu = 0;
+    for (size_t i = 0; i < ts_variant_count(); i++) {
+        const ts_variant *v = ts_variant_at(i);
+        if (v->family != TS_FAM_CONV)
+            continue;
+        CHECKF(v->name && *v->name, "conv row %zu has no name", i);
+        CHECKF(v->why && *v->why, "conv %s has no why", v->name);
+        CHECKF(v->run != NULL, "conv %s has no run function", v->name);
+        CHECKF(!ts_variant_is_gpu(v) || v->min_cc >= 75, "conv %s: min_cc %d below 75", v->name,
+               v->min_cc);
+        for (int j = 0; j < n; j++)
+            CHECKF(strcmp(names[j], v->name) != 0, "conv %s listed twice", v->name);
+        CHECK(n < 64);
+        names[n++] = v->name;
+        have_cpu = have_cpu || !ts_variant_is_gpu(v);
+    }
+    CHECKF(have_cpu, "conv has no cpu row");
+    if (!ts_gpu_compiled())
+        return;
+    static const char *const fallbacks[] = {"naive", "gemm", "tiled"};
+    for (int i = 0; i < 3; i++)
+        CHECKF(ts_variant_find(TS_FAM_CONV, fallbacks[i]), "conv %s missing", fallbacks[i]);
+
+    /* shapes only: the variants' supports and scratch functions must not touch the pixels */
+    ts_job job;
+    ts_op op;
+    memset(&job, 0, sizeof job);
+    job.op = &op;
+    for (int k = 1; k <= TS_MAX_K; k += 2)
+        for (int ch = 1; ch <= 4; ch++)
+            for (int bytes = 1; bytes <= 2; bytes++) {
+                char text[32];
+                snprintf(text, sizeof text, "box:%d", k);
+                op = tu_op(text);
+                job.in = (ts_image){NULL, 0, 16384, 16384, ch, bytes};
+                job.out = job.in;
+                for (int i = 0; i < 3; i++) {
+                    const ts_variant *v = ts_variant_find(TS_FAM_CONV, fallbacks[i]);
+                    CHECKF(!v->supports || v->supports(&job),
+                           "conv %s refuses K=%d, %d channels, %d-bit", v->name, k, ch, 8 * bytes);
+                }
+            }
+    const ts_variant *gemm = ts_variant_find(TS_FAM_CONV, "gemm");
+    CHECKF(gemm->scratch, "conv gemm has no scratch function");
+    op = tu_op("box:31");
+    job.in = (ts_image){NULL, 0, 16384, 16384, 4, 2};
+    job.out = job.in;
+    size_t big = gemm->scratch(&job);
+    CHECKF(big > 0 && big <= ((size_t)256 << 20), "gemm scratch for 16384^2 RGBA16 K=31: %zu bytes",
+           big);
+    op = tu_op("box:3");
+    job.in = (ts_image){NULL, 0, 5, 3, 3, 1};
+    job.out = job.in;
+    CHECKF(gemm->scratch(&job) == (size_t)9 * 15 * 3 * 4, "gemm scratch for 5x3 RGB K=3: %zu bytes",
+           gemm->scratch(&job));
+}
+
+/* conv_div_round_sat (the GPU's multiply-high division) against ts_round_sat_i. */
+TEST(conv_divisor_magic_matches_reference)
+{
+    static const int32_t big[] = {961, 1000, 1023, 1024, 1025, 4095, 16383, 16384, 16385,
+                                  65535, 65536, 999999, 1000000};
+    uint64_t st = tu_seed() ^ 0xD1Du;
+    for (int m = 0; m < 2; m++) {
+        int maxv = m ? 65535 : 255;
+        for (int i = 0; i < 300 + (int)(sizeof big / sizeof big[0]); i++) {
+            int32_t d = i < 300 ? i + 1 : big[i - 300];
+            conv_div v = conv_div_make(d, maxv);
+            int64_t top = (int64_t)maxv * d;
+            /* around each rounding boundary of the first and last quotients, then at random */
+            for (int64_t q = 0; q <= maxv; q = q < 4 ? q + 1 : q < maxv - 4 ? maxv - 4 : q + 1)
+                for (int64_t e = -2; e <= 2; e++) {
+                    int64_t a = q * d + d / 2 + e;
+                    CHECKF(conv_div_round_sat(a, &v, maxv) == ts_round_sat_i(a, d, maxv),
+                           "d=%d maxv=%d a=%lld: %u, want %u", d, maxv, (long long)a,
+                           conv_div_round_sat(a, &v, maxv), ts_round_sat_i(a, d, maxv));
+                }
+            for (int j = 0; j < 2000; j++) {
+                int64_t a = (int64_t)(tu_rand(&st) % (uint64_t)(top + 2 * d + 1)) - d;
+                if (j & 1)
+                    a = (int64_t)(tu_rand(&st) % 4294967296u) - 2147483648LL; /* any int32 */
+                CHECKF(conv_div_round_sat(a, &v, maxv) == ts_round_sat_i(a, d, maxv),
+                       "d=%d maxv=%d a=%lld: %u, want %u", d, maxv, (long long)a,
+                       conv_div_round_sat(a, &v, maxv), ts_round_sat_i(a, d, maxv));
+            }
+        }
+    }
+}
+
+/* conv_mag_exact (float square root plus integer fix-up) against ts_magnitude_i. */
+TEST(conv_magnitude_matches_reference)
+{
+    uint64_t st = tu_seed() ^ 0x3A6u;
+    for (int64_t a = -1100; a <= 1100; a++) /* every 8-bit Sobel pair in a band */
+        for (int64_t b = -1100; b <= 1100; b += 37)
+            CHECKF(conv_mag_exact(a, b, 255) == ts_magnitude_i(a, b, 255), "a=%lld b=%lld",
+                   (long long)a, (long long)b);
+    for (int j = 0; j < 2000000; j++) {
+        int64_t lim = j % 3 == 0 ? 70000 : j % 3 == 1 ? 262140 : 2147483647;
+        int64_t a = (int64_t)(tu_rand(&st) % (uint64_t)(2 * lim + 1)) - lim;
+        int64_t b = (int64_t)(tu_rand(&st) % (uint64_t)(2 * lim + 1)) - lim;
+        int maxv = j & 1 ? 65535 : 255;
+        CHECKF(conv_mag_exact(a, b, maxv) == ts_magnitude_i(a, b, maxv),
+               "a=%lld b=%lld maxv=%d: %u, want %u", (long long)a, (long long)b, maxv,
+               conv_mag_exact(a, b, maxv), ts_magnitude_i(a, b, maxv));
+    }
+}
+
+/* The float division of the DIVF epilogue: floor(fma(a, 1/d, 1/2)) is round-half-even(a / d)
+ * for odd d with d (2 maxv + 1) < 2^23, every a in [0, maxv d] (the bound conv.cu relies on). */
+TEST(conv_float_division_is_exact)
+{
+    static const int32_t ds[] = {3, 9, 25, 49, 63, 81, 121, 225, 961, 16383};
+    for (int m = 0; m < 2; m++) {
+        int maxv = m ? 65535 : 255;
+        for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+            int32_t d = ds[i];
+            if ((double)d * (2.0 * maxv + 1) >= 8388608.0)
+                continue;
+            float inv = (float)(1.0 / d);
+            int64_t top = (int64_t)maxv * d, step = top > 3000000 ? 7 : 1;
+            for (int64_t a = 0; a <= top; a += step) {
+                unsigned got = (unsigned)floorf(fmaf((float)a, inv, 0.5f));
+                CHECKF(got == ts_round_sat_i(a, d, maxv), "d=%d maxv=%d a=%lld: %u, want %u", d,
+                       maxv, (long long)a, got, ts_round_sat_i(a, d, maxv));
+            }
+        }
+    }
+}
