@@ -2,9 +2,9 @@
  * stb_image_write (image_save.c and png16.c use the writer's functions).
  *
  * Read the file (regular files only, size capped), sniff the format, run the guards that Debian's
- * stb_image 2.27 needs (PNG chunk walk, JPEG marker walk, PNM header parse, BMP size), read the
- * header with stbi_info and refuse over-limit images, then decode with every stb allocation
- * charged to a per-thread budget sized from the image.
+ * stb_image 2.27 needs (PNG chunk walk, JPEG marker walk, PNM header parse, BMP and GIF sizes),
+ * read the header with stbi_info and refuse over-limit images, then decode with every stb
+ * allocation charged to a per-thread budget sized from the image.
  */
 #include "image_io.h"
 
@@ -440,6 +440,40 @@ static ts_status guard_bmp(const unsigned char *b, size_t len, char *err, size_t
     return TS_OK;
 }
 
+/* Skips GIF data sub-blocks (length byte, bytes) up to the empty one; returns the index after it,
+ * or 0 when the file ends first. */
+static size_t gif_skip_blocks(const unsigned char *b, size_t len, size_t i)
+{
+    while (i < len && b[i] != 0)
+        i += 1 + (size_t)b[i];
+    return i < len ? i + 1 : 0;
+}
+
+/* The first frame must be complete: stb decodes a GIF cut inside it without complaint, the rest
+ * of the picture left blank. Later frames are never read. */
+static ts_status guard_gif(const unsigned char *b, size_t len, char *err, size_t errlen)
+{
+    size_t i = 13; /* signature and logical screen descriptor */
+    if (len >= 13 && (b[10] & 0x80))
+        i += (size_t)3 << ((b[10] & 7) + 1); /* global colour table */
+    while (i < len) {
+        if (b[i] == 0x21) { /* extension: label, then sub-blocks */
+            if (i + 2 > len || !(i = gif_skip_blocks(b, len, i + 2)))
+                break;
+        } else if (b[i] == 0x2C) { /* image: descriptor, local table, LZW size, sub-blocks */
+            if (len - i < 11)
+                break;
+            size_t j = i + 10 + ((b[i + 9] & 0x80) ? (size_t)3 << ((b[i + 9] & 7) + 1) : 0);
+            if (j >= len || !gif_skip_blocks(b, len, j + 1))
+                break;
+            return TS_OK;
+        } else {
+            return TS_OK; /* a trailer or junk: stb's call */
+        }
+    }
+    return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated GIF");
+}
+
 /* ---------------------------------------------------------------- decoding */
 
 /* The message for a failed stb call on bytes sniffed as `k`. */
@@ -498,6 +532,7 @@ static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_
     case K_JPEG: return guard_jpeg(b, len, err, errlen);
     case K_PNM: return guard_pnm(b, len, ph, err, errlen);
     case K_BMP: return guard_bmp(b, len, err, errlen);
+    case K_GIF: return guard_gif(b, len, err, errlen);
     default: return TS_OK;
     }
 }

@@ -208,6 +208,9 @@ static long mapped_diff(const ts_image *in, const ts_image *got, int out_ch, con
 
 static const int sizes[][2] = {{33, 17}, {1, 1}, {257, 129}, {2, 300}};
 
+static int expect_refused(const char *name, const void *p, size_t n, ts_status want,
+                          const char *text);
+
 /* ---------------------------------------------------------------- names */
 
 TEST(io_format_names)
@@ -473,19 +476,27 @@ TEST(io_png_is_read_by_opencv_as_written)
 TEST(io_gif_loads_its_first_frame)
 {
     /* Two 1x1 frames over a black/white palette: first black (index 0), then white. */
-    static const unsigned char gif[] = {
-        /* screen 1x1, global palette of 2: black, white */
-        'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255,
-        /* frame 1: LZW codes clear, 0, end */
-        0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0,
-        /* frame 2: clear, 1, end */
-        0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x4C, 0x01, 0, 0x3B};
+    static const unsigned char gif[] = {/* screen 1x1, global palette of 2: black, white */
+                                        'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0, 0, 0,
+                                        0, 255, 255, 255,
+                                        /* frame 1: LZW codes clear, 0, end */
+                                        0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0,
+                                        /* frame 2: clear, 1, end */
+                                        0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x4C, 0x01, 0, 0x3B};
     ts_image im;
     char err[256];
     CHECKF(load_bytes(gif, sizeof gif, &im, err, sizeof err) == TS_OK, "%s", err);
     CHECK(im.width == 1 && im.height == 1 && im.channels == 4 && im.bytes == 1);
     CHECKF(ts_get(&im, 0, 0, 0) == 0 && ts_get(&im, 0, 0, 3) == 255, "got %u",
            ts_get(&im, 0, 0, 0));
+    ts_image_free(&im);
+    /* Cut inside the first frame: an error (stb alone fills the rest in blank). Cut after it:
+     * the first frame is all that is read. */
+    static const size_t cuts[] = {6, 13, 16, 19, 25, 29, 31, 33};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++)
+        CHECKF(expect_refused("cut.gif", gif, cuts[k], TS_ERR_FORMAT, "truncated GIF"), "cut %zu",
+               cuts[k]);
+    CHECK(load_bytes(gif, 34, &im, err, sizeof err) == TS_OK);
     ts_image_free(&im);
 }
 
