@@ -687,6 +687,8 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
             bench_note(&b->meta, "%s %s skipped: needs compute capability %d.%d, the device "
                        "has %d.%d", ts_family_name(fam), v->name, v->min_cc / 10, v->min_cc % 10,
                        b->dev.cc / 10, b->dev.cc % 10);
+            fprintf(stderr, "bench: %s: %s needs compute capability %d.%d: skipped\n", where,
+                    v->name, v->min_cc / 10, v->min_cc % 10);
             continue;
         }
         if (wanted(v->name, 0))
