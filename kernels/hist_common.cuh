@@ -1,0 +1,231 @@
+/* hist_common.cuh - what the histogram files (hist.cu, hist_opt.cu, hist_equalize.cu) share:
+ * the pixel shapes as template parameters and the one switch that picks an instantiation, the
+ * two ways kernels walk an image (pixel by pixel with a grid stride, or in 16/48-byte units with
+ * vector loads), the job checks, and the equalize driver that every variant's run() calls.
+ * Internal to kernels/.
+ */
+#ifndef TS_HIST_COMMON_CUH
+#define TS_HIST_COMMON_CUH
+
+#include "gpu_util.cuh"
+#include "hist_plan.h"
+
+#include <stdint.h>
+
+/* Dynamic shared memory of every histogram kernel, typed by each kernel (one declaration per
+ * translation unit: differently typed `extern __shared__` arrays would clash). */
+extern __shared__ __align__(16) unsigned char ts_hist_dyn_smem[];
+template <class T> __device__ __forceinline__ T *hist_smem() { return reinterpret_cast<T *>(ts_hist_dyn_smem); }
+
+/* A pixel shape: B bytes a sample, CH channels, LUMA: colour pixels counted by their luma.
+ * Gray images are always instantiated with LUMA false (both modes count the gray channel). */
+template <int B, int CH, bool LUMA> struct HistShape {
+    static_assert(B == 1 || B == 2, "8 or 16-bit samples");
+    static_assert(CH >= 1 && CH <= 4, "1 to 4 channels");
+    static_assert(!LUMA || CH >= 3, "luma needs colour");
+    static constexpr int NH = (CH >= 3 && !LUMA) ? 3 : 1; /* histograms */
+    static constexpr int CC = CH >= 3 ? 3 : 1;            /* colour channels */
+    static constexpr unsigned BINS = B == 2 ? 65536u : 256u;
+    static constexpr int MAXV = B == 2 ? 65535 : 255;
+};
+
+/* Histogram h's value of a pixel whose samples are s[0..CH-1] (h < NH). */
+template <int B, int CH, bool LUMA>
+__device__ __forceinline__ unsigned hist_value(const unsigned *s, int h)
+{
+    if (LUMA)
+        return ts_luma_of_sum(ts_luma_sum(s[0], s[1], s[2]));
+    return s[h];
+}
+
+/* Calls f(global bin) for every value of every pixel, in row-major order with a grid stride.
+ * (x, y) advance by the stride's (dx, dy) with one compare, not a division per pixel. */
+template <int B, int CH, bool LUMA, class F>
+__device__ __forceinline__ void hist_walk_pixels(const ts_image &im, F &&f)
+{
+    typedef HistShape<B, CH, LUMA> S;
+    const unsigned w = (unsigned)im.width, h = (unsigned)im.height;
+    const unsigned stride = gridDim.x * blockDim.x;
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned dy = stride / w, dx = stride - dy * w;
+    unsigned y = t / w, x = t - y * w;
+    while (y < h) {
+        const unsigned char *row = (const unsigned char *)im.data + (size_t)y * im.pitch;
+        unsigned s[CH];
+#pragma unroll
+        for (int c = 0; c < CH; c++)
+            s[c] = B == 1 ? row[x * CH + c] : ((const uint16_t *)row)[x * CH + c];
+#pragma unroll
+        for (int k = 0; k < S::NH; k++)
+            f((unsigned)k * S::BINS + hist_value<B, CH, LUMA>(s, k));
+        x += dx;
+        y += dy;
+        if (x >= w) {
+            x -= w;
+            y++;
+        }
+    }
+}
+
+/* A unit of whole pixels that a thread loads with 16-byte vector loads: 16 bytes, or 48 for
+ * 3-channel pixels (so no pixel straddles two units). Samples live in registers: every index
+ * is a compile-time constant once the loops over a unit are unrolled. */
+template <int B, int CH> struct HistUnit {
+    static constexpr int NVEC = CH == 3 ? 3 : 1;
+    static constexpr int BYTES = 16 * NVEC;
+    static constexpr int WORDS = 4 * NVEC;
+    static constexpr int SAMPLES = BYTES / B;
+    static constexpr int PIX = SAMPLES / CH;
+    uint32_t w[WORDS];
+
+    __device__ __forceinline__ unsigned sample(int k) const
+    {
+        return B == 1 ? (w[k >> 2] >> (8 * (k & 3))) & 0xFFu : (w[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
+    }
+    __device__ __forceinline__ void put(int k, unsigned v)
+    {
+        if (B == 1)
+            w[k >> 2] |= (v & 0xFFu) << (8 * (k & 3));
+        else
+            w[k >> 1] |= (v & 0xFFFFu) << (16 * (k & 1));
+    }
+    __device__ __forceinline__ void clear()
+    {
+#pragma unroll
+        for (int i = 0; i < WORDS; i++)
+            w[i] = 0;
+    }
+    /* nbytes (a whole number of pixels) of the unit at p; vec: p is 16-byte aligned. Samples
+     * past nbytes read as 0. The short last unit of a row reads sample by sample, so a row is
+     * never read past its end. */
+    __device__ __forceinline__ void load(const unsigned char *p, int nbytes, bool vec)
+    {
+        if (vec && nbytes == BYTES) {
+#pragma unroll
+            for (int v = 0; v < NVEC; v++) {
+                uint4 q = __ldg(reinterpret_cast<const uint4 *>(p) + v);
+                w[4 * v] = q.x, w[4 * v + 1] = q.y, w[4 * v + 2] = q.z, w[4 * v + 3] = q.w;
+            }
+            return;
+        }
+        clear();
+#pragma unroll
+        for (int k = 0; k < SAMPLES; k++)
+            if (k * B < nbytes)
+                put(k, B == 1 ? p[k] : reinterpret_cast<const uint16_t *>(p)[k]);
+    }
+    __device__ __forceinline__ void store(unsigned char *p, int nbytes, bool vec) const
+    {
+        if (vec && nbytes == BYTES) {
+#pragma unroll
+            for (int v = 0; v < NVEC; v++)
+                reinterpret_cast<uint4 *>(p)[v] = make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]);
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < SAMPLES; k++)
+            if (k * B < nbytes) {
+                if (B == 1)
+                    p[k] = (unsigned char)sample(k);
+                else
+                    reinterpret_cast<uint16_t *>(p)[k] = (uint16_t)sample(k);
+            }
+    }
+};
+
+/* The units of an image: `per_row` units a row (the last one maybe short), `total` in all
+ * (< 2^31 since units hold at least one pixel: see TS_HIST_MAX_PIXELS). */
+struct HistUnits {
+    unsigned per_row, total;
+    int row_bytes;
+};
+
+template <int B, int CH> static inline HistUnits hist_units(const ts_image &im)
+{
+    HistUnits u;
+    u.row_bytes = (int)ts_row_bytes(&im);
+    u.per_row = (unsigned)((u.row_bytes + HistUnit<B, CH>::BYTES - 1) / HistUnit<B, CH>::BYTES);
+    u.total = u.per_row * (unsigned)im.height;
+    return u;
+}
+
+/* Unit i of an image: its first byte and how many of its bytes lie in the row. */
+template <int B, int CH>
+__device__ __forceinline__ const unsigned char *hist_unit_at(const ts_image &im, const HistUnits &u,
+                                                            unsigned i, int *nbytes)
+{
+    constexpr int UB = HistUnit<B, CH>::BYTES;
+    unsigned y = i / u.per_row, x = i - y * u.per_row;
+    int left = u.row_bytes - (int)(x * UB);
+    *nbytes = left < UB ? left : UB;
+    return (const unsigned char *)im.data + (size_t)y * im.pitch + (size_t)x * UB;
+}
+
+/* Calls f(unit, nbytes, index) for the units of a grid stride, UNR at a time: the loads of UNR
+ * units are issued before any is used, so more bytes are in flight per thread. */
+template <int B, int CH, int UNR, class F>
+__device__ __forceinline__ void hist_for_units(const ts_image &im, const HistUnits &u, bool vec, F &&f)
+{
+    const unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < u.total; i += UNR * stride) {
+        HistUnit<B, CH> a[UNR];
+        int nb[UNR];
+#pragma unroll
+        for (int r = 0; r < UNR; r++) {
+            unsigned j = i + (unsigned)r * stride;
+            nb[r] = 0;
+            if (j < u.total) {
+                const unsigned char *p = hist_unit_at<B, CH>(im, u, j, &nb[r]);
+                a[r].load(p, nb[r], vec);
+            } else {
+                a[r].clear();
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < UNR; r++)
+            if (nb[r] > 0)
+                f(a[r], nb[r], i + (unsigned)r * stride);
+    }
+}
+
+/* 16-byte vector loads (and stores) are safe: rows start 16-byte aligned. */
+static inline bool hist_vec_ok(const ts_image *im)
+{
+    return ((uintptr_t)im->data % 16) == 0 && im->pitch % 16 == 0;
+}
+
+/* Calls op.template run<B, CH, LUMA>() for the image's shape (LUMA only for colour). */
+template <class Op> static ts_status hist_dispatch(const ts_image &im, ts_hist_mode mode, Op &op)
+{
+    bool luma = mode == TS_HIST_LUMA && im.channels >= 3;
+#define TS_HIST_CASE(B, CH, L)                                                                     \
+    if (im.bytes == (B) && im.channels == (CH) && luma == (L))                                     \
+        return op.template run<B, CH, L>();
+    TS_HIST_CASE(1, 1, false) TS_HIST_CASE(1, 2, false)
+    TS_HIST_CASE(1, 3, false) TS_HIST_CASE(1, 3, true)
+    TS_HIST_CASE(1, 4, false) TS_HIST_CASE(1, 4, true)
+    TS_HIST_CASE(2, 1, false) TS_HIST_CASE(2, 2, false)
+    TS_HIST_CASE(2, 3, false) TS_HIST_CASE(2, 3, true)
+    TS_HIST_CASE(2, 4, false) TS_HIST_CASE(2, 4, true)
+#undef TS_HIST_CASE
+    return ts_fail(TS_ERR_UNSUPPORTED, "histogram of %d-channel %d-byte images", im.channels,
+                   im.bytes);
+}
+
+/* The histogram step of a variant: counts job->in into d_hist (zeroing it first), using
+ * `extra` (extra_bytes of device scratch) for its own needs. */
+typedef ts_status (*hist_count_fn)(const ts_job *job, uint32_t *d_hist, void *extra,
+                                   size_t extra_bytes);
+
+/* Shape checks shared by every GPU variant (what `supports` says, with reasons). */
+ts_status hist_check_job(const ts_job *job);
+/* TS_OP_HIST: count into job->hist with `count`; TS_OP_EQUALIZE: count into scratch, then the
+ * LUT and apply kernels. `extra_bytes`: what `count` needs past the equalize scratch. */
+ts_status hist_run_job(const ts_job *job, hist_count_fn count, size_t extra_bytes);
+/* A persistent grid: blocks of `kernel` resident on the whole device (>= 1). */
+ts_status hist_resident_blocks(const void *kernel, int threads, size_t smem, const ts_device *dev,
+                               int *blocks);
+/* Raises the kernel's dynamic shared memory limit when it needs more than the default 48 KB. */
+ts_status hist_allow_smem(const void *kernel, size_t smem);
+
+#endif /* TS_HIST_COMMON_CUH */
