@@ -53,7 +53,7 @@ TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 .PHONY: all deps run test test-gpu clean check-cuda
-all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit
+all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
 
 check-cuda:
 ifeq ($(HAVE_CUDA),)

@@ -1,3 +1,26 @@
-#include "tessera.h"
+/* main.c - tessera's entry: parse the command line, then list, batch-convert or view. */
+#include "cli.h"
+#include "util.h"
+
 #include <stdio.h>
-int main(void) { printf("%zu variants\n", ts_variant_count()); return 0; }
+
+int main(int argc, char **argv)
+{
+    ts_options o;
+    int rc = ts_parse_options(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (o.help) {
+        ts_print_usage();
+        return 0;
+    }
+    if (o.version) {
+        printf("tessera %s (%s)\n", TS_VERSION, ts_gpu_compiled() ? "CUDA" : "CPU only");
+        return 0;
+    }
+    if (o.list)
+        return ts_list(&o);
+    if (o.headless)
+        return ts_headless(&o);
+    return ts_viewer(&o);
+}

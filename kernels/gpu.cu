@@ -16,6 +16,11 @@ extern "C" ts_status ts_gpu_open(ts_device *dev)
     int n = 0, id = 0;
     memset(dev, 0, sizeof *dev);
     cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+        cudaGetLastError();
+        return ts_fail(TS_ERR_NO_GPU, "%s", e == cudaErrorNoDevice ? "no CUDA device found"
+                       : "no NVIDIA driver for CUDA 13 found");
+    }
     if (e != cudaSuccess) {
         cudaGetLastError();
         return ts_fail(TS_ERR_NO_GPU, "%s", cudaGetErrorString(e));

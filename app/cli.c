@@ -1,0 +1,262 @@
+/* cli.c - option parsing (getopt_long, every value range-checked), the pipeline set-up that the
+ * viewer and the batch share, and --list. */
+#include "cli.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ts_print_usage(void)
+{
+    printf("Usage: tessera [options] [IMAGE|DIR]...          view images (SDL2 window)\n"
+           "       tessera --headless -o DIR|FILE [options] INPUT...   batch conversion\n"
+           "       tessera --list                                  operations and variants\n"
+           "\n"
+           "Operations (--ops, a comma-separated chain applied in order):\n"
+           "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
+           "  rotate:90|180|270  transpose  transverse  flip  flop  equalize[:luma|rgb]\n"
+           "  K is odd, 1..31 (box 3, gauss 5 by default).\n"
+           "\n"
+           "Options:\n"
+           "  --headless            batch mode: process INPUT files and directories\n"
+           "  -o, --output PATH     output directory (or file, for a single input)\n"
+           "  --ops LIST            operations; empty: convert formats only\n"
+           "  --format FMT          png, jpg, bmp, tga or pnm (default: the input's)\n"
+           "  --quality N           JPEG quality 1..100 (default 90)\n"
+           "  --force               overwrite existing outputs (never inputs)\n"
+           "  -r, --recursive       descend into subdirectories of DIR inputs\n"
+           "  -j, --jobs N          threads for decoding and encoding (default: CPUs, max 64)\n"
+           "  --backend B           auto (default), gpu or cpu\n"
+           "  --variant F=NAME      variant of a family (conv, geom, hist) or op, e.g. conv=tiled\n"
+           "  --report FILE.json    per image and op: variant, backend, device, time\n"
+           "  --timings             print each image's per-op kernel times\n"
+           "  --max-pixels N|WxH    refuse larger images (default 16384x16384)\n"
+           "  -q, --quiet           only errors\n"
+           "  --keys LIST           viewer: replay keys at start, e.g. \"e,b,]\"\n"
+           "  --frames N            viewer: render N frames, then quit\n"
+           "  --screenshot FILE     viewer: save the window at the end, then quit\n"
+           "  --list                list operations and variants\n"
+           "  -h, --help            this text;  --version  the version\n"
+           "\n"
+           "Exit status: 0 ok, 1 some file failed, 2 usage error.\n");
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    ts_warn("%s (see tessera --help)", msg);
+    return 2;
+}
+
+static int parse_max_pixels(const char *s, uint64_t *out)
+{
+    long w, h;
+    const char *x = strchr(s, 'x');
+    if (x) {
+        char a[32];
+        size_t n = (size_t)(x - s);
+        if (n == 0 || n >= sizeof a)
+            return -1;
+        memcpy(a, s, n);
+        a[n] = '\0';
+        if (parse_long(a, 1, TS_MAX_DIM, &w) || parse_long(x + 1, 1, TS_MAX_DIM, &h))
+            return -1;
+        *out = (uint64_t)w * (uint64_t)h;
+        return 0;
+    }
+    if (parse_long(s, 1, (long)1 << 40, &w))
+        return -1;
+    *out = (uint64_t)w;
+    return 0;
+}
+
+enum {
+    OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
+    OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS
+};
+
+static int parse_variant(const char *arg, ts_options *o)
+{
+    const char *eq = strchr(arg, '=');
+    char fam[32];
+    ts_family f;
+    if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof fam)
+        return usage_error("--variant '%s': expected FAMILY=NAME, e.g. conv=tiled%s", arg, "");
+    memcpy(fam, arg, (size_t)(eq - arg));
+    fam[eq - arg] = '\0';
+    if (!ts_family_from_name(fam, &f))
+        return usage_error("--variant '%s': unknown family '%s' (conv, geom, hist)", arg, fam);
+    if (strcmp(eq + 1, "auto") != 0 && !ts_variant_find(f, eq + 1)) {
+        char known[256] = "auto";
+        for (size_t i = 0; i < ts_variant_count(); i++)
+            if (ts_variant_at(i)->family == f) {
+                strncat(known, " ", sizeof known - strlen(known) - 1);
+                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
+            }
+        return usage_error("--variant '%s': unknown variant (known: %s)", arg, known);
+    }
+    if (o->n_variants == TS_MAX_VARIANT_ARGS)
+        return usage_error("too many --variant options%s%s", "", "");
+    o->variants[o->n_variants].family = f;
+    o->variants[o->n_variants].name = eq + 1;
+    o->n_variants++;
+    return 0;
+}
+
+int ts_parse_options(int argc, char **argv, ts_options *o)
+{
+    static const struct option longs[] = {
+        {"headless", no_argument, 0, OPT_HEADLESS}, {"output", required_argument, 0, 'o'},
+        {"ops", required_argument, 0, OPT_OPS},     {"format", required_argument, 0, OPT_FORMAT},
+        {"quality", required_argument, 0, OPT_QUALITY}, {"force", no_argument, 0, OPT_FORCE},
+        {"recursive", no_argument, 0, 'r'},         {"jobs", required_argument, 0, 'j'},
+        {"backend", required_argument, 0, OPT_BACKEND},
+        {"variant", required_argument, 0, OPT_VARIANT},
+        {"report", required_argument, 0, OPT_REPORT},
+        {"max-pixels", required_argument, 0, OPT_MAXPIX}, {"quiet", no_argument, 0, 'q'},
+        {"list", no_argument, 0, OPT_LIST},         {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, OPT_VERSION},   {"keys", required_argument, 0, OPT_KEYS},
+        {"frames", required_argument, 0, OPT_FRAMES},
+        {"screenshot", required_argument, 0, OPT_SHOT},
+        {"timings", no_argument, 0, OPT_TIMINGS},   {0, 0, 0, 0}};
+    long v;
+    memset(o, 0, sizeof *o);
+    o->ops = "";
+    o->jobs = cpu_count();
+    o->max_pixels = TS_DEFAULT_MAX_PIXELS;
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int longi = 0;
+        int c = getopt_long(argc, argv, ":o:rj:qh", longs, &longi);
+        if (c == -1)
+            break;
+        const char *arg = optarg;
+        switch (c) {
+        case OPT_HEADLESS: o->headless = 1; break;
+        case 'o': o->output = arg; break;
+        case OPT_OPS: o->ops = arg; break;
+        case OPT_FORMAT:
+            o->format = tsio_format_from_name(arg);
+            if (o->format == TSIO_UNKNOWN)
+                return usage_error("--format '%s': use png, jpg, bmp, tga or pnm%s", arg, "");
+            break;
+        case OPT_QUALITY:
+            if (parse_long(arg, 1, 100, &v))
+                return usage_error("--quality '%s': must be 1..100%s", arg, "");
+            o->quality = (int)v;
+            break;
+        case OPT_FORCE: o->force = 1; break;
+        case 'r': o->recursive = 1; break;
+        case 'j':
+            if (parse_long(arg, 1, 64, &v))
+                return usage_error("--jobs '%s': must be 1..64%s", arg, "");
+            o->jobs = (int)v;
+            break;
+        case OPT_BACKEND:
+            if (strcmp(arg, "auto") == 0)
+                o->backend = TS_BACKEND_AUTO;
+            else if (strcmp(arg, "gpu") == 0)
+                o->backend = TS_BACKEND_GPU;
+            else if (strcmp(arg, "cpu") == 0)
+                o->backend = TS_BACKEND_CPU;
+            else
+                return usage_error("--backend '%s': use auto, gpu or cpu%s", arg, "");
+            break;
+        case OPT_VARIANT:
+            if (parse_variant(arg, o))
+                return 2;
+            break;
+        case OPT_REPORT: o->report = arg; break;
+        case OPT_MAXPIX:
+            if (parse_max_pixels(arg, &o->max_pixels))
+                return usage_error("--max-pixels '%s': a pixel count or WxH%s", arg, "");
+            break;
+        case 'q': o->quiet = 1; break;
+        case OPT_LIST: o->list = 1; break;
+        case 'h': o->help = 1; break;
+        case OPT_VERSION: o->version = 1; break;
+        case OPT_KEYS: o->keys = arg; break;
+        case OPT_FRAMES:
+            if (parse_long(arg, 1, 1000000, &v))
+                return usage_error("--frames '%s': must be 1..1000000%s", arg, "");
+            o->frames = (int)v;
+            break;
+        case OPT_SHOT: o->screenshot = arg; break;
+        case OPT_TIMINGS: o->timings = 1; break;
+        case ':':
+            return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
+        default:
+            return usage_error("unknown option '%s'%s", argv[optind - 1], "");
+        }
+    }
+    o->inputs = argv + optind;
+    o->n_inputs = argc - optind;
+    if (o->headless && !o->list && !o->help && !o->version) {
+        if (o->n_inputs == 0)
+            return usage_error("--headless needs at least one INPUT%s%s", "", "");
+        if (!o->output)
+            return usage_error("--headless needs -o DIR (or -o FILE for one input)%s%s", "", "");
+    }
+    return 0;
+}
+
+ts_pipeline *ts_open_pipeline(const ts_options *o)
+{
+    ts_pipeline *p;
+    char msg[512];
+    if (ts_pipeline_create(&p, o->backend, msg, sizeof msg) != TS_OK) {
+        ts_warn("%s", ts_error_detail());
+        return NULL;
+    }
+    if (msg[0] && !o->quiet)
+        ts_warn("%s", msg);
+    for (int i = 0; i < o->n_variants; i++) {
+        ts_status st = ts_pipeline_select(p, o->variants[i].family, o->variants[i].name);
+        if (st == TS_ERR_UNSUPPORTED) { /* skipped with a message, never a crash */
+            if (!o->quiet)
+                ts_warn("%s: skipped, using auto", ts_error_detail());
+        } else if (st != TS_OK) {
+            ts_warn("%s", ts_error_detail());
+            ts_pipeline_destroy(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+int ts_list(const ts_options *o)
+{
+    static const char *const ops[TS_FAM_COUNT] = {
+        "box gauss sharpen emboss edge kernel", "rotate transpose transverse flip flop",
+        "equalize (histogram)"};
+    ts_device dev;
+    int gpu = o->backend != TS_BACKEND_CPU && ts_gpu_open(&dev) == TS_OK;
+    if (gpu)
+        printf("backend: GPU %s (compute capability %d.%d, %d SMs)\n", dev.name, dev.cc / 10,
+               dev.cc % 10, dev.sms);
+    else
+        printf("backend: CPU (%s)\n", o->backend == TS_BACKEND_CPU ? "--backend cpu"
+                                                                   : ts_error_detail());
+    for (int f = 0; f < TS_FAM_COUNT; f++) {
+        printf("\n%s: %s\n", ts_family_name((ts_family)f), ops[f]);
+        for (size_t i = 0; i < ts_variant_count(); i++) {
+            const ts_variant *v = ts_variant_at(i);
+            if (v->family != (ts_family)f)
+                continue;
+            char need[16];
+            if (ts_variant_is_gpu(v))
+                snprintf(need, sizeof need, "sm_%d", v->min_cc);
+            else
+                snprintf(need, sizeof need, "host");
+            const char *here = ts_variant_is_gpu(v)
+                                   ? (gpu && ts_variant_runnable(v, &dev) ? "yes" : "no")
+                                   : "yes";
+            printf("  %-8s %-6s runs here: %-3s  %s\n", v->name, need, here, v->why);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,175 @@
+#!/bin/sh
+# tests/cli.sh - the command line end to end: the assets, every bad input, exit codes, no data
+# lost. Usage: sh tests/cli.sh build/tessera. Ends with "N passed, N failed, N skipped".
+TESSERA=${1:-build/tessera}
+BUILD=$(dirname "$TESSERA")
+MKIMAGE="$BUILD/mkimage"
+T=$(mktemp -d /tmp/tessera-cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+passed=0 failed=0 skipped=0
+ok() { passed=$((passed + 1)); echo "ok   cli: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL cli: $1"; [ -f "$T/err" ] && sed 's/^/     | /' "$T/err" | head -20; }
+skip() { skipped=$((skipped + 1)); echo "skip cli: $1 ($2)"; }
+
+# run CMD...: runs tessera with stdout in $T/out and stderr in $T/err; $rc is the status.
+run() { "$TESSERA" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+# expect NAME RC [TEXT]: the last run exited RC and, if given, its stderr holds TEXT.
+expect() {
+    if [ "$rc" != "$2" ]; then bad "$1 (exit $rc, want $2)"; return; fi
+    if [ -n "${3:-}" ] && ! grep -qF -- "$3" "$T/err"; then bad "$1 (stderr lacks '$3')"; return; fi
+    ok "$1"
+}
+no_temps() { ! find "$1" -name '*.tmp*' 2>/dev/null | grep -q .; }
+sum() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs md5sum) 2>/dev/null; }
+
+mk() { "$MKIMAGE" "$@" || { echo "mkimage failed: $*"; exit 1; }; }
+mkdir -p "$T/in" "$T/bad"
+mk 33 17 3 8 1 "$T/in/rgb8.png"
+mk 31 9 4 8 2 "$T/in/rgba8.png"
+mk 20 30 1 16 3 "$T/in/gray16.png"
+mk 17 5 2 16 4 "$T/in/ga16.png"
+mk 64 48 3 8 5 "$T/in/photo.jpg"
+mk 40 20 1 8 6 "$T/in/low.png" band
+
+# ---------------------------------------------------------------- basics
+run --help; expect "--help exits 0" 0
+grep -q "Usage:" "$T/out" && ok "--help prints usage" || bad "--help prints usage"
+run --version; expect "--version exits 0" 0
+run --list; expect "--list exits 0" 0
+for f in "conv:" "geom:" "hist:" " cpu "; do
+    grep -qF "$f" "$T/out" && ok "--list shows '$f'" || bad "--list shows '$f'"
+done
+run --bogus; expect "unknown option is a usage error" 2 "unknown option"
+run --headless "$T/in/rgb8.png"; expect "--headless without -o" 2 "needs -o"
+run --headless -o "$T"; expect "--headless without inputs" 2 "at least one INPUT"
+run --headless -o "$T" --jobs 0 "$T/in/rgb8.png"; expect "--jobs 0" 2 "--jobs"
+run --headless -o "$T" --quality 101 "$T/in/rgb8.png"; expect "--quality 101" 2 "--quality"
+run --headless -o "$T" --format gif "$T/in/rgb8.png"; expect "--format gif" 2 "--format"
+run --headless -o "$T" --backend tpu "$T/in/rgb8.png"; expect "--backend tpu" 2 "--backend"
+run --headless -o "$T" --variant conv "$T/in/rgb8.png"; expect "--variant without =" 2 "FAMILY=NAME"
+run --headless -o "$T" --variant blur=naive "$T/in/rgb8.png"; expect "--variant unknown family" 2 "unknown family"
+run --headless -o "$T" --variant conv=magic "$T/in/rgb8.png"; expect "--variant unknown name" 2 "unknown variant"
+
+# ---------------------------------------------------------------- malformed --ops
+for ops in "gauss:5," ",gauss:5" "gauss:5,,flip" "blur:3" "gauss:4" "box:0" "box:33" "box:x" \
+           "box:99999999999999999999" "rotate:45" "gauss:5:-1" "equalize:hsv" " , "; do
+    mkdir -p "$T/o1"
+    run --headless -o "$T/o1" --ops "$ops" "$T/in/rgb8.png"
+    expect "--ops '$ops' is a usage error" 2 "--ops"
+    [ -z "$(ls "$T/o1")" ] && ok "--ops '$ops' writes nothing" || bad "--ops '$ops' writes nothing"
+done
+printf '1 2 nan\n1 1 1\n1 1 1\n' >"$T/nan.k"
+run --headless -o "$T" --ops "kernel:$T/nan.k" "$T/in/rgb8.png"; expect "kernel file with NaN" 2 "nan.k"
+printf '1 1 1 1\n' >"$T/even.k"
+run --headless -o "$T" --ops "kernel:$T/even.k" "$T/in/rgb8.png"; expect "kernel file with even K" 2 "even"
+head -c 1048576 /dev/urandom >"$T/junk.k"
+run --headless -o "$T" --ops "kernel:$T/junk.k" "$T/in/rgb8.png"; expect "kernel file of 1 MB garbage" 2 "junk.k"
+run --headless -o "$T" --ops "kernel:$T/missing.k" "$T/in/rgb8.png"; expect "missing kernel file" 2 "missing.k"
+
+# ---------------------------------------------------------------- a good batch
+mkdir -p "$T/o2"
+before=$(sum "$T/in")
+run --headless -q -o "$T/o2" --ops "gauss:5,rotate:90,equalize" --report "$T/r.json" "$T/in"
+expect "batch of every kind of image" 0
+[ "$(ls "$T/o2" | wc -l)" = 6 ] && ok "batch writes one output per input" || bad "batch writes one output per input ($(ls "$T/o2" | tr '\n' ' '))"
+[ "$before" = "$(sum "$T/in")" ] && ok "inputs are never modified" || bad "inputs are never modified"
+no_temps "$T/o2" && ok "no temp files left" || bad "no temp files left"
+[ ! -s "$T/err" ] && ok "-q prints nothing on success" || bad "-q prints nothing on success"
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - "$T/r.json" <<'PY' >"$T/err" 2>&1 && ok "report is valid JSON with per-op variants" || bad "report is valid JSON with per-op variants"
+import json, sys
+r = json.load(open(sys.argv[1]))
+imgs = r["images"]
+assert len(imgs) == 6, len(imgs)
+for i in imgs:
+    assert i["ok"], i
+    assert [o["op"] for o in i["ops"]] == ["gauss:5", "rotate:90", "equalize"], i["ops"]
+    for o in i["ops"]:
+        assert o["variant"] and o["ms"] >= 0, o
+PY
+else
+    skip "report is valid JSON" "no /usr/bin/python3"
+fi
+# rotate:90 swaps width and height: read the outputs back through tessera's own report
+mkdir -p "$T/o3"
+run --headless -q -o "$T/o3" --report "$T/r2.json" "$T/o2/rgb8.png"
+grep -q '"width": 17, "height": 33' "$T/r2.json" && ok "rotate:90 output is 17x33" || bad "rotate:90 output is 17x33"
+grep -q '"bits": 16' "$T/r.json" && ok "16-bit inputs stay 16-bit" || bad "16-bit inputs stay 16-bit"
+
+# ---------------------------------------------------------------- outputs and names
+mkdir -p "$T/o4"
+run --headless -o "$T/o4" --format png "$T/in/photo.jpg"; expect "format conversion with empty --ops" 0
+[ -f "$T/o4/photo.png" ] && ok "--format png renames to .png" || bad "--format png renames to .png"
+run --headless -o "$T/o4" --format png "$T/in/photo.jpg"; expect "existing output needs --force" 1 "exists (use --force)"
+run --headless -o "$T/o4" --format png --force "$T/in/photo.jpg"; expect "--force overwrites" 0
+run --headless -o "$T/single.jpg" --quality 50 --ops flip "$T/in/rgb8.png"; expect "-o FILE for one input" 0
+[ -f "$T/single.jpg" ] && ok "-o FILE writes that file" || bad "-o FILE writes that file"
+run --headless -o "$T/o4" --format jpg "$T/in/gray16.png"; expect "16-bit to JPEG" 0 "8-bit"
+run --headless -o "$T/in" --force --ops flip "$T/in/rgb8.png"
+expect "output equal to the input is refused" 1 "overwrite an input"
+[ "$before" = "$(sum "$T/in")" ] && ok "refused overwrite left the input intact" || bad "refused overwrite left the input intact"
+mkdir -p "$T/o5"
+run --headless -o "$T/o5" "$T/in/rgb8.png" "$T/in/rgb8.png"; expect "the same file twice" 1 "already written from"
+run --headless -o "$T/nowhere" "$T/in/rgb8.png" "$T/in/rgba8.png"; expect "missing output directory" 1 "does not exist"
+mkdir -p "$T/sp ace/ñandú"
+cp "$T/in/rgb8.png" "$T/sp ace/ñandú/föto 1.png"
+run --headless -o "$T/sp ace" --ops edge "$T/sp ace/ñandú/föto 1.png"; expect "path with spaces and non-ASCII" 0
+[ -f "$T/sp ace/föto 1.png" ] && ok "non-ASCII output name" || bad "non-ASCII output name"
+
+# ---------------------------------------------------------------- bad files: clear line, batch goes on
+: >"$T/bad/empty.png"
+echo "hello, not an image" >"$T/bad/text.png"
+head -c 200 "$T/in/rgb8.png" >"$T/bad/trunc.png"
+head -c 300 "$T/in/photo.jpg" >"$T/bad/trunc.jpg"
+mkdir -p "$T/bad/dir.png"
+cp "$T/in/rgba8.png" "$T/bad/good.png"
+mkdir -p "$T/o6"
+run --headless -o "$T/o6" "$T/bad/empty.png" "$T/bad/text.png" "$T/bad/trunc.png" "$T/bad/trunc.jpg" \
+    "$T/bad/dir.png" "$T/bad/missing.png" "$T/bad/good.png"
+expect "a batch with bad files exits 1" 1
+for f in empty.png text.png trunc.png trunc.jpg dir.png missing.png; do
+    n=$(grep -c "^tessera: $T/bad/$f: " "$T/err")
+    [ "$n" = 1 ] && ok "one line names $f" || bad "one line names $f (found $n)"
+done
+[ -f "$T/o6/good.png" ] && ok "the good file of a bad batch is written" || bad "the good file of a bad batch is written"
+grep -q "6 of 7 images failed" "$T/err" && ok "failures are counted at the end" || bad "failures are counted at the end"
+no_temps "$T/o6" && ok "no temp files after failures" || bad "no temp files after failures"
+[ "$(ls "$T/o6")" = "good.png" ] && ok "no partial outputs of bad files" || bad "no partial outputs of bad files ($(ls "$T/o6" | tr '\n' ' '))"
+run --headless -o "$T/o6" --max-pixels 10x10 --force "$T/in/rgb8.png"; expect "--max-pixels refuses larger images" 1 "max-pixels"
+
+# ---------------------------------------------------------------- backends and variants
+if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU"; then
+    run --headless -o "$T/o6" --force --backend gpu --ops gauss:3 "$T/in/rgb8.png"; expect "--backend gpu with a GPU" 0
+else
+    run --headless -o "$T/o6" --force --backend gpu --ops gauss:3 "$T/in/rgb8.png"; expect "--backend gpu without a GPU is an error" 1 "no usable GPU"
+    run --headless -o "$T/o6" --force --ops gauss:3 "$T/in/rgb8.png"; expect "auto falls back to the CPU and says so" 0 "running on the CPU"
+    run --headless -o "$T/o6" --force --variant conv=naive --ops gauss:3 "$T/in/rgb8.png"
+    expect "a GPU variant on the CPU is skipped with a message" 0 "skipped"
+fi
+mkdir -p "$T/o7"
+run --headless -q -o "$T/o7" --backend cpu --ops "gauss:3,flop,equalize:rgb" "$T/in/rgba8.png"
+mkdir -p "$T/o8"
+run --headless -q -o "$T/o8" --ops "gauss:3,flop,equalize:rgb" "$T/in/rgba8.png"
+cmp -s "$T/o7/rgba8.png" "$T/o8/rgba8.png" && ok "auto backend output equals the CPU reference" || bad "auto backend output equals the CPU reference"
+
+# ---------------------------------------------------------------- --jobs: same bytes
+mkdir -p "$T/many" "$T/j1" "$T/j8"
+i=0; while [ $i -lt 40 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 + 8 * (i % 2))) $i "$T/many/m$i.png"; i=$((i + 1)); done
+run --headless -q -j 1 -o "$T/j1" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 1 batch" 0
+run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 batch" 0
+[ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/j8" && md5sum * | LC_ALL=C sort)" ] && ok "--jobs 8 gives the bytes of --jobs 1" || bad "--jobs 8 gives the bytes of --jobs 1"
+
+# ---------------------------------------------------------------- interrupted batch
+mk 2000 1500 3 8 9 "$T/big.png"
+mkdir -p "$T/bigs" "$T/o9"
+for i in 1 2 3 4; do cp "$T/big.png" "$T/bigs/b$i.png"; done
+"$TESSERA" --headless -q --backend cpu -j 2 -o "$T/o9" --ops "gauss:31" "$T/bigs" 2>"$T/err" &
+pid=$!
+sleep 1
+kill -TERM $pid 2>/dev/null
+wait $pid; rc=$?
+expect "SIGTERM mid-batch exits 143" 143 "interrupted"
+no_temps "$T/o9" && ok "SIGTERM leaves no temp files" || bad "SIGTERM leaves no temp files ($(ls -a "$T/o9" | tr '\n' ' '))"
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
