@@ -9,89 +9,28 @@
  * (bench_gpu.cu: warm-up, L2 flushed before each run, CUDA events, median). Vendor rows follow
  * (bench_vendor.cu). A variant the device cannot run, or that does not take the job, is skipped
  * with a note; a wrong one is timed and marked WRONG; a failing one says "error: ...".
- * The table goes to stdout as it grows, then the headline block; --md/--csv write the files that
- * `make bench` puts in tools/results/ (tools/chart.py draws the PNG from the CSV).
+ * The plan and the flags are bench_plan.c's. The table goes to stdout as it grows, then the
+ * headline block; --md/--csv write the files that `make bench` puts in tools/results/
+ * (tools/chart.py draws the PNG from the CSV).
  */
 #include "bench_gpu.cuh"
 #include "gpu_util.cuh"
 
 #include <cuda_runtime.h>
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
-/* ---------------------------------------------------------------- the plan */
-
-#define Q_RGB BF_BIT(BF_RGB8)
-#define Q_RGBA BF_BIT(BF_RGBA8)
-#define Q_G8 BF_BIT(BF_GRAY8)
-#define Q_G16 BF_BIT(BF_GRAY16)
-
-/* quick/headline formats: where issues 3-5 set their targets (RGB8 conv and equalize, RGBA8
- * geometry, 16-bit histograms; 8-bit histograms against CUB). */
-static const bench_opdef builtin_ops[] = {
-    {"gauss:3", "gauss:3", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"gauss:5", "gauss:5", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"gauss:7", "gauss:7", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"sharpen", "sharpen", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"box:15", "box:15", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"edge", "edge", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"rotate:90", "rotate:90", BD_UNIFORM, BF_ALL, Q_RGBA, Q_RGBA},
-    {"transpose", "transpose", BD_UNIFORM, BF_ALL, Q_RGBA, Q_RGBA},
-    {"rotate:180", "rotate:180", BD_UNIFORM, BF_ALL, Q_RGBA, Q_RGBA},
-    {"flip", "flip", BD_UNIFORM, BF_ALL, Q_RGBA, Q_RGBA},
-    {"hist", NULL, BD_UNIFORM, BF_ALL, Q_G16 | Q_RGBA, Q_G16 | Q_G8 | Q_RGBA},
-    {"hist:narrow", NULL, BD_BAND, Q_G16, Q_G16, Q_G16},
-    {"equalize", "equalize", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    {"equalize:rgb", "equalize:rgb", BD_UNIFORM, Q_RGB | Q_RGBA, Q_RGB, Q_RGB},
-};
-#define N_BUILTIN (sizeof builtin_ops / sizeof builtin_ops[0])
-
-static const struct {
-    const char *name;
-    int w, h;
-} named_sizes[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
-
-/* Cluster sizes swept through job->param for the hist variants below (issue 5). */
-static const int sweep_params[] = {1, 2, 4, 8, 16};
-static const char *const sweep_variants[] = {"cluster", "opt"};
-static const char *const vendor_names[] = {"cudnn", "cub", "npp"};
-
-#define MAX_OPS 64
-#define MAX_SIZES 16
-#define MAX_ITEMS 32
-
-typedef struct item {
-    char name[48];
-    int param; /* -1: any */
-} item;
-
-typedef struct config {
-    int quick, runs, vendor, sweep, cpu, slug_only;
-    int have_seed;
-    unsigned long long seed;
-    const char *csv, *md;
-    const char *op_arg, *variant_arg, *format_arg, *size_arg;
-} config;
-
 typedef struct bench {
-    config cfg;
+    bench_plan plan;
     ts_device dev;
     bench_env env;
     bench_meta meta;
     bench_rows rows;
     bench_ref *ref;
     bench_vendor *vendor;
-    bench_opdef ops[MAX_OPS];
-    char op_text[MAX_OPS][80];
-    unsigned op_formats[MAX_OPS];
-    size_t n_ops;
-    int sizes[MAX_SIZES][2];
-    int n_sizes;
     ts_image d_in, d_out, d_gold;
     size_t in_cap, out_cap, gold_cap;
     uint32_t *d_hist, *d_gold_hist;
@@ -101,88 +40,11 @@ typedef struct bench {
     int stopped; /* the CUDA context is gone */
 } bench;
 
-static item variant_items[MAX_ITEMS];
-static int n_variant_items;
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "bench: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(2);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: bench [options]\n"
-            "Times every variant of tessera's variant table, vendor baselines (cuDNN, CUB, NPP)\n"
-            "and a device-to-device copy of the same bytes, at 1920x1080, 3840x2160, 7680x4320\n"
-            "for gray8, rgb8, rgba8, gray16. Prints a markdown table and a headline block.\n\n"
-            "  --quick          7680x4320 only, the formats the targets name, 10 runs\n"
-            "  --op LIST        ops or families, comma-separated: conv, geom, hist, equalize,\n"
-            "                   gauss (all gauss:K), gauss:5, rotate:90, hist:narrow, or any op\n"
-            "                   text tessera parses (e.g. emboss, gauss:9, rotate:270)\n"
-            "  --variant LIST   variant names (naive, tiled, cluster, cluster/2 for one swept\n"
-            "                   size, cudnn, cub, npp, cpu)\n"
-            "  --size LIST      WxH, 1080p, 4k, 8k\n"
-            "  --format LIST    gray8, rgb8, rgba8, gray16\n"
-            "  --runs N         timed runs per row, median reported (default 20; --quick 10)\n"
-            "  --csv FILE       write one CSV row per measurement\n"
-            "  --md FILE        write the headline and the full table as markdown\n"
-            "  --no-vendor      no cuDNN/CUB/NPP rows\n"
-            "  --sweep          sweep hist cluster sizes 1,2,4,8,16 through job->param\n"
-            "                   (cluster and opt rows; default on, off with --quick)\n"
-            "  --no-sweep       no sweep\n"
-            "  --cpu            also time the CPU variants (at 1920x1080 only)\n"
-            "  --seed N         replay the random inputs of an earlier run\n"
-            "  --slug           print the device's file-name stem and exit\n"
-            "  --help           this text\n");
-}
-
-/* ---------------------------------------------------------------- shared helpers */
-
-int bench_tolerance(const ts_op *op)
-{
-    return op->kind == TS_OP_CONV && !op->filter.exact ? 1 : 0;
-}
-
-size_t bench_hist_count(const ts_op *op, int channels, int bytes)
-{
-    return (size_t)ts_hist_count(op->hist_mode, channels) * (size_t)ts_hist_bins(bytes);
-}
-
-ts_status bench_make_op(const bench_opdef *def, int fmt, ts_op *op, char *err, size_t errlen)
-{
-    if (def->text)
-        return ts_op_parse(def->text, op, err, errlen);
-    memset(op, 0, sizeof *op);
-    op->kind = TS_OP_HIST;
-    /* issue 7: luma for gray, one histogram per colour channel for colour */
-    op->hist_mode = bench_formats[fmt].channels >= 3 ? TS_HIST_CHANNELS : TS_HIST_LUMA;
-    snprintf(op->text, sizeof op->text, "hist");
-    return TS_OK;
-}
-
-static int wanted(const char *name, int param)
-{
-    if (!n_variant_items)
-        return 1;
-    for (int i = 0; i < n_variant_items; i++)
-        if (strcmp(variant_items[i].name, name) == 0 &&
-            (variant_items[i].param < 0 || variant_items[i].param == param))
-            return 1;
-    return 0;
-}
-
 bench_row *bench_group_row(const bench_group *grp, bench_rows *rows, const char *variant)
 {
     bench_row *r = bench_rows_add(rows);
     if (!r)
-        die("out of memory");
+        bench_die("out of memory");
     bench_text(r->op, sizeof r->op, "%s", grp->def->name);
     r->fmt = grp->fmt;
     r->width = grp->width;
@@ -206,226 +68,6 @@ static void set_state(bench_row *r, bench_state s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(r->check, sizeof r->check, fmt, ap);
     va_end(ap);
-}
-
-/* ---------------------------------------------------------------- arguments */
-
-/* Splits a comma list into fixed items ("name" or "name/param"). */
-static int split_items(const char *arg, item *out, int max, int with_param)
-{
-    int n = 0;
-    const char *p = arg;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len) {
-            if (n == max || len >= sizeof out[0].name)
-                die("too many or too long items in '%s'", arg);
-            memcpy(out[n].name, p, len);
-            out[n].name[len] = '\0';
-            out[n].param = -1;
-            char *slash = with_param ? strchr(out[n].name, '/') : NULL;
-            if (slash) {
-                char *end;
-                long v = strtol(slash + 1, &end, 10);
-                if (*end || end == slash + 1 || v < 0 || v > 1024)
-                    die("bad variant '%s' (NAME or NAME/PARAM)", out[n].name);
-                *slash = '\0';
-                out[n].param = (int)v;
-            }
-            n++;
-        }
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    return n;
-}
-
-static long parse_long(const char *s, const char *flag, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        die("%s takes a number in [%ld, %ld], not '%s'", flag, lo, hi, s);
-    return v;
-}
-
-static void parse_args(config *c, int argc, char **argv)
-{
-    memset(c, 0, sizeof *c);
-    c->vendor = 1;
-    c->runs = -1;
-    c->sweep = -1;
-    for (int i = 1; i < argc; i++) {
-        char *a = argv[i], *val = NULL, flag[64];
-        char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
-        if (eq)
-            val = eq + 1;
-#define VALUE() (val ? val : (i + 1 < argc ? argv[++i] : (die("%s needs a value", flag), "")))
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(flag, "--quick")) {
-            c->quick = 1;
-        } else if (!strcmp(flag, "--op")) {
-            c->op_arg = VALUE();
-        } else if (!strcmp(flag, "--variant")) {
-            c->variant_arg = VALUE();
-        } else if (!strcmp(flag, "--size")) {
-            c->size_arg = VALUE();
-        } else if (!strcmp(flag, "--format")) {
-            c->format_arg = VALUE();
-        } else if (!strcmp(flag, "--runs")) {
-            c->runs = (int)parse_long(VALUE(), "--runs", 1, 1000);
-        } else if (!strcmp(flag, "--csv")) {
-            c->csv = VALUE();
-        } else if (!strcmp(flag, "--md")) {
-            c->md = VALUE();
-        } else if (!strcmp(flag, "--no-vendor")) {
-            c->vendor = 0;
-        } else if (!strcmp(flag, "--sweep")) {
-            c->sweep = 1;
-        } else if (!strcmp(flag, "--no-sweep")) {
-            c->sweep = 0;
-        } else if (!strcmp(flag, "--cpu")) {
-            c->cpu = 1;
-        } else if (!strcmp(flag, "--seed")) {
-            const char *s = VALUE();
-            char *end;
-            errno = 0;
-            c->seed = strtoull(s, &end, 10);
-            if (errno || *end || end == s)
-                die("--seed takes a number, not '%s'", s);
-            c->have_seed = 1;
-        } else if (!strcmp(flag, "--slug")) {
-            c->slug_only = 1;
-        } else {
-            fprintf(stderr, "bench: unknown option '%s'\n", a);
-            usage(stderr);
-            exit(2);
-        }
-        if (val && (!strcmp(flag, "--quick") || !strcmp(flag, "--no-vendor") ||
-                    !strcmp(flag, "--sweep") || !strcmp(flag, "--no-sweep") ||
-                    !strcmp(flag, "--cpu") || !strcmp(flag, "--slug")))
-            die("%s takes no value", flag);
-#undef VALUE
-    }
-    if (c->runs < 0)
-        c->runs = c->quick ? 10 : 20;
-    if (c->sweep < 0)
-        c->sweep = !c->quick;
-}
-
-static ts_family def_family(const bench_opdef *d)
-{
-    ts_op op;
-    char err[160];
-    if (!d->text || ts_op_parse(d->text, &op, err, sizeof err) != TS_OK)
-        return TS_FAM_HIST;
-    return ts_op_family(op.kind);
-}
-
-static int op_matches(const bench_opdef *d, const char *it)
-{
-    size_t n = strlen(it);
-    if (!strcmp(it, "conv") || !strcmp(it, "geom"))
-        return !strcmp(ts_family_name(def_family(d)), it);
-    return !strcmp(d->name, it) || (!strncmp(d->name, it, n) && d->name[n] == ':');
-}
-
-static void add_op(bench *b, const bench_opdef *d)
-{
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (!strcmp(b->ops[i].name, d->name))
-            return;
-    if (b->n_ops == MAX_OPS)
-        die("too many ops");
-    b->ops[b->n_ops++] = *d;
-}
-
-static void build_plan(bench *b)
-{
-    const config *c = &b->cfg;
-    item it[MAX_ITEMS];
-    if (!c->op_arg) {
-        for (size_t i = 0; i < N_BUILTIN; i++)
-            add_op(b, &builtin_ops[i]);
-    } else {
-        int n = split_items(c->op_arg, it, MAX_ITEMS, 0);
-        for (int k = 0; k < n; k++) {
-            int hit = 0;
-            for (size_t i = 0; i < N_BUILTIN; i++)
-                if (op_matches(&builtin_ops[i], it[k].name)) {
-                    add_op(b, &builtin_ops[i]);
-                    hit = 1;
-                }
-            if (hit)
-                continue;
-            ts_op op; /* any op text tessera parses, e.g. for make profile */
-            char err[200];
-            if (ts_op_parse(it[k].name, &op, err, sizeof err) != TS_OK)
-                die("--op %s: not an op of the plan nor op text tessera parses (%s)", it[k].name,
-                    err);
-            size_t j = b->n_ops;
-            snprintf(b->op_text[j], sizeof b->op_text[j], "%s", op.text);
-            bench_opdef d = {b->op_text[j], b->op_text[j], BD_UNIFORM, BF_ALL, BF_ALL, BF_ALL};
-            add_op(b, &d);
-        }
-    }
-    unsigned fmask = 0;
-    if (c->format_arg) {
-        int n = split_items(c->format_arg, it, MAX_ITEMS, 0);
-        for (int k = 0; k < n; k++) {
-            int f = 0;
-            while (f < BF_COUNT && strcmp(bench_formats[f].name, it[k].name))
-                f++;
-            if (f == BF_COUNT)
-                die("--format %s: one of gray8, rgb8, rgba8, gray16", it[k].name);
-            fmask |= BF_BIT(f);
-        }
-    }
-    for (size_t i = 0; i < b->n_ops; i++)
-        b->op_formats[i] = c->format_arg ? (b->ops[i].formats & fmask)
-                                         : c->quick ? b->ops[i].quick : b->ops[i].formats;
-    if (c->size_arg) {
-        int n = split_items(c->size_arg, it, MAX_ITEMS, 0);
-        for (int k = 0; k < n && b->n_sizes < MAX_SIZES; k++) {
-            int w = 0, h = 0;
-            for (size_t s = 0; s < sizeof named_sizes / sizeof named_sizes[0]; s++)
-                if (!strcasecmp(named_sizes[s].name, it[k].name))
-                    w = named_sizes[s].w, h = named_sizes[s].h;
-            char x;
-            if (!w && (sscanf(it[k].name, "%dx%d%c", &w, &h, &x) != 2 || w < 1 || h < 1 ||
-                       w > 16384 || h > 16384))
-                die("--size %s: WxH (1..16384 each), 1080p, 4k or 8k", it[k].name);
-            b->sizes[b->n_sizes][0] = w;
-            b->sizes[b->n_sizes][1] = h;
-            b->n_sizes++;
-        }
-    } else {
-        for (size_t s = 0; s < 3; s++)
-            if (!c->quick || s == 2) {
-                b->sizes[b->n_sizes][0] = named_sizes[s].w;
-                b->sizes[b->n_sizes][1] = named_sizes[s].h;
-                b->n_sizes++;
-            }
-    }
-    if (c->variant_arg) {
-        n_variant_items = split_items(c->variant_arg, variant_items, MAX_ITEMS, 1);
-        for (int k = 0; k < n_variant_items; k++) {
-            int known = !strcmp(variant_items[k].name, "cpu");
-            for (size_t i = 0; i < ts_variant_count(); i++)
-                known |= !strcmp(ts_variant_at(i)->name, variant_items[k].name);
-            for (size_t i = 0; i < sizeof vendor_names / sizeof vendor_names[0]; i++)
-                known |= !strcmp(vendor_names[i], variant_items[k].name);
-            if (!known)
-                die("--variant %s: no such variant in the table (nor a vendor: cudnn cub npp)",
-                    variant_items[k].name);
-        }
-    }
 }
 
 /* ---------------------------------------------------------------- one variant of a group */
@@ -590,7 +232,7 @@ static void run_variant(bench *b, bench_group *grp, const ts_variant *v, int par
     if (bg_context_lost())
         return;
     bg_timing tm;
-    if ((st = bg_time(b->env.g, timed_run, &t, b->cfg.runs, &tm)) != TS_OK) {
+    if ((st = bg_time(b->env.g, timed_run, &t, b->plan.runs, &tm)) != TS_OK) {
         set_state(r, BS_ERROR, "error: %s", ts_error_detail());
         return;
     }
@@ -614,14 +256,6 @@ static void run_cpu_variant(bench *b, bench_group *grp, const ts_variant *v)
     r->runs = 3;
     set_state(r, BS_OK, "ok: the reference");
     bench_text(r->note, sizeof r->note, "host clock, median of 3");
-}
-
-static int is_sweep_variant(const ts_variant *v)
-{
-    for (size_t i = 0; i < sizeof sweep_variants / sizeof sweep_variants[0]; i++)
-        if (!strcmp(v->name, sweep_variants[i]))
-            return 1;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- one group */
@@ -660,7 +294,7 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
     }
     grp.d_in = b->d_in;
     double floor_ms = -1;
-    if (bg_copy_floor(b->env.g, (size_t)(grp.bytes / 2), b->cfg.runs, &floor_ms) == TS_OK)
+    if (bg_copy_floor(b->env.g, (size_t)(grp.bytes / 2), b->plan.runs, &floor_ms) == TS_OK)
         grp.floor_ms = floor_ms;
     else
         fprintf(stderr, "bench: %s: copy floor failed: %s\n", where, ts_error_detail());
@@ -670,14 +304,14 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
         if (v->family != fam)
             continue;
         if (!ts_variant_is_gpu(v)) {
-            if (b->cfg.cpu && w == BENCH_CHECK_W && h == BENCH_CHECK_H && wanted(v->name, 0))
+            if (b->plan.cpu && w == BENCH_CHECK_W && h == BENCH_CHECK_H && bench_wanted(v->name, 0))
                 run_cpu_variant(b, &grp, v);
             continue;
         }
-        int sweep = b->cfg.sweep && op->kind == TS_OP_HIST && is_sweep_variant(v);
-        int any = wanted(v->name, 0);
-        for (size_t p = 0; sweep && p < sizeof sweep_params / sizeof sweep_params[0]; p++)
-            any |= wanted(v->name, sweep_params[p]);
+        int sweep = b->plan.sweep && op->kind == TS_OP_HIST && bench_is_swept(v->name);
+        int any = bench_wanted(v->name, 0);
+        for (size_t p = 0; sweep && p < (size_t)bench_n_sweep_params; p++)
+            any |= bench_wanted(v->name, bench_sweep_params[p]);
         if (!any)
             continue;
         if (!ts_variant_runnable(v, &b->dev)) {
@@ -691,13 +325,13 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
                     v->name, v->min_cc / 10, v->min_cc % 10);
             continue;
         }
-        if (wanted(v->name, 0))
+        if (bench_wanted(v->name, 0))
             run_variant(b, &grp, v, 0);
-        for (size_t p = 0; sweep && p < sizeof sweep_params / sizeof sweep_params[0]; p++)
-            if (!bg_context_lost() && wanted(v->name, sweep_params[p]))
-                run_variant(b, &grp, v, sweep_params[p]);
+        for (size_t p = 0; sweep && p < (size_t)bench_n_sweep_params; p++)
+            if (!bg_context_lost() && bench_wanted(v->name, bench_sweep_params[p]))
+                run_variant(b, &grp, v, bench_sweep_params[p]);
     }
-    if (b->cfg.vendor && b->vendor && !bg_context_lost())
+    if (b->plan.vendor && b->vendor && !bg_context_lost())
         bv_rows(b->vendor, &grp, &b->rows);
     double naive = -1;
     for (size_t i = first; i < b->rows.n; i++) {
@@ -729,17 +363,17 @@ static void fill_meta(bench *b, int argc, char **argv)
     size_t n = (size_t)snprintf(m->command, sizeof m->command, "build/bench");
     for (int i = 1; i < argc && n < sizeof m->command; i++)
         n += (size_t)snprintf(m->command + n, sizeof m->command - n, " %s", argv[i]);
-    m->runs = b->cfg.runs;
-    m->quick = b->cfg.quick;
-    m->seed = b->cfg.seed;
+    m->runs = b->plan.runs;
+    m->quick = b->plan.quick;
+    m->seed = b->plan.seed;
     bench_text(m->timing, sizeof m->timing,
                "median of %d runs after a warm-up, CUDA events around each run, L2 (%.0f MB) "
                "flushed before each run by reading 3x its size; random inputs, --seed %llu "
                "replays them; outputs checked once per op/format at %dx%d against the CPU "
                "reference",
-               b->cfg.runs, b->dev.l2_bytes / 1048576.0, (unsigned long long)b->cfg.seed,
+               b->plan.runs, b->dev.l2_bytes / 1048576.0, (unsigned long long)b->plan.seed,
                BENCH_CHECK_W, BENCH_CHECK_H);
-    if (b->cfg.vendor)
+    if (b->plan.vendor)
         bv_describe(m->vendors, sizeof m->vendors);
     else
         bench_text(m->vendors, sizeof m->vendors, "left out (--no-vendor)");
@@ -754,7 +388,7 @@ static void finish(bench *b)
         skipped += b->rows.v[i].state == BS_SKIPPED;
     }
     printf("\n## Headline\n\n");
-    bench_print_headline(stdout, &b->rows, b->ops, b->n_ops);
+    bench_print_headline(stdout, &b->rows, b->plan.ops, b->plan.n_ops);
     if (b->meta.n_notes) {
         printf("\n## Notes\n\n");
         for (int i = 0; i < b->meta.n_notes; i++)
@@ -770,66 +404,72 @@ int main(int argc, char **argv)
     static bench b; /* large; zeroed */
     int rc = 0;
     setvbuf(stdout, NULL, _IOLBF, 0); /* the table is the progress report */
-    parse_args(&b.cfg, argc, argv);
-    build_plan(&b);
+    bench_plan_parse(&b.plan, argc, argv);
+    if (b.plan.list_only) {
+        bench_plan_print(stdout, &b.plan);
+        return 0;
+    }
     if (ts_gpu_open(&b.dev) != TS_OK) {
         fprintf(stderr, "bench: no usable GPU: %s\n", ts_error_detail());
         return 1;
     }
-    if (b.cfg.slug_only) {
+    if (b.plan.slug_only) {
         char slug[80];
         bench_slug(b.dev.name, slug, sizeof slug);
         printf("%s\n", slug);
         return 0;
     }
-    if (!b.cfg.have_seed)
-        b.cfg.seed = (unsigned long long)time(NULL) * 2654435761ull ^ (unsigned long long)clock();
-    if (bg_open(&b.env.g, &b.dev, b.cfg.runs) != TS_OK) {
+    if (!b.plan.have_seed)
+        b.plan.seed = (unsigned long long)time(NULL) * 2654435761ull ^ (unsigned long long)clock();
+    if (bg_open(&b.env.g, &b.dev, b.plan.runs) != TS_OK) {
         fprintf(stderr, "bench: cannot set up the timing harness: %s\n", ts_error_detail());
         return 1;
     }
     b.env.dev = &b.dev;
     b.env.stream = bg_stream(b.env.g);
-    b.env.seed = b.cfg.seed;
-    b.env.runs = b.cfg.runs;
+    b.env.seed = b.plan.seed;
+    b.env.runs = b.plan.runs;
     b.env.meta = &b.meta;
-    b.env.wanted = wanted;
+    b.env.wanted = bench_wanted;
     if (!(b.ref = bref_new()))
-        die("out of memory");
-    if (b.cfg.vendor)
+        bench_die("out of memory");
+    if (b.plan.vendor)
         b.vendor = bv_open(&b.env);
     fill_meta(&b, argc, argv);
-    printf("# tessera benchmark: %s%s\n\n", b.dev.name, b.cfg.quick ? " (--quick)" : "");
+    printf("# tessera benchmark: %s%s\n\n", b.dev.name, b.plan.quick ? " (--quick)" : "");
     bench_print_meta(stdout, &b.meta, "- ");
     printf("\n");
     bench_print_table_head(stdout);
-    for (size_t i = 0; i < b.n_ops && !b.stopped; i++) {
+    for (size_t i = 0; i < b.plan.n_ops && !b.stopped; i++) {
         for (int fmt = 0; fmt < BF_COUNT && !b.stopped; fmt++) {
-            if (!(b.op_formats[i] & BF_BIT(fmt)))
+            if (!(b.plan.formats[i] & BF_BIT(fmt)))
                 continue;
             ts_op op;
             char err[200];
-            if (bench_make_op(&b.ops[i], fmt, &op, err, sizeof err) != TS_OK)
-                die("op %s: %s", b.ops[i].name, err);
-            for (int s = 0; s < b.n_sizes && !b.stopped; s++)
-                run_group(&b, &b.ops[i], &op, fmt, b.sizes[s][0], b.sizes[s][1]);
+            if (bench_make_op(&b.plan.ops[i], fmt, &op, err, sizeof err) != TS_OK)
+                bench_die("op %s: %s", b.plan.ops[i].name, err);
+            for (int s = 0; s < b.plan.n_sizes && !b.stopped; s++)
+                run_group(&b, &b.plan.ops[i], &op, fmt, b.plan.sizes[s][0], b.plan.sizes[s][1]);
         }
     }
-    if (b.cfg.cpu && !(b.n_sizes && b.sizes[0][0] == BENCH_CHECK_W))
+    int has_check_size = 0;
+    for (int s = 0; s < b.plan.n_sizes; s++)
+        has_check_size |= b.plan.sizes[s][0] == BENCH_CHECK_W && b.plan.sizes[s][1] == BENCH_CHECK_H;
+    if (b.plan.cpu && !has_check_size)
         bench_note(&b.meta, "--cpu times the CPU variants at %dx%d only", BENCH_CHECK_W,
                    BENCH_CHECK_H);
     if (b.rows.n == 0)
         fprintf(stderr, "bench: nothing to run: no op, format, size and variant of the plan "
                         "match the filters\n");
     finish(&b);
-    if (b.cfg.md && bench_write_md(b.cfg.md, &b.meta, &b.rows, b.ops, b.n_ops) != 0)
+    if (b.plan.md && bench_write_md(b.plan.md, &b.meta, &b.rows, b.plan.ops, b.plan.n_ops) != 0)
         rc = 1;
-    if (b.cfg.csv && bench_write_csv(b.cfg.csv, &b.meta, &b.rows) != 0)
+    if (b.plan.csv && bench_write_csv(b.plan.csv, &b.meta, &b.rows) != 0)
         rc = 1;
-    if (b.cfg.md && !rc)
-        fprintf(stderr, "bench: wrote %s\n", b.cfg.md);
-    if (b.cfg.csv && !rc)
-        fprintf(stderr, "bench: wrote %s\n", b.cfg.csv);
+    if (b.plan.md && !rc)
+        fprintf(stderr, "bench: wrote %s\n", b.plan.md);
+    if (b.plan.csv && !rc)
+        fprintf(stderr, "bench: wrote %s\n", b.plan.csv);
     if (b.stopped)
         rc = 2;
     if (!bg_context_lost()) { /* a lost context cannot free anything */

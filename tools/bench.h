@@ -45,6 +45,47 @@ typedef struct bench_opdef {
     unsigned headline; /* BF_BIT()s shown in the headline block */
 } bench_opdef;
 
+/* ---------------------------------------------------------------- the run (bench_plan.c) */
+
+#define BENCH_MAX_OPS 64
+#define BENCH_MAX_SIZES 16
+
+typedef struct bench_plan {
+    int quick, runs, vendor, sweep, cpu, slug_only, list_only, have_seed;
+    unsigned long long seed;
+    const char *csv, *md;
+    bench_opdef ops[BENCH_MAX_OPS];
+    unsigned formats[BENCH_MAX_OPS]; /* BF_BIT()s each op runs in */
+    size_t n_ops;
+    int sizes[BENCH_MAX_SIZES][2];
+    int n_sizes;
+    char op_text[BENCH_MAX_OPS][80]; /* names of ops given as text on the command line */
+} bench_plan;
+
+/* Fills the plan from the command line; on a usage error prints why and exits 2 (--help: 0). */
+void bench_plan_parse(bench_plan *p, int argc, char **argv);
+/* What the plan will run (--list). */
+void bench_plan_print(FILE *f, const bench_plan *p);
+/* 1 when --variant lets `name` (with `param`, 0 for none) run; every name without --variant. */
+int bench_wanted(const char *name, int param);
+/* Cluster sizes swept through job->param, and the hist variants swept. */
+extern const int bench_sweep_params[];
+extern const int bench_n_sweep_params;
+int bench_is_swept(const char *variant);
+/* Largest difference allowed against the CPU reference: 0 for exact ops, 1 for float
+ * convolution (the summation order differs). */
+int bench_tolerance(const ts_op *op);
+/* The ts_op of a plan entry for a format (the histogram's mode follows the format). */
+ts_status bench_make_op(const bench_opdef *def, int fmt, ts_op *op, char *err, size_t errlen);
+/* Histogram counts of an op on an image of `channels` channels and `bytes` bytes per sample. */
+size_t bench_hist_count(const ts_op *op, int channels, int bytes);
+/* "bench: message" on stderr, exit 2. */
+void bench_die(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
 /* ---------------------------------------------------------------- rows */
 
 #define BENCH_TEXT 200

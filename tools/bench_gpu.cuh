@@ -71,14 +71,6 @@ typedef struct bench_env {
     int (*wanted)(const char *name, int param);
 } bench_env;
 
-/* Largest difference allowed against the CPU reference: 0 for exact ops, 1 for float
- * convolution (the summation order differs). */
-int bench_tolerance(const ts_op *op);
-/* The ts_op of a plan entry for a format (the histogram's mode follows the format). */
-ts_status bench_make_op(const bench_opdef *def, int fmt, ts_op *op, char *err, size_t errlen);
-/* Histogram counts of an op on an image of `channels` channels and `bytes` bytes per sample. */
-size_t bench_hist_count(const ts_op *op, int channels, int bytes);
-
 /* ---------------------------------------------------------------- groups (bench.cu) */
 
 /* One op on one format at one size: what the vendor rows need to know. */
