@@ -141,6 +141,21 @@ __device__ __forceinline__ uint32_t conv_to_u(int32_t v) { return (uint32_t)v; }
 #define CONV_MAGIC 12582912.0f
 #define CONV_MAGIC_BITS 0x4B400000u
 
+/* The rare epilogues, out of line: inlined into every unrolled output they would multiply the
+ * code (and compile time) for jobs that almost never run (even or huge divisors, magnitudes). */
+static __device__ __noinline__ uint32_t conv_epi_div(conv_div d, int maxv, int32_t a)
+{
+    return conv_div_round_sat(a, &d, maxv);
+}
+static __device__ __noinline__ uint32_t conv_epi_fmag(int maxv, float a, float b)
+{
+    return ts_magnitude_f(a, b, maxv);
+}
+static __device__ __noinline__ uint32_t conv_epi_imag(int maxv, int32_t a, int32_t b)
+{
+    return conv_mag_exact(a, b, maxv);
+}
+
 /* The epilogue of one output from float accumulators (a1: the second filter of a magnitude). */
 __device__ __forceinline__ uint32_t conv_finish(const conv_params &p, float a0, float a1)
 {
@@ -155,11 +170,11 @@ __device__ __forceinline__ uint32_t conv_finish(const conv_params &p, float a0, 
     case CONV_EPI_DIVF_NC: /* a / d + 1/2 is never an integer for odd d: floor is round */
         return __float_as_uint(__fadd_rd(fmaf(a0, p.divf_inv, 0.5f), CONV_MAGIC)) - CONV_MAGIC_BITS;
     case CONV_EPI_DIV:
-        return conv_div_round_sat(__float2int_rn(a0), &p.div, p.maxv);
+        return conv_epi_div(p.div, p.maxv, __float2int_rn(a0));
     case CONV_EPI_FMAG:
-        return ts_magnitude_f(a0, a1, p.maxv);
+        return conv_epi_fmag(p.maxv, a0, a1);
     default: /* CONV_EPI_IMAG */
-        return conv_mag_exact(__float2int_rn(a0), __float2int_rn(a1), p.maxv);
+        return conv_epi_imag(p.maxv, __float2int_rn(a0), __float2int_rn(a1));
     }
 }
 
@@ -167,9 +182,9 @@ __device__ __forceinline__ uint32_t conv_finish(const conv_params &p, float a0, 
 __device__ __forceinline__ uint32_t conv_finish(const conv_params &p, int32_t a0, int32_t a1)
 {
     if (p.epi == CONV_EPI_IMAG)
-        return conv_mag_exact(a0, a1, p.maxv);
+        return conv_epi_imag(p.maxv, a0, a1);
     if (p.epi == CONV_EPI_DIV)
-        return conv_div_round_sat(a0, &p.div, p.maxv);
+        return conv_epi_div(p.div, p.maxv, a0);
     return (uint32_t)min(max(a0, 0), p.maxv);
 }
 

@@ -33,6 +33,10 @@ static const ts_variant table[] = {
      "implicit GEMM: input tile + halo staged once in shared memory, 8x4 outputs per thread "
      "in registers, no im2col",
      75, 3, conv_tiled_supports, NULL, conv_tiled},
+    {TS_FAM_CONV, "roll",
+     "K=3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
+     "rolling register rows, no shared memory or barrier",
+     75, 5, conv_roll_supports, NULL, conv_roll},
 #endif
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),
