@@ -19,7 +19,8 @@
  *            block then merges its share into global memory. K is the smallest power of two
  *            whose share fits a block (2 for 65536 bins on sm_90) unless job->param forces one.
  * All grids are persistent (one wave of resident blocks), so each block merges its histogram
- * once. The output is zeroed with cudaMemsetAsync first: variants own the zeroing.
+ * once. The output is zeroed with cudaMemsetAsync first (variants own the zeroing), enqueued
+ * after the host-side occupancy queries so the GPU does not wait on them between the two.
  */
 #include "hist_common.cuh"
 #include "variants.h"
@@ -184,7 +185,7 @@ struct NaiveCount {
     uint32_t *hist;
     template <int B, int CH, bool L> ts_status run()
     {
-        int blocks = min_int(blocks_for_pixels(job, NAIVE_THREADS), job->dev->sms * 16);
+        int blocks = min_int(blocks_for_pixels(job, NAIVE_THREADS), job->dev->sms * (2048 / NAIVE_THREADS));
         hist_naive_kernel<B, CH, L><<<blocks, NAIVE_THREADS, 0, (cudaStream_t)job->stream>>>(job->in, hist);
         TS_LAUNCH_CHECK("hist_naive_kernel");
         return TS_OK;
@@ -224,6 +225,8 @@ struct SharedCount {
             return st;
         int per_slice = min_int(resident / plan.slices, blocks_for_pixels(job, plan.threads));
         dim3 grid((unsigned)(per_slice < 1 ? 1 : per_slice), (unsigned)plan.slices);
+        if ((st = zero_hist(job, hist)) != TS_OK)
+            return st;
         hist_shared_kernel<B, CH, L><<<grid, plan.threads, plan.smem, (cudaStream_t)job->stream>>>(
             job->in, (unsigned)plan.slice_bins, hist);
         TS_LAUNCH_CHECK("hist_shared_kernel");
@@ -237,8 +240,7 @@ static ts_status shared_count(const ts_job *job, uint32_t *d_hist, void *extra, 
     if (!ts_hist_plan_shared(job_bins(job), job->dev, &op.plan))
         return ts_fail(TS_ERR_UNSUPPORTED, "hist shared: %ld bins do not fit shared memory",
                        job_bins(job));
-    ts_status st = zero_hist(job, d_hist);
-    return st != TS_OK ? st : hist_dispatch(job->in, job->op->hist_mode, op);
+    return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 
 extern "C" int ts_hist_shared_supports(const ts_job *job)
@@ -288,6 +290,8 @@ struct ClusterCount {
         /* One wave of clusters, and no more blocks than give each thread a pixel. */
         int want = (blocks_for_pixels(job, BLOCK_THREADS) + k - 1) / k;
         cfg.gridDim = dim3((unsigned)(min_int(clusters, want < 1 ? 1 : want) * k));
+        if ((st = zero_hist(job, hist)) != TS_OK)
+            return st;
         TS_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, job->in, per_block, hist));
         return TS_OK;
     }
@@ -310,8 +314,7 @@ static ts_status cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
                        "%zu bytes of shared memory a block", job->param ? " (forced)" : "",
                        job_bins(job), dev->smem_per_block_optin);
     ClusterCount op = {job, d_hist, k, (unsigned)(job_bins(job) / k)};
-    ts_status st = zero_hist(job, d_hist);
-    return st != TS_OK ? st : hist_dispatch(job->in, job->op->hist_mode, op);
+    return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 
 extern "C" int ts_hist_cluster_supports(const ts_job *job)

@@ -22,7 +22,9 @@
  *     registers; a persistent grid of resident blocks (the occupancy API) covers all SMs.
  *   - Bins that do not fit one block (3 x 65536 16-bit: 384 KB) are cut into slices like
  *     `shared` (2 slices of 192 KB on sm_90), each slice's blocks reading the whole image.
- * job->param is not used.
+ * job->param, when non-zero, forces the number of slices (the benchmark sweeps 1..16): more,
+ * smaller slices put more blocks on an SM but read the image more often; the default is the
+ * fewest that fit. `supports` refuses a count that does not divide the bins or fit a block.
  */
 #include "hist_common.cuh"
 #include "variants.h"
@@ -190,7 +192,7 @@ __global__ void __launch_bounds__(256)
 static int plan_of(const ts_job *job, ts_hist_plan *p)
 {
     long nbins = ts_hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
-    return ts_hist_plan_opt(nbins, job->in.bytes, job->dev, p);
+    return ts_hist_plan_opt(nbins, job->in.bytes, job->dev, job->param, p);
 }
 
 struct OptCount {
@@ -217,6 +219,14 @@ struct OptCount {
         return TS_OK;
     }
 
+    /* The output starts at zero: 8-bit blocks and 16-bit spills add into it. */
+    ts_status zero()
+    {
+        TS_CUDA_TRY(cudaMemsetAsync(hist, 0, (size_t)plan.slices * plan.slice_bins * sizeof *hist,
+                                    (cudaStream_t)job->stream));
+        return TS_OK;
+    }
+
     template <int B, int CH, bool L> ts_status run()
     {
         if constexpr (B == 1)
@@ -233,6 +243,8 @@ struct OptCount {
         if (st != TS_OK)
             return st;
         dim3 g((unsigned)per_slice, (unsigned)plan.slices);
+        if ((st = zero()) != TS_OK)
+            return st;
         hist_opt8_kernel<CH, L><<<g, plan.threads, plan.smem, (cudaStream_t)job->stream>>>(
             job->in, u, hist_vec_ok(&job->in), (unsigned)plan.slice_bins, hist);
         TS_LAUNCH_CHECK("hist_opt8_kernel");
@@ -253,6 +265,8 @@ struct OptCount {
         cudaStream_t s = (cudaStream_t)job->stream;
         unsigned slice_words = (unsigned)plan.slice_bins / 2;
         dim3 g((unsigned)per_slice, (unsigned)plan.slices);
+        if ((st = zero()) != TS_OK)
+            return st;
         hist_opt16_kernel<CH, L><<<g, plan.threads, plan.smem, s>>>(
             job->in, u, hist_vec_ok(&job->in), (unsigned)plan.slice_bins, hist, (uint32_t *)extra);
         TS_LAUNCH_CHECK("hist_opt16_kernel");
@@ -269,8 +283,6 @@ static ts_status opt_count(const ts_job *job, uint32_t *d_hist, void *extra, siz
     OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}};
     if (!plan_of(job, &op.plan))
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
-    TS_CUDA_TRY(cudaMemsetAsync(d_hist, 0, (size_t)op.plan.slices * op.plan.slice_bins * sizeof *d_hist,
-                                (cudaStream_t)job->stream));
     return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 

@@ -96,12 +96,23 @@ static inline int ts_hist_plan_shared(long nbins, const ts_device *dev, ts_hist_
 }
 
 /* opt: 8-bit keeps 32 lane copies of each u32 counter (128 bytes a bin); 16-bit packs two
- * 16-bit counters in a word (2 bytes a bin) and needs a partial histogram per block. */
-static inline int ts_hist_plan_opt(long nbins, int bytes, const ts_device *dev, ts_hist_plan *p)
+ * 16-bit counters in a word (2 bytes a bin) and needs a partial histogram per block.
+ * forced != 0 (job->param, the benchmark's sweep): that many slices, if they fit and divide the
+ * bins evenly; more slices mean smaller blocks, more of them an SM, and more reads. */
+static inline int ts_hist_plan_opt(long nbins, int bytes, const ts_device *dev, int forced,
+                                   ts_hist_plan *p)
 {
     int wide = bytes == 2;
     size_t bin_bytes = wide ? 2 : TS_HIST_LANES * sizeof(uint32_t);
-    p->slices = ts_hist_slices(nbins, bin_bytes, dev->smem_per_block_optin, wide ? 8 : 1);
+    long align = wide ? 8 : 1;
+    if (forced) {
+        long s = forced > 0 && forced <= 64 ? nbins / forced : 0;
+        int fits = s > 0 && nbins % forced == 0 && s % align == 0 &&
+                   (size_t)s * bin_bytes <= dev->smem_per_block_optin;
+        p->slices = fits ? forced : 0;
+    } else {
+        p->slices = ts_hist_slices(nbins, bin_bytes, dev->smem_per_block_optin, align);
+    }
     if (!p->slices)
         return 0;
     p->slice_bins = nbins / p->slices;

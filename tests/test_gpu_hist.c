@@ -284,13 +284,20 @@ TEST(hist_plans_fit_shared_memory)
     CHECK(ts_hist_plan_shared(3 * 65536, &h100, &p) && p.slices == 4 && p.slice_bins == 49152);
     CHECK(ts_hist_plan_shared(768, &h100, &p) && p.slices == 1 && p.smem == 3072);
     /* opt: packed 16-bit counters, all 65536 in one block, one block an SM, a partial each */
-    CHECK(ts_hist_plan_opt(65536, 2, &h100, &p) && p.slices == 1 && p.smem == 131072);
+    CHECK(ts_hist_plan_opt(65536, 2, &h100, 0, &p) && p.slices == 1 && p.smem == 131072);
     CHECK(p.threads == 1024 && p.blocks == 132 && p.partial_bytes == (size_t)132 * 131072);
-    CHECK(ts_hist_plan_opt(3 * 65536, 2, &h100, &p) && p.slices == 2 && p.slice_bins == 98304);
+    CHECK(ts_hist_plan_opt(3 * 65536, 2, &h100, 0, &p) && p.slices == 2 && p.slice_bins == 98304);
     /* opt 8-bit: 32 lane copies; 3 x 256 bins take 96 KB, two blocks an SM */
-    CHECK(ts_hist_plan_opt(768, 1, &h100, &p) && p.slices == 1 && p.smem == 98304);
+    CHECK(ts_hist_plan_opt(768, 1, &h100, 0, &p) && p.slices == 1 && p.smem == 98304);
     CHECK(p.threads == 512 && p.blocks == 264 && p.partial_bytes == 0);
-    CHECK(ts_hist_plan_opt(256, 1, &h100, &p) && p.smem == 32768 && p.blocks == 4 * 132);
+    CHECK(ts_hist_plan_opt(256, 1, &h100, 0, &p) && p.smem == 32768 && p.blocks == 4 * 132);
+    /* forced slice counts (the benchmark's sweep of job->param) */
+    CHECK(!ts_hist_plan_opt(3 * 65536, 2, &h100, 1, &p));                 /* 384 KB */
+    CHECK(ts_hist_plan_opt(65536, 2, &h100, 2, &p) && p.smem == 65536 && p.blocks == 2 * 132 / 2);
+    CHECK(p.partial_bytes == (size_t)2 * 132 * 32768 * 2);
+    CHECK(ts_hist_plan_opt(3 * 65536, 2, &h100, 16, &p) && p.slice_bins == 12288);
+    CHECK(ts_hist_plan_opt(768, 1, &h100, 16, &p) && p.slice_bins == 48);
+    CHECK(!ts_hist_plan_opt(65536, 2, &h100, 3, &p) && !ts_hist_plan_opt(256, 1, &h100, 3, &p));
     /* invariants on several devices */
     ts_device devs[3] = {h100, fake_device(80, 166912, 167936, 108), fake_device(75, 65536, 65536, 40)};
     static const long shapes[][2] = {{256, 1}, {768, 1}, {65536, 2}, {3 * 65536, 2}};
@@ -298,7 +305,7 @@ TEST(hist_plans_fit_shared_memory)
         for (int s = 0; s < 4; s++) {
             long nb = shapes[s][0];
             int bytes = (int)shapes[s][1];
-            CHECKF(ts_hist_plan_opt(nb, bytes, &devs[d], &p), "opt %ld bins on %s", nb, devs[d].name);
+            CHECKF(ts_hist_plan_opt(nb, bytes, &devs[d], 0, &p), "opt %ld bins on %s", nb, devs[d].name);
             CHECK(p.slices * p.slice_bins == nb && p.smem <= devs[d].smem_per_block_optin);
             CHECK(p.blocks >= 1 && (bytes == 1 || p.slice_bins % 8 == 0));
             CHECK(bytes == 1 || p.partial_bytes == (size_t)p.slices * p.blocks * p.slice_bins * 2);
@@ -418,16 +425,10 @@ TEST(gpu_hist_large)
     }
 }
 
-/* The cluster variant at each size the benchmark sweeps (job->param); sizes that cannot hold
- * the bins are refused by `supports` and skipped with a note. Also the target of
- * `compute-sanitizer --tool racecheck`: moderate sizes only. */
-TEST(gpu_hist_cluster_sizes)
+/* A variant at each job->param the benchmark sweeps (cluster: cluster size; opt: slices);
+ * values that do not fit are refused by `supports` and skipped with a note. */
+static void sweep_params(const ts_device *dev, const ts_variant *v)
 {
-    TU_GPU_OR_SKIP(dev);
-    const ts_variant *v = ts_variant_find(TS_FAM_HIST, "cluster");
-    CHECK(v != NULL);
-    if (!ts_variant_runnable(v, dev) || !dev->cluster_launch)
-        SKIP("the device cannot launch thread-block clusters (sm_90)");
     uint64_t rng = tu_seed() ^ 0x434c;
     static const int ks[] = {1, 2, 4, 8, 16};
     static const int shapes[][3] = {{1, 1, 0}, {3, 1, 1}, {4, 1, 0}, {1, 2, 0}, {3, 2, 1}, {4, 2, 0}};
@@ -452,15 +453,15 @@ TEST(gpu_hist_cluster_sizes)
                 probe.op = &op, probe.in = in, probe.dev = dev, probe.param = ks[k];
                 if (!v->supports(&probe)) {
                     if (z == 0)
-                        printf("# hist cluster size %d cannot hold %zu bins in %zu bytes a block: "
-                               "skipped\n", ks[k], n, dev->smem_per_block_optin);
+                        printf("# hist %s param %d cannot hold %zu bins in %zu bytes a block: "
+                               "skipped\n", v->name, ks[k], n, dev->smem_per_block_optin);
                     continue;
                 }
                 ok = hist_equal(v, &in, mode, ks[k], want, z == 2 ? "band" : "random");
                 ran++;
             }
             free(want);
-            if (ok && z == 1 && s == 1) /* equalize at every size too (RGB8) */
+            if (ok && z == 1 && s == 1) /* equalize at every value too (RGB8) */
                 for (int k = 0; k < 5 && ok; k++) {
                     ts_op op = tu_op("equalize:rgb");
                     ts_image ref;
@@ -472,7 +473,26 @@ TEST(gpu_hist_cluster_sizes)
             if (!ok)
                 return;
         }
-    CHECK(ran > 0);
+    CHECKF(ran > 0, "hist %s: no swept value ran", v->name);
+}
+
+/* The target of `compute-sanitizer --tool racecheck` for DSMEM: moderate sizes only. */
+TEST(gpu_hist_cluster_sizes)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_HIST, "cluster");
+    CHECK(v != NULL);
+    if (!ts_variant_runnable(v, dev) || !dev->cluster_launch)
+        SKIP("the device cannot launch thread-block clusters (sm_90)");
+    sweep_params(dev, v);
+}
+
+TEST(gpu_hist_opt_slices)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_HIST, "opt");
+    CHECK(v != NULL && ts_variant_runnable(v, dev));
+    sweep_params(dev, v);
 }
 
 /* Run once with TESSERA_MAX_CC=80: the device then reports sm_80, `cluster` must not be
