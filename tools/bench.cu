@@ -360,7 +360,7 @@ static void fill_meta(bench *b, int argc, char **argv)
     gmtime_r(&now, &tmv);
     strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M:%S UTC", &tmv);
     bench_slug(b->dev.name, m->slug, sizeof m->slug);
-    size_t n = (size_t)snprintf(m->command, sizeof m->command, "build/bench");
+    size_t n = (size_t)snprintf(m->command, sizeof m->command, "%s", argv[0]);
     for (int i = 1; i < argc && n < sizeof m->command; i++)
         n += (size_t)snprintf(m->command + n, sizeof m->command - n, " %s", argv[i]);
     m->runs = b->plan.runs;
