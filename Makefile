@@ -52,7 +52,7 @@ AOBJ = $(APP_C:%.c=$(BUILD)/%.o)
 TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-.PHONY: all deps run test test-gpu clean check-cuda
+.PHONY: all deps run test test-gpu clean check-cuda asan fuzz memcheck
 all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
 
 check-cuda:
@@ -104,3 +104,33 @@ clean:
 
 # The benchmark and profiling rules live beside their tool.
 -include $(wildcard tools/*.mk)
+
+# ---- sanitizers and fuzzing (CPU code; see tests/fuzz/)
+# make asan: every CPU test (unit, CLI, viewer) under AddressSanitizer + UBSan, CPU-only build.
+ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+asan:
+	$(MAKE) BUILD=build-asan NVCC= CFLAGS="$(ASAN_FLAGS)" all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
+	sh tests/run_all.sh build-asan
+
+# make fuzz: libFuzzer targets (clang) for image loading, --ops and kernel files, FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_DEFAULT_SOURCE \
+             -D_POSIX_C_SOURCE=200809L -Ikernels -Iapp -isystem $(STB_INC)
+FUZZ_SRC = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
+           kernels/gpu_none.c app/image_io.c app/image_save.c app/png16.c app/util.c
+FUZZ_TARGETS = load ops kernel
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lm -pthread
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/mkimage
+	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# make memcheck: valgrind on a headless batch over the assets (CPU-only build, cheap ops).
+memcheck:
+	$(MAKE) BUILD=build-cpu NVCC= all
+	valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+	  build-cpu/tessera --headless -q --force --backend cpu -j 2 -o $$(mktemp -d) \
+	  --ops "sharpen,equalize,rotate:90,flip" assets
