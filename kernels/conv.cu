@@ -107,6 +107,33 @@ static int choose_epi(const ts_filter *f, conv_params *p)
     return CONV_EPI_DIV;
 }
 
+/* Exact filters whose partial sums can pass 2^24 accumulate in int32 (nout filters of f). */
+static int needs_int(const ts_filter *f, int nout, int maxv)
+{
+    int fits = 1, taps = f->k * f->k;
+    for (int o = 0; o < nout && f->exact; o++) {
+        int64_t s = 0;
+        for (int t = 0; t < taps; t++)
+            s += llabs((long long)f->iw[o * taps + t]);
+        fits = fits && ts_exact_fits_float(s, maxv);
+    }
+    return f->exact && !fits;
+}
+
+int conv_job_traits(const ts_job *job, conv_traits *t)
+{
+    const ts_filter *f = conv_job_filter(job);
+    int32_t ir[TS_MAX_K], ic[TS_MAX_K];
+    if (!f || job->in.channels < 1 || job->in.channels > 4 ||
+        (job->in.bytes != 1 && job->in.bytes != 2))
+        return 0;
+    t->k = f->k;
+    t->nout = f->outputs == 2 && f->magnitude ? 2 : 1;
+    t->acc_int = needs_int(f, t->nout, ts_max_value(job->in.bytes));
+    t->sep_ok = f->separable && t->nout == 1 && (!f->exact || exact_factors(f, ir, ic));
+    return 1;
+}
+
 ts_status conv_params_init(const ts_job *job, conv_params *p)
 {
     const ts_filter *f = conv_job_filter(job);
@@ -141,14 +168,7 @@ ts_status conv_params_init(const ts_job *job, conv_params *p)
     p->vec_ok = ((uintptr_t)in->data | (uintptr_t)out->data | in->pitch | out->pitch) % 16 == 0;
 
     int k = f->k, taps = k * k;
-    int fits = 1;
-    for (int o = 0; o < p->nout && f->exact; o++) {
-        int64_t s = 0;
-        for (int t = 0; t < taps; t++)
-            s += llabs((long long)f->iw[o * taps + t]);
-        fits = fits && ts_exact_fits_float(s, p->maxv);
-    }
-    p->acc_int = f->exact && !fits;
+    p->acc_int = needs_int(f, p->nout, p->maxv);
     for (int o = 0; o < p->nout; o++)
         for (int ky = 0; ky < k; ky++)
             for (int kx = 0; kx < k; kx++) {

@@ -64,6 +64,12 @@ struct conv_params {
 ts_status conv_params_init(const ts_job *job, conv_params *p);
 /* The filter a job asks for, or NULL when the job is not a convolution. */
 const ts_filter *conv_job_filter(const ts_job *job);
+/* What a variant's supports() needs to know of a job without device memory: 0 if the job is
+ * not a valid convolution. acc_int and sep_ok as conv_params_init would set them. */
+typedef struct conv_traits {
+    int k, nout, acc_int, sep_ok;
+} conv_traits;
+int conv_job_traits(const ts_job *job, conv_traits *t);
 /* Dynamic shared memory a block of this job's device may use (opt-in limit). */
 size_t conv_smem_limit(const ts_job *job);
 /* Raises a kernel's dynamic shared memory limit when `bytes` needs it. */
@@ -203,37 +209,37 @@ __device__ void conv_stage(const conv_params &p, Acc *s, int spitch, int a0, int
 {
     constexpr int SPW = 4 / B;
     const int nw = ncols / SPW;
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthr = blockDim.x * blockDim.y;
-    for (int i = tid; i < nw * nrows; i += nthr) {
-        int row = i / nw, wi = i - row * nw;
-        int y = min(max(y_lo + row, 0), p.height - 1);
-        const unsigned char *src = p.in + (size_t)y * p.in_pitch;
-        int q0 = a0 + wi * SPW;
-        Acc v[SPW];
-        if (p.vec_ok && q0 >= 0 && q0 + SPW <= p.wch) {
-            uint32_t wd = *(const uint32_t *)(src + (size_t)q0 * B);
+    /* blockDim.x is 32: a warp takes 32 words of a row at a time, warps take rows */
+    for (int row = threadIdx.y; row < nrows; row += blockDim.y)
+        for (int wi = threadIdx.x; wi < nw; wi += blockDim.x) {
+            int y = min(max(y_lo + row, 0), p.height - 1);
+            const unsigned char *src = p.in + (size_t)y * p.in_pitch;
+            int q0 = a0 + wi * SPW;
+            Acc v[SPW];
+            if (p.vec_ok && q0 >= 0 && q0 + SPW <= p.wch) {
+                uint32_t wd = *(const uint32_t *)(src + (size_t)q0 * B);
 #pragma unroll
-            for (int j = 0; j < SPW; j++)
-                v[j] = conv_word_sample<B, Acc>(wd, j);
-        } else {
+                for (int j = 0; j < SPW; j++)
+                    v[j] = conv_word_sample<B, Acc>(wd, j);
+            } else {
 #pragma unroll
-            for (int j = 0; j < SPW; j++) {
-                int q = q0 + j, c = q - conv_floor_div(q, p.ch) * p.ch;
-                int x = min(max(conv_floor_div(q, p.ch), 0), p.width - 1);
-                v[j] = conv_from_u<Acc>(conv_ld<B>(src, x * p.ch + c));
+                for (int j = 0; j < SPW; j++) {
+                    int q = q0 + j, c = q - conv_floor_div(q, p.ch) * p.ch;
+                    int x = min(max(conv_floor_div(q, p.ch), 0), p.width - 1);
+                    v[j] = conv_from_u<Acc>(conv_ld<B>(src, x * p.ch + c));
+                }
+            }
+            Acc *d = s + (size_t)row * spitch + wi * SPW;
+            if constexpr (VEC && SPW == 4) {
+                *(uint4 *)d = make_uint4(conv_bits(v[0]), conv_bits(v[1]), conv_bits(v[2]), conv_bits(v[3]));
+            } else if constexpr (VEC) {
+                *(uint2 *)d = make_uint2(conv_bits(v[0]), conv_bits(v[1]));
+            } else {
+#pragma unroll
+                for (int j = 0; j < SPW; j++)
+                    d[j] = v[j];
             }
         }
-        Acc *d = s + (size_t)row * spitch + wi * SPW;
-        if constexpr (VEC && SPW == 4) {
-            *(uint4 *)d = make_uint4(conv_bits(v[0]), conv_bits(v[1]), conv_bits(v[2]), conv_bits(v[3]));
-        } else if constexpr (VEC) {
-            *(uint2 *)d = make_uint2(conv_bits(v[0]), conv_bits(v[1]));
-        } else {
-#pragma unroll
-            for (int j = 0; j < SPW; j++)
-                d[j] = v[j];
-        }
-    }
 }
 
 #endif /* CONV_COMMON_CUH */

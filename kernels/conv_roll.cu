@@ -241,24 +241,14 @@ __global__ void __launch_bounds__(32 * ROLL_WARPS)
     }
 }
 
-/* Whether roll takes a job (shapes only); fills *p's shape-derived fields when p != NULL. */
+/* Whether roll takes a job (shapes, filter and row alignment only). */
 extern "C" int conv_roll_supports(const ts_job *job)
 {
-    const ts_filter *f = conv_job_filter(job);
-    if (!f || (f->k != 3 && f->k != 5 && f->k != 7) || (f->outputs == 2 && f->magnitude))
+    conv_traits t;
+    if (!conv_job_traits(job, &t) || (t.k != 3 && t.k != 5 && t.k != 7) || t.nout != 1 || t.acc_int)
         return 0;
-    if (job->in.bytes != 1 && job->in.bytes != 2)
-        return 0;
-    if ((((uintptr_t)job->in.data | (uintptr_t)job->out.data | job->in.pitch | job->out.pitch) & 15))
-        return 0;
-    if (f->exact) { /* float accumulation must be exact */
-        int64_t s = 0;
-        for (int t = 0; t < f->k * f->k; t++)
-            s += llabs((long long)f->iw[t]);
-        if (!ts_exact_fits_float(s, ts_max_value(job->in.bytes)))
-            return 0;
-    }
-    return 1;
+    return (((uintptr_t)job->in.data | (uintptr_t)job->out.data | job->in.pitch | job->out.pitch) &
+            15) == 0;
 }
 
 template <int K, int CH, int B>

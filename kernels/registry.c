@@ -33,6 +33,10 @@ static const ts_variant table[] = {
      "implicit GEMM: input tile + halo staged once in shared memory, 8x4 outputs per thread "
      "in registers, no im2col",
      75, 3, conv_tiled_supports, NULL, conv_tiled},
+    {TS_FAM_CONV, "sep",
+     "separable filters (gauss, box): row pass then column pass fused through shared memory, "
+     "2K FMAs per output instead of K*K",
+     75, 4, conv_sep_supports, NULL, conv_sep},
     {TS_FAM_CONV, "roll",
      "K=3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
      "rolling register rows, no shared memory or barrier",

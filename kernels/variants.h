@@ -12,12 +12,14 @@
 extern "C" {
 #endif
 
-/* conv.cu, conv_tiled.cu, conv_roll.cu: convolution as a matrix product */
+/* conv.cu, conv_tiled.cu, conv_sep.cu, conv_roll.cu: convolution as a matrix product */
 ts_status conv_naive(const ts_job *job);
 size_t conv_gemm_scratch(const ts_job *job);
 ts_status conv_gemm(const ts_job *job);
 int conv_tiled_supports(const ts_job *job);
 ts_status conv_tiled(const ts_job *job);
+int conv_sep_supports(const ts_job *job);
+ts_status conv_sep(const ts_job *job);
 int conv_roll_supports(const ts_job *job);
 ts_status conv_roll(const ts_job *job);
 
