@@ -16,17 +16,17 @@ GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=com
 
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
+override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
            -Ikernels -Iapp -isystem $(STB_INC) -pthread
 NVFLAGS ?= -O3 -lineinfo
-NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 LDLIBS  = -lm -pthread
 ifeq ($(WERROR),1)
-CFLAGS  += -Werror
-NVFLAGS += -Werror all-warnings
+override CFLAGS  += -Werror
+override NVFLAGS += -Werror all-warnings
 endif
 ifeq ($(VERBOSE_PTXAS),1)
-NVFLAGS += -Xptxas -v
+override NVFLAGS += -Xptxas -v
 endif
 
 KERNEL_C = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels/pipeline.c
@@ -36,14 +36,14 @@ TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c
 ifneq ($(NVCC),)
   HAVE_CUDA = 1
   KERNEL_CU = $(wildcard kernels/*.cu)
-  CFLAGS   += -DTS_HAVE_CUDA -isystem $(CUDA)/include
+  override CFLAGS += -DTS_HAVE_CUDA -isystem $(CUDA)/include
   CUDA_LIBS = -L$(CUDA)/lib64 -lcudart_static -ldl -lrt -lstdc++
 else
   KERNEL_C += kernels/gpu_none.c
 endif
 
 ifneq ($(SDL_CONFIG),)
-  CFLAGS  += -DTS_HAVE_SDL $(shell $(SDL_CONFIG) --cflags)
+  override CFLAGS += -DTS_HAVE_SDL $(shell $(SDL_CONFIG) --cflags)
   SDL_LIBS = $(shell $(SDL_CONFIG) --libs)
 endif
 
