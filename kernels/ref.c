@@ -43,6 +43,21 @@ static int slice_is_zero_i(const int32_t *w, int taps)
     return 1;
 }
 
+/* One tap row of one channel added to a row of accumulators: acc[x] += sum_kx w[kx] * in[xi[x+kx]].
+ * Per output the additions happen in the order ky, kx, as in the definition; the loops are only
+ * arranged so that the sample type is known outside them. */
+#define TAP_ROW(ACC_T, SAMPLE_T, W_T)                                                               \
+    do {                                                                                           \
+        const SAMPLE_T *src = (const SAMPLE_T *)row;                                               \
+        for (int x = 0; x < W; x++) {                                                              \
+            ACC_T a = acc[x];                                                                      \
+            const int *xs = xi + x;                                                                \
+            for (int kx = 0; kx < k; kx++)                                                         \
+                a += (ACC_T)wr[kx] * (ACC_T)src[(size_t)xs[kx] * ch + c];                         \
+            acc[x] = a;                                                                            \
+        }                                                                                          \
+    } while (0)
+
 /* Rows [y0, y1) of a float bank; out planes hold (y1 - y0) * width values each. */
 static void bank_rows_f(const ts_image *in, const float *w, int outputs, int k, const int *xi,
                         int y0, int y1, float *out)
@@ -56,17 +71,19 @@ static void bank_rows_f(const ts_image *in, const float *w, int outputs, int k, 
             const float *ws = w + ((size_t)o * ch + c) * taps;
             if (slice_is_zero_f(ws, taps))
                 continue;
-            for (int y = y0; y < y1; y++)
-                for (int x = 0; x < W; x++) {
-                    float acc = op[(size_t)(y - y0) * W + x];
-                    for (int ky = 0; ky < k; ky++) {
-                        int yy = y + ky - r;
-                        yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
-                        for (int kx = 0; kx < k; kx++)
-                            acc += ws[ky * k + kx] * (float)ts_get(in, xi[x + kx], yy, c);
-                    }
-                    op[(size_t)(y - y0) * W + x] = acc;
+            for (int y = y0; y < y1; y++) {
+                float *acc = op + (size_t)(y - y0) * W;
+                for (int ky = 0; ky < k; ky++) {
+                    int yy = y + ky - r;
+                    yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
+                    const unsigned char *row = (const unsigned char *)in->data + (size_t)yy * in->pitch;
+                    const float *wr = ws + ky * k;
+                    if (in->bytes == 2)
+                        TAP_ROW(float, uint16_t, float);
+                    else
+                        TAP_ROW(float, uint8_t, float);
                 }
+            }
         }
     }
 }
@@ -83,20 +100,23 @@ static void bank_rows_i(const ts_image *in, const int32_t *w, int outputs, int k
             const int32_t *ws = w + ((size_t)o * ch + c) * taps;
             if (slice_is_zero_i(ws, taps))
                 continue;
-            for (int y = y0; y < y1; y++)
-                for (int x = 0; x < W; x++) {
-                    int64_t acc = 0;
-                    for (int ky = 0; ky < k; ky++) {
-                        int yy = y + ky - r;
-                        yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
-                        for (int kx = 0; kx < k; kx++)
-                            acc += (int64_t)ws[ky * k + kx] * ts_get(in, xi[x + kx], yy, c);
-                    }
-                    op[(size_t)(y - y0) * W + x] += acc;
+            for (int y = y0; y < y1; y++) {
+                int64_t *acc = op + (size_t)(y - y0) * W;
+                for (int ky = 0; ky < k; ky++) {
+                    int yy = y + ky - r;
+                    yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
+                    const unsigned char *row = (const unsigned char *)in->data + (size_t)yy * in->pitch;
+                    const int32_t *wr = ws + ky * k;
+                    if (in->bytes == 2)
+                        TAP_ROW(int64_t, uint16_t, int32_t);
+                    else
+                        TAP_ROW(int64_t, uint8_t, int32_t);
                 }
+            }
         }
     }
 }
+#undef TAP_ROW
 
 static ts_status check_bank(const ts_image *in, int outputs, int k)
 {
