@@ -3,6 +3,8 @@
  * Variant choice per op: the op's own, else the family's selection, else `auto`; a chosen variant
  * that cannot take a job gives way to `auto` with a notice. A family with no GPU variant able to
  * take a job runs that op on the CPU in the middle of a GPU chain, also with a notice.
+ * ts_pipeline_run_ex can keep the input on the GPU (in d_in, which no op writes) so that a caller
+ * re-running chains on one image (the viewer's live mode) uploads it once.
  */
 #include "tessera.h"
 
@@ -20,6 +22,9 @@ struct ts_pipeline {
     const ts_variant *sel[TS_FAM_COUNT];
     ts_image d_buf[2];
     size_t d_cap[2];
+    ts_image d_in;    /* the kept input (ts_run_opts.keep_input) */
+    size_t d_in_cap;
+    int in_valid;     /* d_in holds the last kept upload */
     void *scratch; /* device scratch on the GPU, host scratch on the CPU */
     size_t scratch_cap;
     ts_timer *timer[N_TIMERS];
@@ -65,6 +70,7 @@ void ts_pipeline_destroy(ts_pipeline *p)
     if (p->gpu) {
         for (int i = 0; i < 2; i++)
             ts_gpu_free(p->d_buf[i].data);
+        ts_gpu_free(p->d_in.data);
         ts_gpu_free(p->scratch);
         for (int i = 0; i < N_TIMERS; i++)
             ts_timer_destroy(p->timer[i]);
@@ -142,7 +148,8 @@ static const ts_variant *choose(ts_pipeline *p, const ts_job *job, ts_run_report
     return a;
 }
 
-static ts_status ensure_dev(ts_pipeline *p, int i, int w, int h, int ch, int bytes)
+/* Shapes device buffer `b` (capacity *cap bytes) as a w x h image, growing it when needed. */
+static ts_status ensure_buf(ts_image *b, size_t *cap, int w, int h, int ch, int bytes)
 {
     size_t row, need;
     ts_status st = ts_image_geometry(w, h, ch, bytes, &row, NULL);
@@ -152,21 +159,25 @@ static ts_status ensure_dev(ts_pipeline *p, int i, int w, int h, int ch, int byt
     if ((size_t)h > SIZE_MAX / pitch)
         return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", w, h);
     need = pitch * (size_t)h;
-    if (need > p->d_cap[i]) {
-        ts_gpu_free(p->d_buf[i].data);
-        p->d_buf[i].data = NULL;
-        p->d_cap[i] = 0;
-        if ((st = ts_gpu_malloc(&p->d_buf[i].data, need)) != TS_OK)
+    if (need > *cap) {
+        ts_gpu_free(b->data);
+        b->data = NULL;
+        *cap = 0;
+        if ((st = ts_gpu_malloc(&b->data, need)) != TS_OK)
             return st;
-        p->d_cap[i] = need;
+        *cap = need;
     }
-    ts_image *b = &p->d_buf[i];
     b->pitch = pitch;
     b->width = w;
     b->height = h;
     b->channels = ch;
     b->bytes = bytes;
     return TS_OK;
+}
+
+static ts_status ensure_dev(ts_pipeline *p, int i, int w, int h, int ch, int bytes)
+{
+    return ensure_buf(&p->d_buf[i], &p->d_cap[i], w, h, ch, bytes);
 }
 
 static ts_status ensure_scratch(ts_pipeline *p, size_t need)
@@ -241,17 +252,16 @@ static ts_status run_cpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
     return st;
 }
 
-/* One op on the GPU from d_buf[src] into d_buf[!src]. */
-static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v, int src,
-                            ts_timer *t)
+/* One op on the GPU from device image `in` into d_buf[dst]. */
+static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,
+                            const ts_image *in, int dst, ts_timer *t)
 {
-    const ts_image *in = &p->d_buf[src];
     int w, h;
     out_shape(op, in, &w, &h);
-    ts_status st = ensure_dev(p, !src, w, h, in->channels, in->bytes);
+    ts_status st = ensure_dev(p, dst, w, h, in->channels, in->bytes);
     if (st != TS_OK)
         return st;
-    ts_job job = {op, p->d_buf[src], p->d_buf[!src], NULL, NULL, 0, p->stream, &p->dev, 0};
+    ts_job job = {op, *in, p->d_buf[dst], NULL, NULL, 0, p->stream, &p->dev, 0};
     size_t need = v->scratch ? v->scratch(&job) : 0;
     if (need && (st = ensure_scratch(p, need)) != TS_OK)
         return st;
@@ -264,11 +274,11 @@ static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
     return ts_timer_stop(t, p->stream);
 }
 
-/* A GPU chain's op that only the CPU can take: down, reference, up. */
-static ts_status gpu_op_on_cpu(ts_pipeline *p, const ts_op *op, int src, float *ms)
+/* A GPU chain's op that only the CPU can take: down (from `d`), reference, up (to d_buf[dst]). */
+static ts_status gpu_op_on_cpu(ts_pipeline *p, const ts_op *op, const ts_image *d, int dst,
+                               float *ms)
 {
     ts_image h_in, h_out;
-    const ts_image *d = &p->d_buf[src];
     ts_status st = ts_image_alloc(&h_in, d->width, d->height, d->channels, d->bytes);
     if (st != TS_OK)
         return st;
@@ -278,8 +288,8 @@ static ts_status gpu_op_on_cpu(ts_pipeline *p, const ts_op *op, int src, float *
         st = ts_ref_op(op, &h_in, &h_out);
         *ms = (float)(now_ms() - t0);
         if (st == TS_OK) {
-            st = ensure_dev(p, !src, h_out.width, h_out.height, h_out.channels, h_out.bytes);
-            if (st == TS_OK && (st = ts_gpu_upload(&p->d_buf[!src], &h_out, p->stream)) == TS_OK)
+            st = ensure_dev(p, dst, h_out.width, h_out.height, h_out.channels, h_out.bytes);
+            if (st == TS_OK && (st = ts_gpu_upload(&p->d_buf[dst], &h_out, p->stream)) == TS_OK)
                 st = ts_gpu_sync(p->stream);
             ts_image_free(&h_out);
         }
@@ -288,49 +298,91 @@ static ts_status gpu_op_on_cpu(ts_pipeline *p, const ts_op *op, int src, float *
     return st;
 }
 
+static int same_shape(const ts_image *a, const ts_image *b)
+{
+    return a->width == b->width && a->height == b->height && a->channels == b->channels &&
+           a->bytes == b->bytes;
+}
+
+/* Uploads `in` (into d_in when kept, else d_buf[0]) unless the kept copy is still valid;
+ * *src is the device image the chain starts from. */
+static ts_status upload_input(ts_pipeline *p, const ts_image *in, const ts_run_opts *o,
+                              ts_timer *t_up, ts_run_report *rep, const ts_image **src)
+{
+    int keep = o && o->keep_input;
+    ts_image *b = keep ? &p->d_in : &p->d_buf[0];
+    ts_status st;
+    *src = b;
+    if (keep && o->input_unchanged && p->in_valid && same_shape(b, in)) {
+        rep->input_resident = 1;
+        return TS_OK;
+    }
+    if (keep)
+        p->in_valid = 0; /* until this upload is known to have completed */
+    st = keep ? ensure_buf(b, &p->d_in_cap, in->width, in->height, in->channels, in->bytes)
+              : ensure_dev(p, 0, in->width, in->height, in->channels, in->bytes);
+    if (st != TS_OK)
+        return ts_fail(st, "upload: %s", ts_error_detail());
+    if ((st = ts_timer_start(t_up, p->stream)) != TS_OK ||
+        (st = ts_gpu_upload(b, in, p->stream)) != TS_OK ||
+        (st = ts_timer_stop(t_up, p->stream)) != TS_OK)
+        return ts_fail(st, "upload: %s", ts_error_detail());
+    return TS_OK;
+}
+
+/* The host image for the result: `out` itself when reusable and of the right shape. */
+static ts_status host_out(ts_image *out, const ts_image *d, int reuse)
+{
+    if (reuse && out->data && same_shape(out, d) && out->pitch == ts_row_bytes(d))
+        return TS_OK;
+    ts_image_free(out);
+    return ts_image_alloc(out, d->width, d->height, d->channels, d->bytes);
+}
+
 static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
-                         ts_run_report *rep)
+                         ts_run_report *rep, const ts_run_opts *o)
 {
     ts_timer *t_up, *t_down, *t_op;
-    int cur = 0, on_cpu[TS_MAX_CHAIN] = {0};
+    const ts_image *src;
+    int on_cpu[TS_MAX_CHAIN] = {0};
     ts_status st;
     if ((st = timer(p, 0, &t_up)) != TS_OK || (st = timer(p, 1, &t_down)) != TS_OK)
         return st;
-    if ((st = ensure_dev(p, 0, in->width, in->height, in->channels, in->bytes)) != TS_OK)
-        return ts_fail(st, "upload: %s", ts_error_detail());
-    if ((st = ts_timer_start(t_up, p->stream)) != TS_OK ||
-        (st = ts_gpu_upload(&p->d_buf[0], in, p->stream)) != TS_OK ||
-        (st = ts_timer_stop(t_up, p->stream)) != TS_OK)
-        return ts_fail(st, "upload: %s", ts_error_detail());
+    if ((st = upload_input(p, in, o, t_up, rep, &src)) != TS_OK)
+        return st;
+    int dst = src == &p->d_buf[0]; /* ping-pong through d_buf, never writing the input */
     for (int i = 0; i < c->n; i++) {
         const ts_op *op = &c->ops[i];
-        ts_job probe = {op, p->d_buf[cur], p->d_buf[cur], NULL, NULL, 0, p->stream, &p->dev, 0};
+        ts_job probe = {op, *src, *src, NULL, NULL, 0, p->stream, &p->dev, 0};
         const ts_variant *v = choose(p, &probe, rep);
         if (!v) { /* no GPU variant of this family can take it */
             add_notice(rep, "%s: no GPU variant%s%s, ran on the CPU", op->text, "", "");
             v = ts_variant_find(ts_op_family(op->kind), "cpu");
             on_cpu[i] = 1;
-            st = gpu_op_on_cpu(p, op, cur, &rep->op[i].ms);
+            st = gpu_op_on_cpu(p, op, src, dst, &rep->op[i].ms);
         } else {
             if ((st = timer(p, 2 + i, &t_op)) == TS_OK)
-                st = run_gpu_op(p, op, v, cur, t_op);
+                st = run_gpu_op(p, op, v, src, dst, t_op);
         }
         rep->op[i].variant = v;
         if (st != TS_OK)
             return blame(st, op, v);
-        cur = !cur;
+        src = &p->d_buf[dst];
+        dst = !dst;
     }
-    const ts_image *d = &p->d_buf[cur];
-    if ((st = ts_image_alloc(out, d->width, d->height, d->channels, d->bytes)) != TS_OK)
+    if ((st = host_out(out, src, o && o->reuse_out)) != TS_OK)
         return st;
     if ((st = ts_timer_start(t_down, p->stream)) != TS_OK ||
-        (st = ts_gpu_download(out, d, p->stream)) != TS_OK ||
+        (st = ts_gpu_download(out, src, p->stream)) != TS_OK ||
         (st = ts_timer_stop(t_down, p->stream)) != TS_OK || (st = ts_gpu_sync(p->stream)) != TS_OK) {
         ts_image_free(out);
         /* an asynchronous kernel fault surfaces here: name the chain's last GPU op */
         return c->n ? blame(st, &c->ops[c->n - 1], rep->op[c->n - 1].variant) : st;
     }
-    ts_timer_ms(t_up, &rep->upload_ms);
+    if (!rep->input_resident)
+        ts_timer_ms(t_up, &rep->upload_ms);
+    if (o && o->keep_input)
+        p->in_valid = 1;
     ts_timer_ms(t_down, &rep->download_ms);
     for (int i = 0; i < c->n; i++)
         if (!on_cpu[i])
@@ -368,27 +420,49 @@ static ts_status run_cpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     return TS_OK;
 }
 
-ts_status ts_pipeline_run(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
-                          ts_run_report *rep)
+static ts_status check_run(const ts_chain *c, const ts_image *in)
 {
-    ts_run_report local;
-    if (!rep)
-        rep = &local;
-    memset(rep, 0, sizeof *rep);
-    memset(out, 0, sizeof *out);
     if (c->n > TS_MAX_CHAIN)
         return ts_fail(TS_ERR_TOO_LARGE, "more than %d operations", TS_MAX_CHAIN);
     for (int i = 0; i < c->n; i++)
         if (c->ops[i].kind == TS_OP_HIST)
             return ts_fail(TS_ERR_INVALID, "a histogram is not an image operation");
-    ts_status st = ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
+    return ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
+}
+
+ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                             ts_run_report *rep, const ts_run_opts *o)
+{
+    ts_run_report local;
+    if (!rep)
+        rep = &local;
+    memset(rep, 0, sizeof *rep);
+    if (!(o && o->reuse_out))
+        memset(out, 0, sizeof *out);
+    ts_status st = check_run(c, in);
+    if (st == TS_OK) {
+        rep->n = c->n;
+        double t0 = now_ms();
+        if (p->gpu) {
+            st = run_gpu(p, c, in, out, rep, o);
+        } else {
+            ts_image res;
+            if ((st = run_cpu(p, c, in, &res, rep)) == TS_OK) {
+                ts_image_free(out); /* the CPU path allocates per op: nothing to reuse */
+                *out = res;
+            }
+        }
+        rep->total_ms = (float)(now_ms() - t0);
+    }
     if (st != TS_OK)
-        return st;
-    rep->n = c->n;
-    double t0 = now_ms();
-    st = p->gpu ? run_gpu(p, c, in, out, rep) : run_cpu(p, c, in, out, rep);
-    rep->total_ms = (float)(now_ms() - t0);
+        ts_image_free(out);
     return st;
+}
+
+ts_status ts_pipeline_run(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                          ts_run_report *rep)
+{
+    return ts_pipeline_run_ex(p, c, in, out, rep, NULL);
 }
 
 ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,

@@ -292,6 +292,7 @@ typedef struct ts_run_report {
     float upload_ms, download_ms; /* 0 on the CPU */
     float total_ms;               /* wall time of the whole run */
     char notice[256];             /* e.g. "hist: cluster needs sm_90, used shared" ("" if none) */
+    int input_resident;           /* ts_pipeline_run_ex: the input was on the GPU, no upload */
 } ts_run_report;
 
 typedef struct ts_pipeline ts_pipeline;
@@ -311,6 +312,18 @@ const ts_variant *ts_pipeline_selected(const ts_pipeline *p, ts_family f); /* NU
  * On a failure ts_error_detail() names the op, the variant and the cause. */
 ts_status ts_pipeline_run(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
                           ts_run_report *report);
+/* For a caller that runs chains on the same input again and again (the viewer's live mode).
+ * All zero: ts_pipeline_run's behaviour. */
+typedef struct ts_run_opts {
+    int keep_input;      /* GPU: upload into a buffer that no op writes, and keep it there */
+    int input_unchanged; /* with keep_input: `in` holds the pixels of the last kept upload, so the
+                            upload is skipped while that copy is valid (report.input_resident) */
+    int reuse_out;       /* `out` holds a host image of an earlier run (or is zeroed): its memory
+                            is reused when the result has its shape, else it is freed first */
+} ts_run_opts;
+/* ts_pipeline_run with options (`opts` may be NULL). On failure `out` is freed and zeroed. */
+ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                             ts_run_report *report, const ts_run_opts *opts);
 /* Runs one op with one given variant (tests, viewer's speedup bars). */
 ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,
                              const ts_image *in, ts_image *out, float *ms);
