@@ -15,7 +15,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (o.version) {
-        printf("tessera %s (%s)\n", TS_VERSION, ts_gpu_compiled() ? "CUDA" : "CPU only");
+#ifdef TS_HAVE_SDL
+        printf("tessera %s (%s, SDL2 viewer)\n", TS_VERSION, ts_gpu_compiled() ? "CUDA" : "CPU only");
+#else
+        /* no "viewer" here: tools/run.sh and tests/viewer.sh look for that word */
+        printf("tessera %s (%s, built without SDL2)\n", TS_VERSION,
+               ts_gpu_compiled() ? "CUDA" : "CPU only");
+#endif
         return 0;
     }
     if (o.list)

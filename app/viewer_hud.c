@@ -1,0 +1,396 @@
+/* viewer_hud.c - text and the heads-up display.
+ *
+ * Text is stb_easy_font: its glyphs are axis-aligned quads, drawn here as one
+ * SDL_RenderFillRectsF batch per string (cheaper than triangles through SDL_RenderGeometry,
+ * which matters in the software renderer). The HUD: backend and device, the chain with each op's
+ * variant, kernel time (moving average and last) and speedup over naive with bars, upload and
+ * download, frame time and FPS against the display rate, and a histogram of the shown image.
+ * Buffers are static: nothing is allocated per frame.
+ */
+#include "viewer.h"
+#include "util.h"
+
+#ifdef TS_HAVE_SDL
+
+#include <stb_easy_font.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_TEXT 480                 /* characters per string */
+#define MAX_QUADS 12000              /* stb_easy_font: at most ~25 quads a character */
+
+static const SDL_Color c_text = {235, 235, 235, 255}, c_dim = {160, 160, 170, 255},
+                       c_sel = {255, 214, 90, 255}, c_good = {120, 220, 120, 255},
+                       c_bad = {255, 120, 110, 255}, c_warn = {255, 200, 80, 255};
+
+/* Printable ASCII only: stb_easy_font indexes its table by the character. */
+static void sanitize(const char *s, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++)
+        out[i] = s[i] >= 32 && s[i] < 127 ? s[i] : '?';
+    out[i] = '\0';
+}
+
+int vw_text_width(const char *s, int scale)
+{
+    char buf[MAX_TEXT];
+    sanitize(s, buf, sizeof buf);
+    return stb_easy_font_width(buf) * scale;
+}
+
+void vw_text(viewer *v, int x, int y, int scale, SDL_Color c, const char *s)
+{
+    static struct {
+        float x, y, z;
+        unsigned char rgba[4];
+    } vtx[MAX_QUADS * 4];
+    static SDL_FRect rects[MAX_QUADS];
+    char buf[MAX_TEXT];
+    sanitize(s, buf, sizeof buf);
+    int quads = stb_easy_font_print(0, 0, buf, NULL, vtx, (int)sizeof vtx);
+    for (int q = 0; q < quads; q++) { /* vertices 0 and 2 are opposite corners */
+        const float *a = &vtx[4 * q].x, *b = &vtx[4 * q + 2].x;
+        rects[q] = (SDL_FRect){x + a[0] * scale, y + a[1] * scale, (b[0] - a[0]) * scale,
+                               (b[1] - a[1]) * scale};
+    }
+    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
+        vw_sdl(SDL_RenderFillRectsF(v->ren, rects, quads), "SDL_RenderFillRectsF");
+}
+
+static void panel(viewer *v, int x, int y, int w, int h, Uint8 alpha)
+{
+    SDL_Rect r = {x, y, w, h};
+    if (vw_sdl(SDL_SetRenderDrawBlendMode(v->ren, SDL_BLENDMODE_BLEND), "SDL_SetRenderDrawBlendMode") ||
+        vw_sdl(SDL_SetRenderDrawColor(v->ren, 0, 0, 0, alpha), "SDL_SetRenderDrawColor"))
+        return;
+    vw_sdl(SDL_RenderFillRect(v->ren, &r), "SDL_RenderFillRect");
+    vw_sdl(SDL_SetRenderDrawBlendMode(v->ren, SDL_BLENDMODE_NONE), "SDL_SetRenderDrawBlendMode");
+}
+
+static void fill(viewer *v, int x, int y, int w, int h, SDL_Color c)
+{
+    SDL_Rect r = {x, y, w, h};
+    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
+        vw_sdl(SDL_RenderFillRect(v->ren, &r), "SDL_RenderFillRect");
+}
+
+/* Text scale: 2 on a window of 1100x640 and up, else 1. */
+static int hud_scale(const viewer *v) { return v->ww >= 1100 && v->wh >= 640 ? 2 : 1; }
+
+/* ---------------------------------------------------------------- the HUD's rows */
+
+#define HUD_COLS 6
+#define HUD_ROWS (TS_MAX_CHAIN + 16)
+
+typedef struct hud_row {
+    char cell[HUD_COLS][112];
+    SDL_Color color[HUD_COLS];
+    int table; /* cells in columns shared with the other table rows; else cell 0 is the line */
+    int bar;   /* op whose speedup bar is drawn in column 4; -1: none */
+} hud_row;
+
+typedef struct hud {
+    hud_row row[HUD_ROWS];
+    int n;
+} hud;
+
+static hud_row *add_row(hud *h, SDL_Color c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static hud_row *add_row(hud *h, SDL_Color c, const char *fmt, ...)
+{
+    if (h->n == HUD_ROWS)
+        return &h->row[HUD_ROWS - 1];
+    hud_row *r = &h->row[h->n++];
+    memset(r, 0, sizeof *r);
+    r->bar = -1;
+    for (int i = 0; i < HUD_COLS; i++)
+        r->color[i] = c;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->cell[0], sizeof r->cell[0], fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static void fmt_ms(char *buf, size_t len, double ms)
+{
+    snprintf(buf, len, ms < 10 ? "%.3f" : ms < 100 ? "%.2f" : "%.0f", ms);
+}
+
+static void backend_row(viewer *v, hud *h)
+{
+    const ts_device *d = ts_pipeline_device(v->pipe);
+    if (d)
+        add_row(h, c_text, "tessera %s   GPU %s (sm_%d, %d SMs)   renderer %s", TS_VERSION,
+                d->name, d->cc, d->sms, v->renderer);
+    else
+        add_row(h, c_text, "tessera %s   CPU backend (%s)   renderer %s", TS_VERSION,
+                v->o->backend == TS_BACKEND_CPU ? "--backend cpu"
+                : ts_gpu_compiled()             ? "no usable GPU"
+                                                : "built without CUDA",
+                v->renderer);
+}
+
+static void file_row(viewer *v, hud *h)
+{
+    const ts_image *im = vw_displayed(v);
+    static const char *const ch[] = {"", "gray", "gray+alpha", "RGB", "RGBA"};
+    if (!im)
+        return;
+    add_row(h, c_dim, "%s   %dx%d %s%d   [%d/%d]   zoom %.0f%%", path_base(v->files[v->cur]),
+            im->width, im->height, ch[im->channels], im->bytes * 8, v->cur + 1, v->n_files,
+            v->view.zoom * 100);
+}
+
+/* Column 4 and 5 of an op row: the speedup over naive (bar drawn later). */
+static void speedup_cells(viewer *v, hud_row *r, int i)
+{
+    const vw_bench *b = &v->bench;
+    const char *why = !ts_pipeline_on_gpu(v->pipe)     ? "(GPU backend only)"
+                      : !b->valid || i >= v->chain.n   ? (b->running ? "measuring..." : "-")
+                      : b->res_state[i] < 0            ? "naive cannot run this"
+                                                       : NULL;
+    if (why) { /* no bar: the text takes its place */
+        snprintf(r->cell[4], sizeof r->cell[4], "%s", why);
+        r->color[4] = c_dim;
+        return;
+    }
+    char naive[16];
+    fmt_ms(naive, sizeof naive, b->res_naive[i]);
+    r->bar = i;
+    snprintf(r->cell[5], sizeof r->cell[5], "x%.1f  (naive %s ms)",
+             b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i] : 0.0, naive);
+    r->color[5] = b->res_naive[i] > b->res_cur[i] * 1.05 ? c_good : c_text;
+}
+
+static void chain_rows(viewer *v, hud *h)
+{
+    if (v->chain.n == 0) {
+        add_row(h, c_dim, "chain: empty   (b s d e > < t | _ add ops)");
+        return;
+    }
+    hud_row *r = add_row(h, c_dim, "op");
+    r->table = 1;
+    snprintf(r->cell[1], sizeof r->cell[1], "variant");
+    snprintf(r->cell[2], sizeof r->cell[2], "avg ms");
+    snprintf(r->cell[3], sizeof r->cell[3], "last ms");
+    snprintf(r->cell[4], sizeof r->cell[4], "speedup over naive");
+    for (int i = 0; i < v->chain.n; i++) {
+        const ts_op *op = &v->chain.ops[i];
+        const ts_variant *ran = v->have_result ? v->rep.op[i].variant : NULL;
+        r = add_row(h, i == v->sel ? c_sel : c_text, "%s %s", i == v->sel ? ">" : " ", op->text);
+        r->table = 1;
+        const char *how = op->variant                                            ? ""
+                          : ts_pipeline_selected(v->pipe, ts_op_family(op->kind)) ? " (--variant)"
+                                                                                  : " (auto)";
+        snprintf(r->cell[1], sizeof r->cell[1], "%s%s", ran ? ran->name : "-", how);
+        if (v->op_ms[i].n) {
+            fmt_ms(r->cell[2], sizeof r->cell[2], v->op_ms[i].avg);
+            fmt_ms(r->cell[3], sizeof r->cell[3], v->op_ms[i].last);
+        }
+        speedup_cells(v, r, i);
+    }
+}
+
+static void transfer_row(viewer *v, hud *h)
+{
+    char up[16], down[16];
+    if (!ts_pipeline_on_gpu(v->pipe)) {
+        add_row(h, c_dim, "kernel times: host clock (CPU backend: no upload or download)");
+        return;
+    }
+    if (!v->have_result)
+        return;
+    fmt_ms(up, sizeof up, v->first_upload_ms);
+    fmt_ms(down, sizeof down, v->down_ms.avg);
+    add_row(h, c_dim, "upload %s ms (once: the input stays on the GPU)   download %s ms   "
+            "(CUDA events)", up, down);
+}
+
+static void frame_row(viewer *v, hud *h)
+{
+    char work[16], apart[16];
+    fmt_ms(work, sizeof work, v->work_ms.avg);
+    fmt_ms(apart, sizeof apart, v->frame_ms.avg);
+    int holding = v->fps >= v->refresh_hz * 0.95;
+    char fps[16] = "--";
+    if (v->fps > 0)
+        snprintf(fps, sizeof fps, "%.1f", v->fps);
+    hud_row *r = add_row(h, c_text, "%s FPS   frame: %s ms of work, %s ms apart   %d Hz %s: %s",
+                         fps, work, apart, v->refresh_hz,
+                         v->software ? "(paced by tessera)" : "vsync",
+                         v->fps <= 0 ? "measuring" : holding ? "holding it" : "below it");
+    r->color[0] = v->fps <= 0 ? c_text : holding ? c_good : c_bad;
+}
+
+static void status_rows(viewer *v, hud *h)
+{
+    const vw_bench *b = &v->bench;
+    char bench[160] = "";
+    if (b->running && v->chain.n)
+        snprintf(bench, sizeof bench, "   measuring speedups: %s...", v->chain.ops[b->op].text);
+    else if (b->valid)
+        snprintf(bench, sizeof bench, "   speedups measured %.0f s ago (B again)",
+                 (now_ms() - b->at) / 1000);
+    else if (b->note[0])
+        snprintf(bench, sizeof bench, "   %.150s", b->note);
+    add_row(h, c_dim, "%s%s", v->live ? "live: the chain re-runs every frame (L: off)"
+                                      : "live off: runs on changes (L: on)", bench);
+    if (v->have_result && v->rep.notice[0])
+        add_row(h, c_warn, "%s", v->rep.notice);
+    if (v->run_err[0])
+        add_row(h, c_bad, "%s", v->run_err);
+    add_row(h, c_dim, "? keys   Tab op   [ ] variant   c before|after   i HUD   Ctrl+S save");
+}
+
+/* ---------------------------------------------------------------- drawing the HUD */
+
+static void histogram(viewer *v, int x, int y, int w, int hgt)
+{
+    uint32_t max = 1;
+    int per = 256 / w > 0 ? 256 / w : 1; /* bins per column */
+    for (int i = 1; i < 255; i++)     /* the clipped ends would flatten the rest */
+        max = v->hist[i] > max ? v->hist[i] : max;
+    fill(v, x, y, w, hgt, (SDL_Color){20, 20, 24, 255});
+    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, 200, 200, 210, 255), "SDL_SetRenderDrawColor"))
+        return;
+    for (int c = 0; c < w && c * per < 256; c++) {
+        uint32_t s = 0;
+        for (int k = 0; k < per; k++)
+            s += v->hist[c * per + k];
+        int bh = (int)((double)s / per / max * hgt + 0.5);
+        bh = bh > hgt ? hgt : bh;
+        if (bh > 0)
+            vw_sdl(SDL_RenderDrawLine(v->ren, x + c, y + hgt - 1, x + c, y + hgt - bh),
+                   "SDL_RenderDrawLine");
+    }
+}
+
+/* Naive's time as a grey bar of full width, the chain variant's time as a green bar on it. */
+static void speed_bar(viewer *v, int i, int x, int y, int w, int hgt)
+{
+    const vw_bench *b = &v->bench;
+    double f = b->res_naive[i] > 0 ? b->res_cur[i] / b->res_naive[i] : 1;
+    int cw = (int)(w * (f > 1 ? 1 : f) + 0.5);
+    fill(v, x, y, w, hgt, (SDL_Color){90, 90, 100, 255});
+    fill(v, x, y, cw < 1 ? 1 : cw, hgt, c_good);
+}
+
+static void hud_columns(viewer *v, const hud *h, int s, int *colx, int *width)
+{
+    int pad = 6 * s, bar = 90 * s, w[HUD_COLS] = {0};
+    for (int i = 0; i < h->n; i++)
+        for (int c = 0; c < HUD_COLS && h->row[i].table; c++) {
+            int cw = vw_text_width(h->row[i].cell[c], s);
+            w[c] = cw > w[c] ? cw : w[c];
+        }
+    w[4] = w[4] > bar ? w[4] : bar;
+    /* the header's "speedup over naive" spans the bar and its label */
+    colx[0] = 0;
+    for (int c = 1; c < HUD_COLS; c++)
+        colx[c] = colx[c - 1] + (c == 5 ? bar : w[c - 1]) + 3 * pad;
+    *width = colx[5] + w[5] > colx[4] + w[4] ? colx[5] + w[5] : colx[4] + w[4];
+    for (int i = 0; i < h->n; i++)
+        if (!h->row[i].table) {
+            int lw = vw_text_width(h->row[i].cell[0], s);
+            *width = lw > *width ? lw : *width;
+        }
+}
+
+void vw_draw_hud(viewer *v)
+{
+    static hud h;
+    int s = hud_scale(v), line = 11 * s, pad = 8 * s, colx[HUD_COLS], width;
+    h.n = 0;
+    backend_row(v, &h);
+    file_row(v, &h);
+    chain_rows(v, &h);
+    transfer_row(v, &h);
+    frame_row(v, &h);
+    status_rows(v, &h);
+    hud_columns(v, &h, s, colx, &width);
+    int hist_h = 32 * s, hist_w = 128 * s;
+    panel(v, 0, 0, width + 2 * pad, h.n * line + hist_h + 3 * pad, 170);
+    for (int i = 0; i < h.n; i++) {
+        const hud_row *r = &h.row[i];
+        int y = pad + i * line;
+        for (int c = 0; c < (r->table ? HUD_COLS : 1); c++)
+            if (r->cell[c][0])
+                vw_text(v, pad + colx[c], y, s, r->color[c], r->cell[c]);
+        if (r->bar >= 0)
+            speed_bar(v, r->bar, pad + colx[4], y + s, 90 * s, 6 * s);
+    }
+    int hy = pad * 2 + h.n * line;
+    histogram(v, pad, hy, hist_w, hist_h);
+    vw_text(v, pad * 2 + hist_w, hy + hist_h - line, s, c_dim, "luma histogram of the shown image");
+    if (v->toast[0] && now_ms() < v->toast_until) {
+        int tw = vw_text_width(v->toast, s);
+        panel(v, (v->ww - tw) / 2 - pad, v->wh - line - 3 * pad, tw + 2 * pad, line + 2 * pad, 200);
+        vw_text(v, (v->ww - tw) / 2, v->wh - line - 2 * pad, s, c_text, v->toast);
+    }
+}
+
+/* ---------------------------------------------------------------- help and messages */
+
+void vw_draw_help(viewer *v)
+{
+    char keys[64][64];
+    const char *what[64];
+    int n = 0, kw = 0, ww = 0, s = hud_scale(v);
+    while (n < 64 && vw_help_line(n, keys[n], sizeof keys[n], &what[n]))
+        n++;
+    for (int i = 0; i < n; i++) {
+        int a = vw_text_width(keys[i], s), b = vw_text_width(what[i], s);
+        kw = a > kw ? a : kw;
+        ww = b > ww ? b : ww;
+    }
+    int line = 11 * s, pad = 10 * s, colw = kw + 3 * pad + ww;
+    int cols = ((n + 2) * line + 2 * pad > v->wh * 3 / 4 && 2 * colw + 3 * pad < v->ww) ? 2 : 1;
+    int rows = (n + cols - 1) / cols;
+    int pw = cols * colw + (cols + 1) * pad, ph = (rows + 2) * line + 2 * pad;
+    int x0 = (v->ww - pw) / 2, y0 = (v->wh - ph) / 2;
+    panel(v, x0, y0, pw, ph, 225);
+    vw_text(v, x0 + pad, y0 + pad, s, c_sel, "tessera keys (--keys replays them: e,b,Tab,],Ctrl+s)");
+    for (int i = 0; i < n; i++) {
+        int x = x0 + pad + (i / rows) * (colw + pad), y = y0 + pad + (i % rows + 2) * line;
+        vw_text(v, x, y, s, c_text, keys[i]);
+        vw_text(v, x + kw + 3 * pad, y, s, c_dim, what[i]);
+    }
+}
+
+/* A message in the middle of the window (a file that cannot be shown), wrapped to fit. */
+void vw_draw_message(viewer *v, const char *msg, SDL_Color c)
+{
+    char lines[8][MAX_TEXT];
+    int n = 0, s = hud_scale(v), line = 12 * s, pad = 12 * s, maxw = v->ww - 8 * pad, w = 0;
+    const char *p = msg;
+    while (*p && n < 8) {
+        size_t len = strlen(p), cut = len;
+        char buf[MAX_TEXT];
+        snprintf(buf, sizeof buf, "%s", p);
+        while (cut > 1 && vw_text_width(buf, s) > maxw) { /* break at the last blank that fits */
+            size_t b = cut - 1;
+            while (b > 0 && buf[b] != ' ')
+                b--;
+            cut = b > 0 ? b : cut - 1;
+            buf[cut] = '\0';
+        }
+        snprintf(lines[n], sizeof lines[n], "%s", buf);
+        int lw = vw_text_width(lines[n++], s);
+        w = lw > w ? lw : w;
+        p += cut;
+        while (*p == ' ')
+            p++;
+    }
+    int x0 = (v->ww - w) / 2 - pad, y0 = (v->wh - n * line) / 2 - pad;
+    panel(v, x0, y0, w + 2 * pad, n * line + 2 * pad, 200);
+    for (int i = 0; i < n; i++)
+        vw_text(v, x0 + pad, y0 + pad + i * line, s, c, lines[i]);
+}
+
+#else
+typedef int vw_hud_unused; /* ISO C wants a declaration in every file */
+#endif /* TS_HAVE_SDL */

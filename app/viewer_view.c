@@ -1,0 +1,90 @@
+/* viewer_view.c - zoom and pan as feh and nsxiv users expect them: fit on open (shrinking only),
+ * a zoom ladder through 1:1, zoom around the cursor, no gaps when the image is larger than the
+ * window, centred when smaller. The offset stays on whole pixels so that 1:1 is pixel-exact. */
+#include "viewer.h"
+
+#include <math.h>
+
+static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* One axis: image span `span` in a window of `win` pixels. */
+static double clamp_axis(double o, double span, int win)
+{
+    if (span <= win)
+        return floor((win - span) / 2);
+    return clampd(round(o), ceil(win - span), 0);
+}
+
+void vw_view_clamp(vw_view *v, int iw, int ih, int ww, int wh)
+{
+    v->ox = clamp_axis(v->ox, iw * v->zoom, ww);
+    v->oy = clamp_axis(v->oy, ih * v->zoom, wh);
+}
+
+void vw_view_fit(vw_view *v, int iw, int ih, int ww, int wh)
+{
+    double z = 1;
+    if (iw > 0 && ih > 0 && ww > 0 && wh > 0) {
+        double zx = (double)ww / iw, zy = (double)wh / ih;
+        z = clampd(zx < zy ? zx : zy, VW_ZOOM_MIN, 1);
+    }
+    v->zoom = z;
+    v->fit = 1;
+    v->ox = v->oy = 0;
+    vw_view_clamp(v, iw, ih, ww, wh);
+}
+
+double vw_zoom_step(double zoom, int dir)
+{
+    /* 2^e and 1.5 * 2^e: 1/64, 3/128, ..., 1/2, 3/4, 1, 1.5, 2, 3, 4, 6, ..., 48, 64 */
+    double best = dir > 0 ? VW_ZOOM_MAX : VW_ZOOM_MIN;
+    for (int e = -6; e <= 6; e++)
+        for (int m = 0; m < 2; m++) {
+            double z = ldexp(m ? 1.5 : 1.0, e);
+            if (z > VW_ZOOM_MAX)
+                continue;
+            if (dir > 0 && z > zoom * (1 + 1e-9) && z < best)
+                best = z;
+            if (dir < 0 && z < zoom * (1 - 1e-9) && z > best)
+                best = z;
+        }
+    return best;
+}
+
+void vw_view_zoom_at(vw_view *v, double zoom, double ax, double ay, int iw, int ih, int ww, int wh)
+{
+    zoom = clampd(zoom, VW_ZOOM_MIN, VW_ZOOM_MAX);
+    double ix = (ax - v->ox) / v->zoom, iy = (ay - v->oy) / v->zoom;
+    v->ox = round(ax - ix * zoom);
+    v->oy = round(ay - iy * zoom);
+    v->zoom = zoom;
+    v->fit = 0;
+    vw_view_clamp(v, iw, ih, ww, wh);
+}
+
+void vw_view_pan(vw_view *v, double dx, double dy, int iw, int ih, int ww, int wh)
+{
+    v->ox += dx;
+    v->oy += dy;
+    vw_view_clamp(v, iw, ih, ww, wh);
+}
+
+void vw_view_resize(vw_view *v, int iw, int ih, int ow, int oh, int ww, int wh)
+{
+    if (v->fit) {
+        vw_view_fit(v, iw, ih, ww, wh);
+        return;
+    }
+    double cx = (ow / 2.0 - v->ox) / v->zoom, cy = (oh / 2.0 - v->oy) / v->zoom;
+    v->ox = round(ww / 2.0 - cx * v->zoom);
+    v->oy = round(wh / 2.0 - cy * v->zoom);
+    vw_view_clamp(v, iw, ih, ww, wh);
+}
+
+int vw_view_level(double zoom, int max_level)
+{
+    int k = 0;
+    while (k < max_level && zoom <= ldexp(1.0, -(k + 1)) * (1 + 1e-9))
+        k++;
+    return k;
+}

@@ -1,0 +1,190 @@
+#!/bin/sh
+# tests/viewer.sh - the viewer end to end with the CPU backend: SDL's offscreen driver with the
+# software renderer (deterministic) and a real X server (xvfb-run), driven by --keys, --frames and
+# --screenshot. Checks that the screenshot is not blank, that at 1:1 the image region equals the
+# headless result exactly, that the HUD draws text, that a bad file shows its error and the viewer
+# goes on, that Ctrl+S writes NAME.tessera.png beside the file and never over anything, and the
+# no-display message. Usage: sh tests/viewer.sh build/tessera.
+# Ends with "N passed, N failed, N skipped".
+TESSERA=${1:-build/tessera}
+BUILD=$(dirname "$TESSERA")
+MKIMAGE="$BUILD/mkimage"
+T=$(mktemp -d /tmp/tessera-viewer.XXXXXX)
+trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
+passed=0 failed=0 skipped=0
+ok() { passed=$((passed + 1)); echo "ok   viewer: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL viewer: $1"; [ -s "$T/err" ] && sed 's/^/     | /' "$T/err" | head -20; }
+skip() { skipped=$((skipped + 1)); echo "skip viewer: $1 ($2)"; }
+summary() { echo "$passed passed, $failed failed, $skipped skipped"; exit 0; }
+
+if ! "$TESSERA" --version 2>/dev/null | grep -q viewer; then
+    skip "every viewer test" "$TESSERA was built without SDL2"
+    summary
+fi
+PY=/usr/bin/python3
+"$PY" -c 'import cv2, numpy' 2>/dev/null || PY=""
+
+# ---------------------------------------------------------------- helpers
+
+# check MODE ARGS...: pixel checks of screenshots (python3 with OpenCV); prints why on failure.
+cat >"$T/check.py" <<'PY'
+import sys
+import cv2
+import numpy as np
+
+def load(path, flags=cv2.IMREAD_COLOR):
+    im = cv2.imread(path, flags)
+    if im is None:
+        sys.exit(f"cannot read {path}")
+    return im
+
+def as_shown(exp):
+    """What the viewer shows for an image: 8-bit BGR, 16-bit as round(v / 257)."""
+    if exp.dtype == np.uint16:
+        exp = ((exp.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)
+    return cv2.cvtColor(exp, cv2.COLOR_GRAY2BGR) if exp.ndim == 2 else exp
+
+mode, args = sys.argv[1], sys.argv[2:]
+shot = load(args[0])
+if mode == "centred":  # SHOT EXPECTED: the image region, centred at 1:1, equals EXPECTED
+    exp = as_shown(load(args[1], cv2.IMREAD_UNCHANGED))
+    H, W = shot.shape[:2]
+    h, w = exp.shape[:2]
+    x, y = (W - w) // 2, (H - h) // 2
+    diff = np.abs(shot[y:y + h, x:x + w].astype(int) - exp.astype(int))
+    if diff.max():
+        r = cv2.matchTemplate(shot, exp, cv2.TM_SQDIFF)
+        best = cv2.minMaxLoc(r)
+        sys.exit(f"{w}x{h} at ({x},{y}) of {W}x{H}: {np.count_nonzero(diff.any(axis=2))} pixels "
+                 f"differ (max {diff.max()}); best match at {best[2]} (sqdiff {best[0]:.0f})")
+elif mode == "notblank":  # SHOT: many colours, not one flat fill
+    colours = len(np.unique(shot.reshape(-1, 3), axis=0))
+    if colours < 200 or shot.std() < 10:
+        sys.exit(f"{colours} colours, std {shot.std():.1f}")
+elif mode == "hud":  # ON OFF: the HUD corner differs and holds light text pixels
+    off = load(args[1])
+    on, off = shot[0:90, 0:400], off[0:90, 0:400]
+    differ = np.count_nonzero((on != off).any(axis=2))
+    text = np.count_nonzero((on > 200).all(axis=2))
+    if differ < 2000 or text < 300:
+        sys.exit(f"HUD corner: {differ} pixels differ from the HUD-off shot, {text} text pixels")
+elif mode == "error":  # SHOT: the red error text in the middle band
+    H = shot.shape[0]
+    band = shot[H // 3:2 * H // 3].astype(int)
+    red = np.count_nonzero((band[..., 2] > 200) & (band[..., 1] < 150) & (band[..., 0] < 150))
+    if red < 100:
+        sys.exit(f"{red} red pixels in the middle band")
+elif mode == "same":  # A B: same pixels
+    b = load(args[1], cv2.IMREAD_UNCHANGED)
+    a = load(args[0], cv2.IMREAD_UNCHANGED)
+    if a.shape != b.shape or (a != b).any():
+        sys.exit(f"{a.shape} vs {b.shape}: differ")
+PY
+check() {
+    if [ -z "$PY" ]; then skip "$1" "/usr/bin/python3 with cv2 and numpy missing"; return; fi
+    name=$1; shift
+    "$PY" "$T/check.py" "$@" >"$T/err" 2>&1 && ok "$name" || bad "$name"
+}
+
+# view NAME ENV... -- ARGS...: runs the viewer (CPU backend, 800x600 window) with the given
+# environment; $rc is its status, stderr in $T/err.
+view() {
+    name=$1; shift
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    env TESSERA_GEOMETRY=800x600 $envs "$TESSERA" --backend cpu -q "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+OFF="SDL_VIDEODRIVER=offscreen SDL_RENDER_DRIVER=software"
+expect_rc() { [ "$rc" = "$2" ] && ok "$1" || bad "$1 (exit $rc, want $2)"; }
+
+mk() { "$MKIMAGE" "$@" >/dev/null || { echo "mkimage failed: $*"; exit 1; }; }
+mkdir -p "$T/in" "$T/save" "$T/dir"
+mk 201 151 3 8 11 "$T/in/rgb.png"
+mk 64 48 3 16 12 "$T/in/rgb16.png"
+mk 40 30 2 8 13 "$T/in/ga.png"
+printf 'not an image at all\n' >"$T/in/bad.png"
+OPS="gauss:5,equalize,rotate:90"
+"$TESSERA" --headless -q --backend cpu --ops "$OPS" -o "$T/exp.png" "$T/in/rgb.png" &&
+    "$TESSERA" --headless -q --backend cpu --ops flop -o "$T/exp16.png" "$T/in/rgb16.png" &&
+    "$TESSERA" --headless -q --backend cpu --ops flop -o "$T/exp_flop.png" "$T/in/rgb.png" ||
+    { echo "headless runs for the expected images failed"; exit 1; }
+
+# ---------------------------------------------------------------- no display, bad options
+
+env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER "$TESSERA" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" != 0 ] && grep -qF "tessera: no display (DISPLAY/WAYLAND_DISPLAY unset): use --headless, or SDL_VIDEODRIVER=offscreen" "$T/err" &&
+    ok "no display: one line pointing to --headless, exit $rc" || bad "no display message (exit $rc)"
+view "bad --keys" $OFF -- --keys "e,,b" --frames 1 "$T/in/rgb.png"
+[ "$rc" = 2 ] && grep -q -- "--keys" "$T/err" && ok "bad --keys is a usage error" || bad "bad --keys is a usage error (exit $rc)"
+view "bad --ops" $OFF -- --ops "blur" --frames 1 "$T/in/rgb.png"
+[ "$rc" = 2 ] && ok "bad --ops is a usage error" || bad "bad --ops is a usage error (exit $rc)"
+
+# ---------------------------------------------------------------- offscreen, software renderer
+
+view "1:1" $OFF -- --ops "$OPS" --keys "=,i" --frames 2 --screenshot "$T/off_plain.png" "$T/in/rgb.png"
+expect_rc "offscreen: --keys/--frames/--screenshot run exits 0" 0
+check "offscreen: screenshot is not blank" notblank "$T/off_plain.png"
+check "offscreen: 1:1 image region equals the headless $OPS result" centred "$T/off_plain.png" "$T/exp.png"
+
+view "keys" $OFF -- --keys "b,e,>,=,i" --frames 1 --screenshot "$T/off_keys.png" "$T/in/rgb.png"
+check "offscreen: op keys b,e,> build the same chain" centred "$T/off_keys.png" "$T/exp.png"
+
+view "hud" $OFF -- --ops "$OPS" --keys "=" --frames 2 --screenshot "$T/off_hud.png" "$T/in/rgb.png"
+check "offscreen: the HUD draws text (HUD on vs off)" hud "$T/off_hud.png" "$T/off_plain.png"
+
+view "16-bit" $OFF -- --ops flop --keys "=,i" --frames 1 --screenshot "$T/off_16.png" "$T/in/rgb16.png"
+check "offscreen: 16-bit shown as round(v/257), exactly" centred "$T/off_16.png" "$T/exp16.png"
+
+view "variants" $OFF -- --ops "$OPS" --keys "Tab,],],[,Shift+Tab,x,B,L,c" --frames 2 "$T/in/rgb.png"
+expect_rc "offscreen: Tab, [ ], x, B, L, c run" 0
+view "view keys" $OFF -- --ops sharpen --keys "plus,plus,WheelUp,minus,WheelDown,w,h,j,k,l,Left,Up,Right,Down,f,?,F1" --frames 1 "$T/in/rgb.png"
+expect_rc "offscreen: zoom, pan, fullscreen and help keys run" 0
+
+view "bad file" $OFF -- --frames 2 --screenshot "$T/off_bad.png" "$T/in/bad.png" "$T/in/rgb.png"
+expect_rc "offscreen: a bad file does not stop the viewer (exit 0)" 0
+check "offscreen: the bad file's error is shown in the window" error "$T/off_bad.png"
+view "next after bad" $OFF -- --ops flop --keys "n,=,i" --frames 1 --screenshot "$T/off_next.png" "$T/in/bad.png" "$T/in/rgb.png"
+check "offscreen: n after the bad file shows the next image" centred "$T/off_next.png" "$T/exp_flop.png"
+
+cp "$T/in/rgb.png" "$T/in/ga.png" "$T/dir/"
+view "dir" $OFF -- --keys "End,Home,p,n,Space,BackSpace" --frames 1 "$T/dir" "$T/in/rgb16.png"
+expect_rc "offscreen: directories and navigation keys" 0
+
+# Ctrl+S: beside the original, a new name every time, the original untouched
+cp "$T/in/rgb.png" "$T/save/x.png"
+sum0=$(md5sum <"$T/save/x.png")
+view "save" $OFF -- --ops flop --keys "Ctrl+s" --frames 1 "$T/save/x.png"
+[ "$rc" = 0 ] && [ -f "$T/save/x.tessera.png" ] && ok "Ctrl+S writes x.tessera.png beside x.png" || bad "Ctrl+S writes x.tessera.png (exit $rc; $(ls "$T/save" | tr '\n' ' '))"
+check "Ctrl+S saves the processed image" same "$T/save/x.tessera.png" "$T/exp_flop.png"
+sum1=$(md5sum <"$T/save/x.tessera.png")
+view "save again" $OFF -- --keys "Ctrl+s" --frames 1 "$T/save/x.png"
+[ -f "$T/save/x.tessera-1.png" ] && [ "$sum1" = "$(md5sum <"$T/save/x.tessera.png")" ] &&
+    ok "a second Ctrl+S writes x.tessera-1.png, never over x.tessera.png" || bad "second Ctrl+S ($(ls "$T/save" | tr '\n' ' '))"
+[ "$sum0" = "$(md5sum <"$T/save/x.png")" ] && ok "the original is never modified" || bad "the original is never modified"
+! ls -a "$T/save" | grep -q '\.tmp' && ok "no temp files left by saving" || bad "no temp files left by saving"
+
+view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
+expect_rc "offscreen: gray+alpha image" 0
+
+# ---------------------------------------------------------------- a real X server
+
+if ! command -v xvfb-run >/dev/null 2>&1; then
+    skip "X11 (xvfb-run) tests" "xvfb-run missing (apt-get install xvfb xauth)"
+else
+    env TESSERA_GEOMETRY=800x600 xvfb-run -a -s "-screen 0 1280x1024x24" \
+        "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=,i" --frames 2 \
+        --screenshot "$T/x11_plain.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
+    rc=$?
+    expect_rc "X11 (xvfb-run): --keys/--frames/--screenshot run exits 0" 0
+    check "X11: screenshot is not blank" notblank "$T/x11_plain.png"
+    check "X11: 1:1 image region equals the headless $OPS result" centred "$T/x11_plain.png" "$T/exp.png"
+    env TESSERA_GEOMETRY=800x600 xvfb-run -a -s "-screen 0 1280x1024x24" \
+        "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=" --frames 2 \
+        --screenshot "$T/x11_hud.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
+    check "X11: the HUD draws text" hud "$T/x11_hud.png" "$T/x11_plain.png"
+fi
+
+summary
