@@ -243,3 +243,54 @@ TEST(view_texture_level)
     CHECK(vw_view_level(0.1, 3) == 3 && vw_view_level(0.01, 3) == 3);
     CHECK(vw_view_level(0.01, 1) == 1);
 }
+
+/* ts_pipeline_run_ex, the viewer's live-mode run: same results as ts_pipeline_run, the input kept
+ * on the GPU (report.input_resident) and the host output reused, on whichever backend is here
+ * ("gpu" in the name: tools/gpu_check.sh runs it on the device). */
+TEST(gpu_pipeline_run_ex_keeps_the_input)
+{
+    uint64_t seed = tu_seed();
+    ts_image in = tu_random_image(97, 61, 3, 1, &seed), other = tu_random_image(33, 20, 3, 1, &seed);
+    ts_image ref, out = {0}, tmp;
+    ts_chain c;
+    ts_pipeline *p;
+    ts_run_report rep;
+    char err[256], msg[256];
+    CHECK(ts_chain_parse("gauss:5,equalize,rotate:90", &c, err, sizeof err) == TS_OK);
+    CHECK(ts_pipeline_create(&p, TS_BACKEND_AUTO, msg, sizeof msg) == TS_OK);
+    int gpu = ts_pipeline_on_gpu(p);
+    CHECK(ts_pipeline_run(p, &c, &in, &ref, NULL) == TS_OK);
+    ts_run_opts first = {1, 0, 1}, again = {1, 1, 1};
+    CHECK(ts_pipeline_run_ex(p, &c, &in, &out, &rep, &first) == TS_OK);
+    CHECK(ts_image_equal(&out, &ref) && !rep.input_resident);
+    void *kept = out.data;
+    CHECK(ts_pipeline_run_ex(p, &c, &in, &out, &rep, &again) == TS_OK);
+    CHECK(ts_image_equal(&out, &ref) && rep.input_resident == gpu);
+    CHECK(!gpu || out.data == kept); /* the GPU path downloads into the same host image */
+    /* a single-op run in between (the speedup bars) leaves the kept input alone */
+    CHECK(ts_pipeline_run_op(p, &c.ops[0], NULL, &other, &tmp, NULL) == TS_OK);
+    ts_image_free(&tmp);
+    CHECK(ts_pipeline_run_ex(p, &c, &in, &out, &rep, &again) == TS_OK);
+    CHECK(ts_image_equal(&out, &ref) && rep.input_resident == gpu);
+    /* new pixels, announced: uploaded again */
+    ts_put(&in, 5, 7, 1, ts_get(&in, 5, 7, 1) ^ 0x80);
+    ts_image_free(&ref);
+    CHECK(ts_pipeline_run(p, &c, &in, &ref, NULL) == TS_OK);
+    CHECK(ts_pipeline_run_ex(p, &c, &in, &out, &rep, &first) == TS_OK);
+    CHECK(ts_image_equal(&out, &ref) && !rep.input_resident);
+    /* another shape is never taken for the kept input */
+    ts_image_free(&ref);
+    CHECK(ts_pipeline_run(p, &c, &other, &ref, NULL) == TS_OK);
+    CHECK(ts_pipeline_run_ex(p, &c, &other, &out, &rep, &again) == TS_OK);
+    CHECK(ts_image_equal(&out, &ref) && !rep.input_resident);
+    /* an empty chain gives the input back */
+    ts_chain empty = {0, NULL};
+    CHECK(ts_pipeline_run_ex(p, &empty, &in, &out, &rep, &first) == TS_OK);
+    CHECK(ts_image_equal(&out, &in));
+    ts_image_free(&out);
+    ts_image_free(&ref);
+    ts_image_free(&in);
+    ts_image_free(&other);
+    ts_chain_free(&c);
+    ts_pipeline_destroy(p);
+}
