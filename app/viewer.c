@@ -127,8 +127,10 @@ static int sdl_start(viewer *v)
         return -1;
     }
     snprintf(v->renderer, sizeof v->renderer, "%s", ri.name);
-    v->software = strcmp(ri.name, "software") == 0 || !(ri.flags & SDL_RENDERER_PRESENTVSYNC) ||
-                  video_driver_is("offscreen") || video_driver_is("dummy");
+    v->software = strcmp(ri.name, "software") == 0;
+    /* no display to wait for, or a renderer that does not wait: pace frames ourselves */
+    v->paced = v->software || !(ri.flags & SDL_RENDERER_PRESENTVSYNC) ||
+               video_driver_is("offscreen") || video_driver_is("dummy");
     v->max_tex = ri.max_texture_width < ri.max_texture_height ? ri.max_texture_width
                                                                : ri.max_texture_height;
     pick_texture_format(v, &ri);
@@ -233,8 +235,8 @@ static double present(viewer *v, double *next_deadline)
     SDL_RenderPresent(v->ren);
     double t1 = now_ms();
     /* the software renderer draws in Present; a vsync'd one waits there for the display */
-    vw_stat_add(&v->work_ms, (v->software ? t1 : t0) - v->frame_start);
-    if (v->software) {
+    vw_stat_add(&v->work_ms, (v->paced ? t1 : t0) - v->frame_start);
+    if (v->paced) {
         double period = 1000.0 / v->refresh_hz;
         if (*next_deadline > t1)
             sleep_ms(*next_deadline - t1);

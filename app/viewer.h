@@ -142,7 +142,8 @@ typedef struct viewer {
     SDL_Window *win;
     SDL_Renderer *ren;
     char renderer[32];
-    int software;          /* the software renderer: no vsync, pace frames ourselves */
+    int software;          /* the software renderer: nearest scaling (linear costs a frame) */
+    int paced;             /* no vsync to wait for: the loop paces itself to refresh_hz */
     Uint32 tex_format;
     int max_tex;           /* largest texture side, 0: unlimited */
     int refresh_hz;

@@ -177,7 +177,7 @@ static void chain_rows(viewer *v, hud *h)
     snprintf(r->cell[1], sizeof r->cell[1], "variant");
     snprintf(r->cell[2], sizeof r->cell[2], "avg ms");
     snprintf(r->cell[3], sizeof r->cell[3], "last ms");
-    snprintf(r->cell[4], sizeof r->cell[4], "speedup over naive");
+    snprintf(r->cell[4], sizeof r->cell[4], "time vs naive (bar), speedup");
     for (int i = 0; i < v->chain.n; i++) {
         const ts_op *op = &v->chain.ops[i];
         const ts_variant *ran = v->have_result ? v->rep.op[i].variant : NULL;
@@ -221,7 +221,7 @@ static void frame_row(viewer *v, hud *h)
         snprintf(fps, sizeof fps, "%.1f", v->fps);
     hud_row *r = add_row(h, c_text, "%s FPS   frame: %s ms of work, %s ms apart   %d Hz %s: %s",
                          fps, work, apart, v->refresh_hz,
-                         v->software ? "(paced by tessera)" : "vsync",
+                         v->paced ? "(paced by tessera)" : "vsync",
                          v->fps <= 0 ? "measuring" : holding ? "holding it" : "below it");
     r->color[0] = v->fps <= 0 ? c_text : holding ? c_good : c_bad;
 }
