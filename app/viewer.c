@@ -158,10 +158,10 @@ static const char *depth_name(const ts_image *im, char *buf, size_t len)
 static void update_title(viewer *v)
 {
     char t[sizeof v->title], depth[32];
-    const ts_image *im = vw_displayed(v);
+    const ts_image *im = &v->src; /* the file's size and depth; the zoom is of what is shown */
     if (v->n_files == 0)
         snprintf(t, sizeof t, "tessera - no images (drop files here)");
-    else if (!im)
+    else if (v->loaded < 0)
         snprintf(t, sizeof t, "%s - cannot open - tessera", path_base(v->files[v->cur]));
     else
         snprintf(t, sizeof t, "%s - %dx%d %s - %.0f%% - [%d/%d] - tessera",

@@ -187,4 +187,71 @@ else
     check "X11: the HUD draws text" hud "$T/x11_hud.png" "$T/x11_plain.png"
 fi
 
+# ---------------------------------------------------------------- real input events (X11)
+
+# Keys typed through the X server (text input: e and a shifted >; Ctrl+S and q as key presses),
+# the wheel, next, a window resize; the title tells the file, size, depth and zoom.
+if ! command -v xvfb-run >/dev/null 2>&1 || ! command -v xdotool >/dev/null 2>&1; then
+    skip "X11 input events (xdotool)" "xvfb-run or xdotool missing (apt-get install xdotool)"
+else
+    mkdir -p "$T/ev"
+    cp "$T/in/rgb.png" "$T/ev/y.png"
+    mk 1600 1000 3 8 14 "$T/ev/z.png"
+    # each step waits (up to 5 s) for its effect rather than sleeping a fixed time
+    cat >"$T/ev.sh" <<EOF
+"$TESSERA" --backend cpu -q "$T/ev/y.png" "$T/ev/z.png" 2>"$T/ev/err" &
+pid=\$!
+wid=\$(xdotool search --sync --name "tessera" | head -1)
+xdotool windowfocus --sync "\$wid"
+title() { # FILE PATTERN: the window title, once it matches PATTERN
+    i=0
+    while [ \$i -lt 50 ]; do
+        t=\$(xdotool getwindowname "\$wid"); case "\$t" in \$2) break ;; esac
+        sleep 0.1; i=\$((i + 1))
+    done
+    echo "\$t" >"$T/ev/\$1"
+}
+title t1 "*y.png*"
+xdotool type --delay 100 "e>"
+xdotool key ctrl+s
+i=0; while [ ! -f "$T/ev/y.tessera.png" ] && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i + 1)); done
+xdotool type --delay 100 "e>"
+xdotool mousemove --window "\$wid" 400 300 click 4
+title t2 "* 150% *"
+xdotool key n
+title t3 "z.png*"
+xdotool windowsize "\$wid" 1200 900
+title t4 "* 75% *"
+xdotool key q
+wait \$pid
+echo \$? >"$T/ev/rc"
+EOF
+    env TESSERA_GEOMETRY=800x600 timeout 60 xvfb-run -a -s "-screen 0 1600x1200x24" sh "$T/ev.sh" >"$T/out" 2>"$T/err"
+    title() { cat "$T/ev/$1" 2>/dev/null; }
+    case "$(title t1)" in
+    "y.png - 201x151 RGB8 - 100% - [1/2] - tessera") ok "X11: the title shows file, size, depth, zoom" ;;
+    *) bad "X11: title '$(title t1)'" ;;
+    esac
+    "$TESSERA" --headless -q --backend cpu --ops equalize,rotate:90 -o "$T/ev/exp.png" "$T/ev/y.png"
+    if [ -f "$T/ev/y.tessera.png" ]; then
+        check "X11: typed e and > then Ctrl+S save the processed image" same "$T/ev/y.tessera.png" "$T/ev/exp.png"
+    else
+        bad "X11: typed e, > and Ctrl+S wrote no y.tessera.png"
+    fi
+    case "$(title t2)" in
+    *" - 150% - "*) ok "X11: the wheel zooms in (100% -> 150%)" ;;
+    *) bad "X11: wheel: '$(title t2)'" ;;
+    esac
+    case "$(title t3)" in
+    "z.png - 1600x1000 RGB8 - 50% - [2/2]"*) ok "X11: n opens the next image, fitted" ;;
+    *) bad "X11: n: '$(title t3)'" ;;
+    esac
+    case "$(title t4)" in
+    *" - 75% - "*) ok "X11: a resized window refits the image (50% -> 75%)" ;;
+    *) bad "X11: resize: '$(title t4)'" ;;
+    esac
+    [ "$(cat "$T/ev/rc" 2>/dev/null)" = 0 ] && ok "X11: q quits with status 0" ||
+        bad "X11: q quits (status '$(cat "$T/ev/rc" 2>/dev/null)')"
+fi
+
 summary
