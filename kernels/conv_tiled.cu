@@ -5,11 +5,12 @@
  * for exact filters whose partial sums can pass 2^24), border replicated during staging, so the
  * inner loop has no clamps. Each thread then accumulates a register tile of TX x TY outputs:
  * samples lane + 32 t (t < TX: consecutive lanes read consecutive words, no bank conflicts) of TY
- * consecutive rows. Walking the input rows iy of the tile once, each value loaded from shared
- * memory feeds the TY output rows that use it (rows iy - ty); the weights of those rows come from
- * the kernel parameters (constant bank), padded with zero rows so that no branch is needed.
+ * consecutive rows (TY = 4, or 8 for K > 7). Walking the input rows iy of the tile once, each
+ * value loaded from shared memory feeds the TY output rows that use it (rows iy - ty); the
+ * weights of those rows come from the kernel parameters (constant bank), padded with zero rows
+ * so that no branch is needed.
  * K is a run-time value (1..31); the block height shrinks when a large K's halo would not fit in
- * shared memory, down to 4 rows, which fits every K on every sm_75+ GPU.
+ * shared memory, down to one row of threads, which fits every K on every sm_75+ GPU.
  *
  * Layout: interleaved samples (sample space, see conv_common.cuh); any pitch (16-byte aligned rows
  * load a word at a time).
@@ -20,12 +21,16 @@
 #include <new>
 
 #define TILED_TX 8   /* samples per thread, 32 apart */
-#define TILED_TY 4   /* rows per thread (<= CONV_PAD + 1) */
 #define TILED_BS (32 * TILED_TX)
+/* Rows per thread: 8 for K > 7 (each shared-memory load then feeds 64 FMAs, and the zero weight
+ * rows that pad the first and last TY - 1 input rows cost little next to K), 4 for small K. */
+#define TILED_TY_SMALL 4
+#define TILED_TY_LARGE 8
+static inline int tiled_ty(int k) { return k > 7 ? TILED_TY_LARGE : TILED_TY_SMALL; }
 
-static_assert(TILED_TY <= CONV_PAD + 1, "weight padding too small for the register tile");
+static_assert(TILED_TY_LARGE <= CONV_PAD + 1, "weight padding too small for the register tile");
 
-template <int B, class Acc, int NOUT>
+template <int B, class Acc, int NOUT, int TY>
 __global__ void __launch_bounds__(256)
     conv_tiled_kernel(const __grid_constant__ conv_params p, int ncols, int off, int ntx,
                       long long ntiles)
@@ -33,24 +38,24 @@ __global__ void __launch_bounds__(256)
     extern __shared__ __align__(16) unsigned char conv_smem[];
     Acc *s = (Acc *)conv_smem;
     const int lane = threadIdx.x, ty = threadIdx.y;
-    const int BH = blockDim.y * TILED_TY, nrows = BH + 2 * p.r, h = p.r * p.ch;
+    const int BH = blockDim.y * TY, nrows = BH + 2 * p.r, h = p.r * p.ch;
     for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const int s0 = (int)(tile % ntx) * TILED_BS, y0 = (int)(tile / ntx) * BH;
         /* smem column 0 is sample a0 = s0 - h - off (word aligned); sample q is at q - a0 */
         conv_stage<B, Acc, true>(p, s, ncols, s0 - h - off, ncols, y0 - p.r, nrows);
         __syncthreads();
 
-        Acc acc[NOUT][TILED_TY][TILED_TX];
+        Acc acc[NOUT][TY][TILED_TX];
 #pragma unroll
         for (int o = 0; o < NOUT; o++)
 #pragma unroll
-            for (int j = 0; j < TILED_TY; j++)
+            for (int j = 0; j < TY; j++)
 #pragma unroll
                 for (int t = 0; t < TILED_TX; t++)
                     acc[o][j][t] = 0;
         /* tap kx of output sample s0 + lane + 32t reads smem column off + lane + 32t + kx * C */
-        const Acc *base = s + ty * TILED_TY * ncols + off + lane;
-        for (int iy = 0; iy < TILED_TY + p.k - 1; iy++) {
+        const Acc *base = s + ty * TY * ncols + off + lane;
+        for (int iy = 0; iy < TY + p.k - 1; iy++) {
             const Acc *srow = base + iy * ncols;
             for (int kx = 0; kx < p.k; kx++) {
                 Acc v[TILED_TX];
@@ -61,7 +66,7 @@ __global__ void __launch_bounds__(256)
                 for (int o = 0; o < NOUT; o++) {
                     const int wi = (o * p.k + kx) * p.kp + iy + CONV_PAD; /* weight of row iy */
 #pragma unroll
-                    for (int j = 0; j < TILED_TY; j++) { /* output row j uses ky = iy - j */
+                    for (int j = 0; j < TY; j++) { /* output row j uses ky = iy - j */
                         Acc w = conv_wt<Acc>(p.w[wi - j]);
 #pragma unroll
                         for (int t = 0; t < TILED_TX; t++)
@@ -72,12 +77,12 @@ __global__ void __launch_bounds__(256)
         }
 
 #pragma unroll
-        for (int j = 0; j < TILED_TY; j++) {
-            const int y = y0 + ty * TILED_TY + j;
+        for (int j = 0; j < TY; j++) {
+            const int y = y0 + ty * TY + j;
             if (y >= p.height)
                 break;
             unsigned char *orow = p.out + (size_t)y * p.out_pitch;
-            const Acc *center = s + (ty * TILED_TY + j + p.r) * ncols + off + h + lane;
+            const Acc *center = s + (ty * TY + j + p.r) * ncols + off + h + lane;
 #pragma unroll
             for (int t = 0; t < TILED_TX; t++) {
                 const int q = s0 + lane + 32 * t;
@@ -109,7 +114,7 @@ static int tiled_rows(const conv_params &p, size_t limit, size_t *bytes)
     int ncols, off;
     tiled_cols(p, &ncols, &off);
     for (int by = 8; by >= 1; by /= 2) {
-        *bytes = (size_t)(by * TILED_TY + 2 * p.r) * ncols * 4;
+        *bytes = (size_t)(by * tiled_ty(2 * p.r + 1) + 2 * p.r) * ncols * 4;
         if (*bytes <= limit)
             return by;
     }
@@ -135,7 +140,7 @@ extern "C" int conv_tiled_supports(const ts_job *job)
     return tiled_rows_job(job, &bytes) > 0;
 }
 
-template <int B, class Acc, int NOUT>
+template <int B, class Acc, int NOUT, int TY>
 static ts_status tiled_launch(const ts_job *job, const conv_params &p)
 {
     int ncols, off;
@@ -144,11 +149,11 @@ static ts_status tiled_launch(const ts_job *job, const conv_params &p)
     int by = tiled_rows(p, conv_smem_limit(job), &bytes);
     if (!by)
         return ts_fail(TS_ERR_UNSUPPORTED, "conv tiled: K=%d does not fit in shared memory", p.k);
-    auto kernel = conv_tiled_kernel<B, Acc, NOUT>;
+    auto kernel = conv_tiled_kernel<B, Acc, NOUT, TY>;
     ts_status st = conv_smem_allow((const void *)kernel, bytes);
     if (st != TS_OK)
         return st;
-    const int bh = by * TILED_TY, ntx = (p.wch + TILED_BS - 1) / TILED_BS;
+    const int bh = by * TY, ntx = (p.wch + TILED_BS - 1) / TILED_BS;
     long long ntiles = (long long)ntx * ((p.height + bh - 1) / bh);
     unsigned grid = (unsigned)(ntiles < INT_MAX ? ntiles : INT_MAX);
     kernel<<<grid, dim3(32, by), bytes, (cudaStream_t)job->stream>>>(p, ncols, off, ntx, ntiles);
@@ -156,11 +161,12 @@ static ts_status tiled_launch(const ts_job *job, const conv_params &p)
     return TS_OK;
 }
 
-template <int B> static ts_status tiled_dispatch(const ts_job *job, const conv_params &p)
+template <int B, int TY> static ts_status tiled_dispatch(const ts_job *job, const conv_params &p)
 {
     if (p.acc_int)
-        return p.nout == 2 ? tiled_launch<B, int32_t, 2>(job, p) : tiled_launch<B, int32_t, 1>(job, p);
-    return p.nout == 2 ? tiled_launch<B, float, 2>(job, p) : tiled_launch<B, float, 1>(job, p);
+        return p.nout == 2 ? tiled_launch<B, int32_t, 2, TY>(job, p)
+                           : tiled_launch<B, int32_t, 1, TY>(job, p);
+    return p.nout == 2 ? tiled_launch<B, float, 2, TY>(job, p) : tiled_launch<B, float, 1, TY>(job, p);
 }
 
 extern "C" ts_status conv_tiled(const ts_job *job)
@@ -170,7 +176,11 @@ extern "C" ts_status conv_tiled(const ts_job *job)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
     ts_status st = conv_params_init(job, p);
     if (st == TS_OK)
-        st = p->bytes == 1 ? tiled_dispatch<1>(job, *p) : tiled_dispatch<2>(job, *p);
+        st = tiled_ty(p->k) == TILED_TY_LARGE
+                 ? (p->bytes == 1 ? tiled_dispatch<1, TILED_TY_LARGE>(job, *p)
+                                  : tiled_dispatch<2, TILED_TY_LARGE>(job, *p))
+                 : (p->bytes == 1 ? tiled_dispatch<1, TILED_TY_SMALL>(job, *p)
+                                  : tiled_dispatch<2, TILED_TY_SMALL>(job, *p));
     delete p;
     return st;
 }
