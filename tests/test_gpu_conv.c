@@ -188,6 +188,8 @@ TEST(gpu_conv_small_sizes_every_filter)
 TEST(gpu_conv_1080p)
 {
     TU_GPU_OR_SKIP(dev);
+    if (tu_n_odd_sizes <= tu_n_small_sizes)
+        SKIP("TESSERA_SMALL_ONLY: large images left out");
     const ts_variant *vs[64];
     int nv = gpu_conv_variants(dev, vs, NULL), ran[64] = {0};
     uint64_t st = tu_seed() + 1, kst = tu_seed() ^ 0x5EEDu;
@@ -203,6 +205,8 @@ TEST(gpu_conv_1080p)
 TEST(gpu_conv_8k)
 {
     TU_GPU_OR_SKIP(dev);
+    if (tu_n_odd_sizes <= tu_n_small_sizes)
+        SKIP("TESSERA_SMALL_ONLY: large images left out");
     static const char *const fast[] = {"tiled", "sep", "roll", "mma", NULL};
     const ts_variant *all[64], *vs[64];
     int na = gpu_conv_variants(dev, all, NULL), nv = gpu_conv_variants(dev, vs, fast);
