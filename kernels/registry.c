@@ -30,8 +30,8 @@ static const ts_variant table[] = {
      "shared-memory tiled GEMM (never auto: im2col costs K*K times the image in traffic)",
      75, 0, NULL, conv_gemm_scratch, conv_gemm},
     {TS_FAM_CONV, "tiled",
-     "implicit GEMM: input tile + halo staged once in shared memory, 8x4 outputs per thread "
-     "in registers, no im2col",
+     "implicit GEMM: input tile + halo staged once in shared memory, 8 x 4 (K > 7: 8 x 8) "
+     "outputs per thread in registers, no im2col",
      75, 3, conv_tiled_supports, NULL, conv_tiled},
     {TS_FAM_CONV, "sep",
      "separable filters (gauss, box): row pass then column pass fused through shared memory, "
