@@ -3,7 +3,7 @@
 # the minute): build, the GPU tests (also with the pre-sm_90 fallback forced), the CLI and the
 # unit suite on the GPU, compute-sanitizer at the odd sizes, the benchmark, bank conflicts (ncu).
 # Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test fallback cli sanitize bench
-# bench-full profile (default: build test fallback cli bench). Logs go to OUTDIR.
+# bench-full profile viewer (default: build test fallback cli bench). Logs go to OUTDIR.
 set -u
 OUT=${1:?outdir}; shift
 STEPS=${*:-build test fallback cli bench}
@@ -68,5 +68,19 @@ if has profile; then
         timeout 200 make STB_INC="$STB" profile OP=transpose VARIANT=$v FORMAT=rgba8 >>"$OUT/ncu.log" 2>&1
     done
     grep -E "bank_conflicts|Kernel|dram__throughput" "$OUT/ncu.log" | head -40
+fi
+if has viewer; then
+    # The viewer built where SDL2 exists (carried with its libraries), on the GPU backend.
+    log "viewer (offscreen, GPU backend)" | tee -a "$OUT/viewer.log"
+    export LD_LIBRARY_PATH=$PWD/.carry/lib SDL_VIDEODRIVER=offscreen SDL_RENDER_DRIVER=software
+    V=.carry/tessera-sdl
+    TESSERA_GEOMETRY=1920x1080 timeout 120 $V --backend gpu --ops gauss:5,equalize,rotate:90 \
+        --frames 600 --screenshot "$OUT/viewer_gpu_4k.png" .carry/seeding_3840x2160.jpg >>"$OUT/viewer.log" 2>&1
+    echo "viewer exit $?" >>"$OUT/viewer.log"
+    TESSERA_GEOMETRY=1600x900 timeout 60 $V --backend gpu --ops gauss:5,equalize --keys B --frames 120 \
+        --screenshot "$OUT/viewer_gpu_hud.png" assets/astronaut.png >>"$OUT/viewer.log" 2>&1
+    echo "viewer exit $?" >>"$OUT/viewer.log"
+    unset LD_LIBRARY_PATH SDL_VIDEODRIVER SDL_RENDER_DRIVER
+    tail -6 "$OUT/viewer.log"
 fi
 log "done"
