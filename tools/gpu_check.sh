@@ -15,7 +15,7 @@ has() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
 {
 log "device"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 nvcc --version | tail -2
-} >"$OUT/env.log" 2>&1
+} >"$OUT/tests.log" 2>&1
 if has build; then
     log "build" | tee -a "$OUT/build.log"
     make -j"$J" STB_INC="$STB" all >>"$OUT/build.log" 2>&1 || { echo "BUILD FAILED"; tail -30 "$OUT/build.log"; exit 1; }
@@ -24,7 +24,7 @@ if has build; then
 fi
 if has test; then
     log "GPU tests" | tee -a "$OUT/tests.log"
-    TESSERA_REQUIRE_GPU=1 timeout 300 build/test_unit >>"$OUT/tests.log" 2>&1
+    TESSERA_REQUIRE_GPU=1 timeout 240 build/test_unit >>"$OUT/tests.log" 2>&1
     echo "test_unit exit $?" >>"$OUT/tests.log"
     grep -E "^(FAIL|# GPU)" "$OUT/tests.log" | head -40; tail -1 "$OUT/tests.log"
 fi
@@ -34,53 +34,53 @@ if has fallback; then
     echo "fallback exit $?" >>"$OUT/tests.log"
     tail -2 "$OUT/tests.log"
 fi
+if has viewer; then
+    # The viewer built where SDL2 exists (carried with its libraries), on the GPU backend.
+    log "viewer (offscreen, GPU backend)" | tee -a "$OUT/tests.log"
+    export LD_LIBRARY_PATH=$PWD/.carry/lib SDL_VIDEODRIVER=offscreen SDL_RENDER_DRIVER=software
+    V=.carry/tessera-sdl
+    TESSERA_GEOMETRY=1920x1080 timeout 120 $V --backend gpu --ops gauss:5,equalize,rotate:90 \
+        --frames 600 --screenshot "$OUT/viewer_gpu_4k.png" .carry/seeding_3840x2160.jpg >>"$OUT/tests.log" 2>&1
+    echo "viewer exit $?" >>"$OUT/tests.log"
+    TESSERA_GEOMETRY=1600x900 timeout 60 $V --backend gpu --ops gauss:5,equalize --keys B --frames 120 \
+        --screenshot "$OUT/viewer_gpu_hud.png" assets/astronaut.png >>"$OUT/tests.log" 2>&1
+    echo "viewer exit $?" >>"$OUT/tests.log"
+    unset LD_LIBRARY_PATH SDL_VIDEODRIVER SDL_RENDER_DRIVER
+    tail -6 "$OUT/tests.log"
+fi
 if has cli; then
     log "CLI suite and GPU demo" | tee -a "$OUT/tests.log"
-    timeout 300 sh tests/cli.sh build/tessera >>"$OUT/tests.log" 2>&1
+    timeout 120 sh tests/cli.sh build/tessera >>"$OUT/tests.log" 2>&1
     grep -E "^FAIL" "$OUT/tests.log" | head; tail -1 "$OUT/tests.log"
     mkdir -p /tmp/demo
     build/tessera --headless --force --timings -o /tmp/demo --ops "gauss:5,equalize,rotate:90" assets 2>&1 | tee -a "$OUT/tests.log" | tail -4
 fi
+if has bench; then
+    log "bench --quick" | tee -a "$OUT/tests.log"
+    timeout 240 make STB_INC="$STB" RESULTS="$OUT" bench-quick >>"$OUT/tests.log" 2>&1
+    echo "bench exit $?" >>"$OUT/tests.log"
+    sed -n "/== .*bench/,\$p" "$OUT/tests.log" | grep -v "^ok" | tail -60
+fi
 if has sanitize; then
     for tool in memcheck racecheck synccheck; do
-        log "compute-sanitizer $tool" | tee -a "$OUT/sanitizer.log"
+        log "compute-sanitizer $tool" | tee -a "$OUT/tests.log"
         TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 timeout 500 compute-sanitizer --tool $tool \
-            --error-exitcode 9 build/test_unit ${SANITIZE_FILTER:-gpu_} >>"$OUT/sanitizer.log" 2>&1
-        echo "$tool exit $?" | tee -a "$OUT/sanitizer.log"
-        grep -E "ERROR SUMMARY|passed, " "$OUT/sanitizer.log" | tail -2
+            --error-exitcode 9 build/test_unit ${SANITIZE_FILTER:-gpu_} >>"$OUT/tests.log" 2>&1
+        echo "$tool exit $?" | tee -a "$OUT/tests.log"
+        grep -E "ERROR SUMMARY|passed, " "$OUT/tests.log" | tail -2
     done
-fi
-if has bench; then
-    log "bench --quick" | tee -a "$OUT/bench.log"
-    timeout 400 make STB_INC="$STB" RESULTS="$OUT" bench-quick >>"$OUT/bench.log" 2>&1
-    echo "bench exit $?" >>"$OUT/bench.log"
-    tail -40 "$OUT/bench.log"
-fi
-if has bench-full; then
-    log "bench (full)" | tee -a "$OUT/bench.log"
-    timeout 590 make STB_INC="$STB" RESULTS="$OUT" bench >>"$OUT/bench.log" 2>&1
-    echo "bench exit $?" >>"$OUT/bench.log"
-    tail -40 "$OUT/bench.log"
 fi
 if has profile; then
     for v in shared padded opt; do
-        log "ncu transpose $v" | tee -a "$OUT/ncu.log"
-        timeout 200 make STB_INC="$STB" profile OP=transpose VARIANT=$v FORMAT=rgba8 >>"$OUT/ncu.log" 2>&1
+        log "ncu transpose $v" | tee -a "$OUT/tests.log"
+        timeout 200 make STB_INC="$STB" profile OP=transpose VARIANT=$v FORMAT=rgba8 >>"$OUT/tests.log" 2>&1
     done
-    grep -E "bank_conflicts|Kernel|dram__throughput" "$OUT/ncu.log" | head -40
+    grep -E "bank_conflicts|Kernel|dram__throughput" "$OUT/tests.log" | head -40
 fi
-if has viewer; then
-    # The viewer built where SDL2 exists (carried with its libraries), on the GPU backend.
-    log "viewer (offscreen, GPU backend)" | tee -a "$OUT/viewer.log"
-    export LD_LIBRARY_PATH=$PWD/.carry/lib SDL_VIDEODRIVER=offscreen SDL_RENDER_DRIVER=software
-    V=.carry/tessera-sdl
-    TESSERA_GEOMETRY=1920x1080 timeout 120 $V --backend gpu --ops gauss:5,equalize,rotate:90 \
-        --frames 600 --screenshot "$OUT/viewer_gpu_4k.png" .carry/seeding_3840x2160.jpg >>"$OUT/viewer.log" 2>&1
-    echo "viewer exit $?" >>"$OUT/viewer.log"
-    TESSERA_GEOMETRY=1600x900 timeout 60 $V --backend gpu --ops gauss:5,equalize --keys B --frames 120 \
-        --screenshot "$OUT/viewer_gpu_hud.png" assets/astronaut.png >>"$OUT/viewer.log" 2>&1
-    echo "viewer exit $?" >>"$OUT/viewer.log"
-    unset LD_LIBRARY_PATH SDL_VIDEODRIVER SDL_RENDER_DRIVER
-    tail -6 "$OUT/viewer.log"
+if has bench-full; then
+    log "bench (full)" | tee -a "$OUT/tests.log"
+    timeout 590 make STB_INC="$STB" RESULTS="$OUT" bench >>"$OUT/tests.log" 2>&1
+    echo "bench exit $?" >>"$OUT/tests.log"
+    sed -n "/== .*bench/,\$p" "$OUT/tests.log" | grep -v "^ok" | tail -60
 fi
 log "done"
