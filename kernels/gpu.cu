@@ -64,10 +64,42 @@ extern "C" ts_status ts_gpu_open(ts_device *dev)
     return TS_OK;
 }
 
+/* TESSERA_GPU_MEM_LIMIT=BYTES (suffix K, M or G) refuses any one allocation above it, as a GPU
+ * with that little free memory would: the tests use it to check that an image too large for the
+ * GPU is refused with a clear message and the batch goes on. */
+static size_t mem_limit(void)
+{
+    const char *s = getenv("TESSERA_GPU_MEM_LIMIT");
+    if (!s || !*s)
+        return SIZE_MAX;
+    char *end;
+    double v = strtod(s, &end);
+    double unit = *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
+    return v > 0 ? (size_t)(v * unit) : SIZE_MAX;
+}
+
+static ts_status out_of_memory(size_t bytes)
+{
+    size_t fr = 0, tot = 0;
+    cudaMemGetInfo(&fr, &tot);
+    cudaGetLastError();
+    size_t limit = mem_limit();
+    if (limit < fr)
+        fr = limit;
+    return ts_fail(TS_ERR_TOO_LARGE, "not enough GPU memory: %.1f MB needed at once, %.1f MB free",
+                   bytes / 1048576.0, fr / 1048576.0);
+}
+
 extern "C" ts_status ts_gpu_malloc(void **d_ptr, size_t bytes)
 {
     *d_ptr = NULL;
+    if (bytes > mem_limit())
+        return out_of_memory(bytes);
     cudaError_t e = cudaMalloc(d_ptr, bytes ? bytes : 1);
+    if (e == cudaErrorMemoryAllocation) {
+        *d_ptr = NULL;
+        return out_of_memory(bytes);
+    }
     if (e != cudaSuccess) {
         cudaGetLastError();
         *d_ptr = NULL;

@@ -137,9 +137,32 @@ no_temps "$T/o6" && ok "no temp files after failures" || bad "no temp files afte
 [ "$(ls "$T/o6")" = "good.png" ] && ok "no partial outputs of bad files" || bad "no partial outputs of bad files ($(ls "$T/o6" | tr '\n' ' '))"
 run --headless -o "$T/o6" --max-pixels 10x10 --force "$T/in/rgb8.png"; expect "--max-pixels refuses larger images" 1 "max-pixels"
 
+# ---------------------------------------------------------------- permissions (as an ordinary user)
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null 2>&1 && runuser -u nobody -- true 2>/dev/null; then
+    P=$(mktemp -d /tmp/tessera-perm.XXXXXX); chmod 755 "$P"
+    cp "$T/in/rgb8.png" "$P/secret.png"; chmod 000 "$P/secret.png"
+    cp "$T/in/rgba8.png" "$P/open.png"; chmod 644 "$P/open.png"
+    mkdir -p "$P/out" "$P/ro"; chmod 777 "$P/out"; chmod 555 "$P/ro"
+    runuser -u nobody -- "$TESSERA" --headless -o "$P/out" "$P/secret.png" "$P/open.png" >"$T/out" 2>"$T/err"; rc=$?
+    expect "an unreadable file fails with a reason, the batch goes on" 1 "secret.png: Permission denied"
+    [ -f "$P/out/open.png" ] && ok "the readable file of that batch is written" || bad "the readable file of that batch is written"
+    runuser -u nobody -- "$TESSERA" --headless -o "$P/ro" "$P/open.png" >"$T/out" 2>"$T/err"; rc=$?
+    expect "a read-only output directory fails with a reason" 1 "Permission denied"
+    [ -z "$(ls -A "$P/ro")" ] && ok "nothing is left in the read-only directory" || bad "nothing is left in the read-only directory"
+    rm -rf "$P"
+else
+    skip "unreadable file and read-only directory" "needs root and runuser to act as nobody"
+fi
+
 # ---------------------------------------------------------------- backends and variants
 if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU"; then
     run --headless -o "$T/o6" --force --backend gpu --ops gauss:3 "$T/in/rgb8.png"; expect "--backend gpu with a GPU" 0
+    mk 1000 1000 3 8 7 "$T/bad/large.png"
+    export TESSERA_GPU_MEM_LIMIT=1M
+    run --headless -o "$T/o6" --force --ops gauss:3 "$T/bad/large.png" "$T/in/rgb8.png"
+    unset TESSERA_GPU_MEM_LIMIT
+    expect "an image too large for GPU memory is refused, the batch goes on" 1 "not enough GPU memory"
+    grep -q "large.png: .*not enough GPU memory" "$T/err" && [ -f "$T/o6/rgb8.png" ] && ok "the refusal names the file" || bad "the refusal names the file"
 else
     run --headless -o "$T/o6" --force --backend gpu --ops gauss:3 "$T/in/rgb8.png"; expect "--backend gpu without a GPU is an error" 1 "no usable GPU"
     run --headless -o "$T/o6" --force --ops gauss:3 "$T/in/rgb8.png"; expect "auto falls back to the CPU and says so" 0 "running on the CPU"
@@ -158,7 +181,7 @@ cmp -s "$T/o7/rgba8.png" "$T/o8/rgba8.png" && ok "auto backend output equals the
 
 # ---------------------------------------------------------------- --jobs: same bytes
 mkdir -p "$T/many" "$T/j1" "$T/j8"
-i=0; while [ $i -lt 40 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 + 8 * (i % 2))) $i "$T/many/m$i.png"; i=$((i + 1)); done
+i=0; while [ $i -lt 200 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 + 8 * (i % 2))) $i "$T/many/m$i.png"; i=$((i + 1)); done
 run --headless -q -j 1 -o "$T/j1" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 1 batch" 0
 run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 batch" 0
 [ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/j8" && md5sum * | LC_ALL=C sort)" ] && ok "--jobs 8 gives the bytes of --jobs 1" || bad "--jobs 8 gives the bytes of --jobs 1"
