@@ -100,3 +100,40 @@ int ts_image_equal(const ts_image *a, const ts_image *b)
             return 0;
     return 1;
 }
+
+ts_status ts_gpu_image_reserve(ts_image *d_im, size_t *capacity, int width, int height,
+                               int channels, int bytes)
+{
+    size_t row;
+    ts_status st = ts_image_geometry(width, height, channels, bytes, &row, NULL);
+    if (st != TS_OK)
+        return st;
+    size_t pitch = ts_gpu_pitch(row);
+    if ((size_t)height > SIZE_MAX / pitch)
+        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", width, height);
+    size_t need = pitch * (size_t)height;
+    if (!d_im->data || need > *capacity) {
+        ts_gpu_free(d_im->data);
+        d_im->data = NULL;
+        *capacity = 0;
+        if ((st = ts_gpu_malloc(&d_im->data, need)) != TS_OK)
+            return st;
+        *capacity = need;
+    }
+    d_im->pitch = pitch;
+    d_im->width = width;
+    d_im->height = height;
+    d_im->channels = channels;
+    d_im->bytes = bytes;
+    return TS_OK;
+}
+
+ts_status ts_gpu_image_alloc(ts_image *d_im, int width, int height, int channels, int bytes)
+{
+    size_t capacity = 0;
+    memset(d_im, 0, sizeof *d_im);
+    ts_status st = ts_gpu_image_reserve(d_im, &capacity, width, height, channels, bytes);
+    if (st != TS_OK)
+        memset(d_im, 0, sizeof *d_im);
+    return st;
+}

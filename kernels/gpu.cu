@@ -114,28 +114,6 @@ extern "C" void ts_gpu_free(void *d_ptr)
         cudaFree(d_ptr);
 }
 
-extern "C" ts_status ts_gpu_image_alloc(ts_image *d_im, int width, int height, int channels,
-                                        int bytes)
-{
-    size_t row, total;
-    memset(d_im, 0, sizeof *d_im);
-    ts_status st = ts_image_geometry(width, height, channels, bytes, &row, &total);
-    if (st != TS_OK)
-        return st;
-    size_t pitch = ts_gpu_pitch(row);
-    if ((size_t)height > SIZE_MAX / pitch)
-        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", width, height);
-    st = ts_gpu_malloc(&d_im->data, pitch * (size_t)height);
-    if (st != TS_OK)
-        return st;
-    d_im->pitch = pitch;
-    d_im->width = width;
-    d_im->height = height;
-    d_im->channels = channels;
-    d_im->bytes = bytes;
-    return TS_OK;
-}
-
 extern "C" void ts_gpu_image_free(ts_image *d_im)
 {
     if (!d_im)

@@ -19,12 +19,6 @@ ts_status ts_gpu_malloc(void **d_ptr, size_t bytes)
     return NO_CUDA;
 }
 void ts_gpu_free(void *d_ptr) { (void)d_ptr; }
-ts_status ts_gpu_image_alloc(ts_image *d_im, int width, int height, int channels, int bytes)
-{
-    (void)width, (void)height, (void)channels, (void)bytes;
-    memset(d_im, 0, sizeof *d_im);
-    return NO_CUDA;
-}
 void ts_gpu_image_free(ts_image *d_im) { (void)d_im; }
 ts_status ts_gpu_upload(ts_image *d_dst, const ts_image *h_src, ts_stream s)
 {

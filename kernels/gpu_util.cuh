@@ -29,8 +29,6 @@
                            cudaGetErrorString(ts__e));                                             \
     } while (0)
 
-/* Rows of device images start 256-byte aligned, so 16-byte vector loads of a row are aligned. */
-static inline size_t ts_gpu_pitch(size_t row_bytes) { return (row_bytes + 255) & ~(size_t)255; }
 
 static inline unsigned ts_div_up(size_t a, unsigned b) { return (unsigned)((a + b - 1) / b); }
 

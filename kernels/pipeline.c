@@ -149,35 +149,9 @@ static const ts_variant *choose(ts_pipeline *p, const ts_job *job, ts_run_report
 }
 
 /* Shapes device buffer `b` (capacity *cap bytes) as a w x h image, growing it when needed. */
-static ts_status ensure_buf(ts_image *b, size_t *cap, int w, int h, int ch, int bytes)
-{
-    size_t row, need;
-    ts_status st = ts_image_geometry(w, h, ch, bytes, &row, NULL);
-    if (st != TS_OK)
-        return st;
-    size_t pitch = (row + 255) & ~(size_t)255; /* as ts_gpu_image_alloc */
-    if ((size_t)h > SIZE_MAX / pitch)
-        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", w, h);
-    need = pitch * (size_t)h;
-    if (need > *cap) {
-        ts_gpu_free(b->data);
-        b->data = NULL;
-        *cap = 0;
-        if ((st = ts_gpu_malloc(&b->data, need)) != TS_OK)
-            return st;
-        *cap = need;
-    }
-    b->pitch = pitch;
-    b->width = w;
-    b->height = h;
-    b->channels = ch;
-    b->bytes = bytes;
-    return TS_OK;
-}
-
 static ts_status ensure_dev(ts_pipeline *p, int i, int w, int h, int ch, int bytes)
 {
-    return ensure_buf(&p->d_buf[i], &p->d_cap[i], w, h, ch, bytes);
+    return ts_gpu_image_reserve(&p->d_buf[i], &p->d_cap[i], w, h, ch, bytes);
 }
 
 static ts_status ensure_scratch(ts_pipeline *p, size_t need)
@@ -319,7 +293,7 @@ static ts_status upload_input(ts_pipeline *p, const ts_image *in, const ts_run_o
     }
     if (keep)
         p->in_valid = 0; /* until this upload is known to have completed */
-    st = keep ? ensure_buf(b, &p->d_in_cap, in->width, in->height, in->channels, in->bytes)
+    st = keep ? ts_gpu_image_reserve(b, &p->d_in_cap, in->width, in->height, in->channels, in->bytes)
               : ensure_dev(p, 0, in->width, in->height, in->channels, in->bytes);
     if (st != TS_OK)
         return ts_fail(st, "upload: %s", ts_error_detail());

@@ -215,8 +215,14 @@ int ts_gpu_compiled(void); /* 1 when built with CUDA */
 ts_status ts_gpu_open(ts_device *dev);
 ts_status ts_gpu_malloc(void **d_ptr, size_t bytes);
 void ts_gpu_free(void *d_ptr);
-/* Device image with pitched rows (cudaMallocPitch). */
+/* Device rows start 256-byte aligned, so 16-byte vector loads at a row's start are aligned. */
+static inline size_t ts_gpu_pitch(size_t row_bytes) { return (row_bytes + 255) & ~(size_t)255; }
+/* Device image with pitched rows (ts_gpu_pitch). */
 ts_status ts_gpu_image_alloc(ts_image *d_im, int width, int height, int channels, int bytes);
+/* The same, reusing d_im's memory while `*capacity` bytes suffice (buffers kept across images);
+ * *capacity follows the allocation. Start from a zeroed image and capacity 0. */
+ts_status ts_gpu_image_reserve(ts_image *d_im, size_t *capacity, int width, int height,
+                               int channels, int bytes);
 void ts_gpu_image_free(ts_image *d_im);
 ts_status ts_gpu_upload(ts_image *d_dst, const ts_image *h_src, ts_stream s);
 ts_status ts_gpu_download(ts_image *h_dst, const ts_image *d_src, ts_stream s);

@@ -343,21 +343,7 @@ ts_status bg_reserve(void **d_ptr, size_t *cap, size_t bytes)
 ts_status bg_image_reserve(ts_image *d_im, size_t *cap, int width, int height, int channels,
                            int bytes)
 {
-    size_t row, total;
-    ts_status st = ts_image_geometry(width, height, channels, bytes, &row, &total);
-    if (st != TS_OK)
-        return st;
-    size_t pitch = ts_gpu_pitch(row);
-    if ((size_t)height > SIZE_MAX / pitch)
-        return ts_fail(TS_ERR_TOO_LARGE, "image size %dx%d overflows", width, height);
-    if ((st = bg_reserve(&d_im->data, cap, pitch * (size_t)height)) != TS_OK)
-        return st;
-    d_im->pitch = pitch;
-    d_im->width = width;
-    d_im->height = height;
-    d_im->channels = channels;
-    d_im->bytes = bytes;
-    return TS_OK;
+    return ts_gpu_image_reserve(d_im, cap, width, height, channels, bytes);
 }
 
 void bg_image_release(ts_image *d_im, size_t *cap)
