@@ -100,98 +100,80 @@ const ts_device *tu_gpu(void)
     return state == 1 ? &dev : NULL;
 }
 
-static ts_status job_scratch(const ts_variant *v, ts_job *job)
+/* A job for `v` on a copy of `in` on the device: output image (poisoned, 0xA5 bytes) for image
+ * ops, a histogram of hist_n counts (poisoned) for TS_OP_HIST, scratch (poisoned 0x5A); then the
+ * variant's `supports` and `run`. The caller fetches the result and calls job_close. */
+static ts_status job_run(const ts_variant *v, const ts_op *op, const ts_image *in, int param,
+                         size_t hist_n, ts_job *job)
 {
+    const ts_device *dev = tu_gpu();
+    ts_status st;
+    int ow = in->width, oh = in->height;
+    memset(job, 0, sizeof *job);
+    if (!dev)
+        return TS_ERR_NO_GPU;
+    if (op->kind == TS_OP_GEOM)
+        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
+    job->op = op;
+    job->dev = dev;
+    job->param = param;
+    if ((st = ts_gpu_stream_create(&job->stream)) != TS_OK ||
+        (st = ts_gpu_image_alloc(&job->in, in->width, in->height, in->channels, in->bytes)) != TS_OK ||
+        (st = ts_gpu_upload(&job->in, in, job->stream)) != TS_OK)
+        return st;
+    if (hist_n) {
+        if ((st = ts_gpu_malloc((void **)&job->hist, hist_n * sizeof *job->hist)) != TS_OK ||
+            (st = ts_gpu_memset(job->hist, 0xA5, hist_n * sizeof *job->hist, job->stream)) != TS_OK)
+            return st;
+    } else if ((st = ts_gpu_image_alloc(&job->out, ow, oh, in->channels, in->bytes)) != TS_OK ||
+               (st = ts_gpu_image_fill(&job->out, 0xA5, job->stream)) != TS_OK) {
+        return st;
+    }
     job->scratch_bytes = v->scratch ? v->scratch(job) : 0;
-    job->scratch = NULL;
-    if (!job->scratch_bytes)
-        return TS_OK;
-    ts_status st = ts_gpu_malloc(&job->scratch, job->scratch_bytes);
-    if (st == TS_OK)
-        st = ts_gpu_memset(job->scratch, 0x5A, job->scratch_bytes, job->stream);
-    return st;
+    if (job->scratch_bytes &&
+        ((st = ts_gpu_malloc(&job->scratch, job->scratch_bytes)) != TS_OK ||
+         (st = ts_gpu_memset(job->scratch, 0x5A, job->scratch_bytes, job->stream)) != TS_OK))
+        return st;
+    if (v->supports && !v->supports(job))
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s does not support %s on %dx%d", v->name, op->text,
+                       in->width, in->height);
+    return v->run(job);
+}
+
+static void job_close(ts_job *job)
+{
+    ts_gpu_free(job->scratch);
+    ts_gpu_free(job->hist);
+    ts_gpu_image_free(&job->in);
+    ts_gpu_image_free(&job->out);
+    ts_gpu_stream_destroy(job->stream);
 }
 
 ts_status tu_gpu_run(const ts_variant *v, const ts_op *op, const ts_image *in, ts_image *out,
                      int param)
 {
-    const ts_device *dev = tu_gpu();
     ts_job job;
-    ts_status st;
-    int ow = in->width, oh = in->height;
-    memset(&job, 0, sizeof job);
     memset(out, 0, sizeof *out);
-    if (!dev)
-        return TS_ERR_NO_GPU;
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
-    job.op = op;
-    job.dev = dev;
-    job.param = param;
-    if ((st = ts_gpu_stream_create(&job.stream)) != TS_OK)
-        return st;
-    if ((st = ts_gpu_image_alloc(&job.in, in->width, in->height, in->channels, in->bytes)) != TS_OK ||
-        (st = ts_gpu_image_alloc(&job.out, ow, oh, in->channels, in->bytes)) != TS_OK ||
-        (st = ts_gpu_upload(&job.in, in, job.stream)) != TS_OK ||
-        (st = ts_gpu_image_fill(&job.out, 0xA5, job.stream)) != TS_OK ||
-        (st = job_scratch(v, &job)) != TS_OK)
-        goto done;
-    if (v->supports && !v->supports(&job)) {
-        st = ts_fail(TS_ERR_UNSUPPORTED, "%s does not support %s on %dx%d", v->name, op->text,
-                     in->width, in->height);
-        goto done;
-    }
-    if ((st = v->run(&job)) != TS_OK)
-        goto done;
-    if ((st = ts_image_alloc(out, ow, oh, in->channels, in->bytes)) != TS_OK)
-        goto done;
-    if ((st = ts_gpu_download(out, &job.out, job.stream)) == TS_OK)
+    ts_status st = job_run(v, op, in, param, 0, &job);
+    if (st == TS_OK &&
+        (st = ts_image_alloc(out, job.out.width, job.out.height, in->channels, in->bytes)) == TS_OK &&
+        (st = ts_gpu_download(out, &job.out, job.stream)) == TS_OK)
         st = ts_gpu_sync(job.stream);
-done:
     if (st != TS_OK)
         ts_image_free(out);
-    ts_gpu_free(job.scratch);
-    ts_gpu_image_free(&job.in);
-    ts_gpu_image_free(&job.out);
-    ts_gpu_stream_destroy(job.stream);
+    job_close(&job);
     return st;
 }
 
 ts_status tu_gpu_hist(const ts_variant *v, const ts_op *op, const ts_image *in, uint32_t *hist,
                       int param)
 {
-    const ts_device *dev = tu_gpu();
     ts_job job;
-    ts_status st;
     size_t n = (size_t)ts_hist_count(op->hist_mode, in->channels) * ts_hist_bins(in->bytes);
-    memset(&job, 0, sizeof job);
-    if (!dev)
-        return TS_ERR_NO_GPU;
-    job.op = op;
-    job.dev = dev;
-    job.param = param;
-    if ((st = ts_gpu_stream_create(&job.stream)) != TS_OK)
-        return st;
-    if ((st = ts_gpu_image_alloc(&job.in, in->width, in->height, in->channels, in->bytes)) != TS_OK ||
-        (st = ts_gpu_malloc((void **)&job.hist, n * sizeof *hist)) != TS_OK ||
-        (st = ts_gpu_upload(&job.in, in, job.stream)) != TS_OK ||
-        (st = ts_gpu_memset(job.hist, 0xA5, n * sizeof *hist, job.stream)) != TS_OK ||
-        (st = job_scratch(v, &job)) != TS_OK)
-        goto done;
-    if (v->supports && !v->supports(&job)) {
-        st = ts_fail(TS_ERR_UNSUPPORTED, "%s does not support %s on %dx%d", v->name, op->text,
-                     in->width, in->height);
-        goto done;
-    }
-    if ((st = v->run(&job)) != TS_OK)
-        goto done;
-    if ((st = ts_gpu_copy_to_host(hist, job.hist, n * sizeof *hist, job.stream)) == TS_OK)
+    ts_status st = job_run(v, op, in, param, n, &job);
+    if (st == TS_OK && (st = ts_gpu_copy_to_host(hist, job.hist, n * sizeof *hist, job.stream)) == TS_OK)
         st = ts_gpu_sync(job.stream);
-done:
-    ts_gpu_free(job.scratch);
-    ts_gpu_free(job.hist);
-    ts_gpu_image_free(&job.in);
-    ts_gpu_stream_destroy(job.stream);
+    job_close(&job);
     return st;
 }
 
