@@ -2,9 +2,13 @@
  * pacing and frame timing; the other parts are listed in viewer.h.
  *
  * A frame: events (and one replayed --keys key), the chain when something changed or in live mode
- * (input kept on the GPU), the display texture when the result changed, the image, the HUD,
- * present. With a renderer that cannot wait for vsync (software, offscreen) the loop paces itself
- * to the display rate, so "holding 60 FPS" means the same thing everywhere.
+ * (input and result kept on the GPU), the display texture when the result or the view changed,
+ * a step of the speedup measurement, the image, the HUD, present. With a renderer that cannot
+ * wait for vsync (software, offscreen) the loop paces itself to the display rate, so "holding 60
+ * FPS" means the same thing everywhere. Each frame's interval, work and parts go to the frame
+ * statistics (viewer_stats.c), whose medians and 95th percentiles the HUD and the exit summary
+ * both print; frames that loaded, uploaded, measured speedups or saved the screenshot are
+ * counted apart.
  */
 #include "viewer.h"
 #include "util.h"
@@ -104,6 +108,8 @@ static int sdl_start(viewer *v)
     /* The software renderer presents straight to the window, not through SDL's OpenGL
      * emulation of a window surface (50 ms a frame on Mesa's llvmpipe). The environment wins. */
     SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
+    /* textures are drawn 1:1 or magnified: nearest everywhere (textures also set it) */
+    SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "nearest");
     if (SDL_Init(SDL_INIT_VIDEO) != 0) {
         ts_warn("SDL_Init: %s", SDL_GetError());
         return -1;
@@ -201,15 +207,10 @@ static void bench_tick(viewer *v)
     }
 }
 
-static int render(viewer *v)
+static void render(viewer *v)
 {
     static const SDL_Color red = {255, 110, 100, 255};
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, 32, 32, 36, 255), "SDL_SetRenderDrawColor") ||
-        vw_sdl(SDL_RenderClear(v->ren), "SDL_RenderClear"))
-        return -1;
-    if (vw_update_textures(v) != 0)
-        return -1;
-    vw_draw_image(v);
+    vw_draw_image(v); /* clears what the image leaves uncovered */
     if (v->n_files == 0)
         vw_draw_message(v, "no images: drop files on this window (or run tessera IMAGE|DIR...)",
                         red);
@@ -219,7 +220,6 @@ static int render(viewer *v)
         vw_draw_hud(v);
     if (v->help)
         vw_draw_help(v);
-    return 0;
 }
 
 static void sleep_ms(double ms)
@@ -228,35 +228,62 @@ static void sleep_ms(double ms)
     nanosleep(&ts, NULL);
 }
 
-/* Present, then pace to the display rate where the renderer does not wait for vsync. */
+/* Present, then pace to the display rate where the renderer does not wait for vsync. Returns
+ * when the frame's own work ended (after drawing; before the wait for the display). */
 static double present(viewer *v, double *next_deadline)
 {
     double t0 = now_ms();
     SDL_RenderPresent(v->ren);
     double t1 = now_ms();
-    /* the software renderer draws in Present; a vsync'd one waits there for the display */
-    vw_stat_add(&v->work_ms, (v->paced ? t1 : t0) - v->frame_start);
     if (v->paced) {
         double period = 1000.0 / v->refresh_hz;
         if (*next_deadline > t1)
             sleep_ms(*next_deadline - t1);
         *next_deadline = (*next_deadline > t1 - period ? *next_deadline : t1) + period;
     }
+    /* the software renderer draws in Present; a vsync'd one waits there for the display */
+    return v->paced ? t1 : t0;
+}
+
+/* One frame into the statistics, or counted apart with its reason. */
+static void record(viewer *v, double work_end, const vw_frame *parts, int shot)
+{
     double now = now_ms();
-    if (v->last_present > 0)
-        vw_stat_add(&v->frame_ms, now - v->last_present);
+    vw_frame f = *parts;
+    f.work = (float)(work_end - v->frame_start);
+    f.interval = (float)(now - v->last_present);
+    if (shot)
+        vw_frames_skip(&v->frames, VW_SKIP_SHOT);
+    else if (v->bench_frame)
+        vw_frames_skip(&v->frames, VW_SKIP_BENCH);
+    else if (v->start_frame || v->last_present <= 0)
+        vw_frames_skip(&v->frames, VW_SKIP_START);
+    else
+        vw_frames_add(&v->frames, &f);
     v->last_present = now;
-    /* over the last second once there is one, the moving average before */
-    v->fps_frames++;
-    if (now - v->fps_since >= 1000) {
-        v->fps = v->fps_frames * 1000.0 / (now - v->fps_since);
-        v->fps_frames = 0;
-        v->fps_since = now;
-        v->fps_full = 1;
-    } else if (!v->fps_full && v->frame_ms.n >= 3) {
-        v->fps = 1000.0 / v->frame_ms.avg;
-    }
-    return t1;
+    vw_frames_stats(&v->frames, 1000.0 / v->refresh_hz, &v->stats);
+}
+
+void vw_frames_text(const viewer *v, char *figures, size_t flen, char *basis, size_t blen,
+                    char *verdict, size_t vlen)
+{
+    const vw_frame_stats *s = &v->stats;
+    char left[160];
+    if (s->n == 0)
+        snprintf(figures, flen, "-- FPS   no steady frame yet");
+    else
+        snprintf(figures, flen, "%.1f FPS   interval median %.2f / p95 %.2f ms   work median "
+                 "%.2f / p95 %.2f ms", s->fps, s->interval_med, s->interval_p95, s->work_med,
+                 s->work_p95);
+    int any = vw_frames_skipped_text(&v->frames, left, sizeof left);
+    snprintf(basis, blen, "over %d steady frames since the last change; left out: %s", s->n,
+             any ? left : "none");
+    snprintf(verdict, vlen, "%d Hz %s: %s", v->refresh_hz,
+             v->paced ? "(paced by tessera)" : "vsync",
+             !s->measured                          ? "measuring"
+             : s->holding                          ? "holding it (p95 within the refresh period)"
+             : s->interval_p95 > s->period * 1.05 ? "not holding it (p95 interval past the period)"
+                                                  : "not holding it (p95 work past the period)");
 }
 
 /* Frames: each replayed key gets its own frame; then --frames N more (1 with --screenshot only);
@@ -268,9 +295,10 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
     long total = after < 0 ? -1 : n_keys + after;
     double deadline = 0;
     v->running = 1;
-    v->fps_since = now_ms();
     while (v->running) {
+        vw_frame parts = {0, 0, 0, 0, 0};
         v->frame_start = now_ms();
+        v->start_frame = v->frame_no == 0;
         vw_poll_events(v);
         if (v->frame_no < n_keys)
             vw_do_key(v, keys[v->frame_no], v->ww / 2.0, v->wh / 2.0);
@@ -278,30 +306,42 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
             break;
         double t0 = now_ms();
         vw_process(v);
-        if (v->have_result && v->frame_no > 0)
-            vw_stat_add(&v->proc_ms, now_ms() - t0);
+        parts.run = (float)(now_ms() - t0);
         vw_sync_view(v);
-        bench_tick(v);
         update_title(v);
         t0 = now_ms();
-        if (render(v) != 0) {
+        if (vw_update_textures(v) != 0) { /* before the speedup step reuses the GPU's buffers */
             v->status = 1;
             break;
         }
-        int last = total > 0 && v->frame_no + 1 >= total;
-        if (last && o->screenshot && vw_screenshot(v, o->screenshot) != 0)
-            v->status = 1;
-        vw_stat_add(&v->draw_ms, present(v, &deadline) - t0);
+        parts.display = (float)(now_ms() - t0);
+        bench_tick(v);
+        t0 = now_ms();
+        render(v);
+        int last = total > 0 && v->frame_no + 1 >= total, shot = last && o->screenshot;
+        double shot_ms = 0;
+        if (shot) { /* not part of the frame: PNG encoding takes longer than many frames */
+            double ts = now_ms();
+            if (vw_screenshot(v, o->screenshot) != 0)
+                v->status = 1;
+            shot_ms = now_ms() - ts;
+            v->frame_start += shot_ms;
+            t0 += shot_ms;
+        }
+        double end = present(v, &deadline);
+        parts.draw = (float)(end - t0);
+        record(v, end, &parts, shot);
         v->frame_no++;
         if (last)
             break;
     }
 }
 
-/* With --frames: one line of what the frames cost, for scripts and the GPU run's log. */
+/* With --frames: what the frames cost, for scripts and the GPU run's log: the HUD's figures. */
 static void print_summary(const viewer *v)
 {
-    char ops[512] = "";
+    const vw_frame_stats *s = &v->stats;
+    char ops[512] = "", figures[160], basis[200], verdict[120], disp[96] = "", down[64] = "";
     for (int i = 0; i < v->chain.n && v->have_result; i++) {
         size_t used = strlen(ops);
         const ts_variant *var = v->rep.op[i].variant;
@@ -311,14 +351,20 @@ static void print_summary(const viewer *v)
             snprintf(ops + strlen(ops), sizeof ops - strlen(ops), " (x%.1f over naive)",
                      v->bench.res_naive[i] / v->bench.res_cur[i]);
     }
+    vw_frames_text(v, figures, sizeof figures, basis, sizeof basis, verdict, sizeof verdict);
+    if (v->tex_shown)
+        snprintf(disp, sizeof disp, " (%dx%d texels, %s)", v->disp.map.tw, v->disp.map.th,
+                 v->disp_on_gpu ? "resampled on the GPU" : "host conversion");
+    if (ts_pipeline_on_gpu(v->pipe) && v->down_ms.n) /* only where the GPU does not convert */
+        snprintf(down, sizeof down, ", full download %.2f ms", v->down_ms.avg);
     fprintf(stderr,
-            "tessera: viewer: %ld frames, %.1f FPS (display %d Hz), frame work %.2f ms; chain run "
-            "%.2f ms, kernels ms: %s; upload %.2f ms%s, download %.2f ms; texture %.2f ms; draw "
-            "and present %.2f ms; renderer %s\n",
-            v->frame_no, v->frame_ms.avg > 0 ? 1000 / v->frame_ms.avg : 0, v->refresh_hz,
-            v->work_ms.avg, v->proc_ms.avg, ops[0] ? ops : "none", v->first_upload_ms,
-            ts_pipeline_on_gpu(v->pipe) ? " (once)" : "", v->down_ms.avg, v->tex_ms.avg,
-            v->draw_ms.avg, v->renderer);
+            "tessera: viewer: %ld frames: %s, %s; %s\n"
+            "tessera: viewer: work medians: chain run %.2f ms, display %.2f ms%s, draw and present "
+            "%.2f ms; kernels ms (moving average): %s; upload %.2f ms%s%s; window %dx%d, renderer "
+            "%s\n",
+            v->frame_no, figures, basis, verdict, s->run_med, s->display_med, disp, s->draw_med,
+            ops[0] ? ops : "none", v->first_upload_ms,
+            ts_pipeline_on_gpu(v->pipe) ? " (once)" : "", down, v->ww, v->wh, v->renderer);
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -394,6 +440,7 @@ int ts_viewer(const ts_options *o)
     v->chain = chain;
     v->sel = chain.n ? 0 : -1;
     v->hud = v->live = 1;
+    vw_frames_reset(&v->frames);
     v->loaded = -1;
     v->status = 1;
     if ((v->pipe = ts_open_pipeline(o)) != NULL) {

@@ -2,7 +2,10 @@
  *
  *   viewer_keys.c  key names (--keys), the one binding table (keys -> actions, also the ? help),
  *                  what op keys do to the chain, variant cycling      (pure: tests/test_viewer.c)
- *   viewer_view.c  zoom and pan: fit, zoom ladder, zoom around a point, clamping (pure: tested)
+ *   viewer_view.c  zoom and pan: fit, zoom ladder, zoom around a point, clamping, and what part
+ *                  of the image the display texture holds at what size      (pure: tested)
+ *   viewer_display.c the display conversion of host images, same texels as the GPU's (pure)
+ *   viewer_stats.c the frame statistics of the HUD and the exit summary      (pure: tested)
  *   viewer.c       ts_viewer: SDL set-up, the frame loop, pacing and timing
  *   viewer_events.c keys, mouse, window events and dropped files -> actions
  *   viewer_image.c file list, loading, the pipeline run, the display texture, save, screenshot
@@ -99,17 +102,75 @@ void vw_view_clamp(vw_view *v, int iw, int ih, int ww, int wh);
 /* The window changed from ow x oh to ww x wh: refit in fit mode, else keep the image point at
  * the window centre where it was. */
 void vw_view_resize(vw_view *v, int iw, int ih, int ow, int oh, int ww, int wh);
-/* The level of the display texture, which holds the image reduced by 2^level (box filter): the
- * largest level whose reduction is still >= zoom (0 above 1/2, 1 at 1/2 exactly, ...), at most
- * max_level. The renderer then scales by zoom * 2^level, within (1/2, 1]. */
-int vw_view_level(double zoom, int max_level);
+/* What the display texture holds for a view: the visible part of an iw x ih image within the
+ * window part [cx0, cx1) x [cy0, cy1), as a ts_display_map (tessera.h), and where its texels go
+ * on screen: from (x, y), `scale` screen pixels a texel. Reduced (zoom < 1) a texel is a screen
+ * pixel (scale 1: the renderer copies without scaling, the conversion averages); at 1:1 and
+ * above it is an image pixel (scale = zoom, nearest). Returns 0 when nothing is visible. */
+typedef struct vw_display {
+    ts_display_map map;
+    double x, y, scale;
+} vw_display;
+int vw_display_for_view(const vw_view *v, int iw, int ih, int cx0, int cy0, int cx1, int cy1,
+                        vw_display *d);
+
+/* ---------------------------------------------------------------- display (viewer_display.c) */
+
+/* 0 when `m` fits an iw x ih image (and its cells are at most 65536 pixels), else -1. */
+int vw_display_check(const ts_display_map *m, int iw, int ih);
+/* ts_display_convert's conversion of a host image into dst (tw x th texels, rows `pitch` bytes
+ * apart), on up to `threads` threads for large views. Returns -1 when the map does not fit. */
+int vw_display_convert(const ts_image *im, const ts_display_map *m, void *dst, size_t pitch,
+                       int threads);
+/* Luma histogram (256 bins) of about 256K texels spread over w x h XRGB texels. */
+void vw_display_hist(const void *px, size_t pitch, int w, int h, uint32_t *hist);
+
+/* ---------------------------------------------------------------- frames (viewer_stats.c) */
+
+#define VW_FRAMES 600    /* the statistics cover the last 600 steady frames: 10 s at 60 Hz */
+#define VW_FRAMES_MIN 30 /* fewer steady frames than this: "measuring" */
+
+/* Frames kept out of the statistics, counted by kind. */
+enum { VW_SKIP_START, VW_SKIP_BENCH, VW_SKIP_SHOT, VW_SKIP_KINDS };
+
+typedef struct vw_frame {
+    float interval; /* ms from the previous present to this one */
+    float work;     /* ms of the frame's own work: all but waiting for the refresh */
+    float run, display, draw; /* its parts: the chain, the display texture, drawing + present */
+} vw_frame;
+
+typedef struct vw_frames {
+    vw_frame ring[VW_FRAMES];
+    int n, next;
+    long steady;                   /* steady frames added since the reset */
+    long skipped[VW_SKIP_KINDS];   /* frames left out since the reset */
+} vw_frames;
+
+typedef struct vw_frame_stats {
+    int n;            /* steady frames the figures are over */
+    long skipped;     /* frames left out since the reset */
+    double period;    /* the refresh period, ms */
+    double fps;       /* n over the sum of their intervals */
+    double interval_med, interval_p95, work_med, work_p95;
+    double run_med, display_med, draw_med;
+    int measured;     /* at least VW_FRAMES_MIN frames */
+    int holding;      /* measured, p95 interval <= 1.05 period and p95 work <= period */
+} vw_frame_stats;
+
+/* The chain, image, window or mode changed: the figures start again. */
+void vw_frames_reset(vw_frames *f);
+void vw_frames_add(vw_frames *f, const vw_frame *fr);
+void vw_frames_skip(vw_frames *f, int why);
+void vw_frames_stats(const vw_frames *f, double period_ms, vw_frame_stats *s);
+/* "3 start-up, 18 measuring speedups" into buf; 0 when no frame was left out. */
+int vw_frames_skipped_text(const vw_frames *f, char *buf, size_t len);
+/* Nearest-rank percentile (p in [0, 1]) of n values, which it sorts; 0 when n is 0. */
+double vw_percentile(float *v, int n, double p);
 
 #ifdef TS_HAVE_SDL
 #include <SDL.h>
 
 /* ---------------------------------------------------------------- the viewer (SDL2) */
-
-#define VW_MAX_LEVEL 3 /* display textures down to 1/8 of the image */
 
 /* Moving average (exponential) and last value of a time. */
 typedef struct vw_stat {
@@ -162,21 +223,29 @@ typedef struct viewer {
     ts_pipeline *pipe;
     ts_chain chain;
     int sel;               /* selected op (Tab), -1: none */
-    ts_image result;       /* the processed image, valid when have_result */
-    int have_result, dirty;
+    ts_image result;       /* the processed image, valid when have_result; its pixels are only on
+                              the GPU (ts_pipeline_result, data NULL) when result_on_gpu */
+    int have_result, dirty, result_on_gpu;
+    int gpu_display_off;   /* the GPU display conversion failed once: the host converts */
     ts_run_report rep;
     char run_err[512];
-    vw_stat op_ms[TS_MAX_CHAIN], up_ms, down_ms, run_ms;
+    vw_stat op_ms[TS_MAX_CHAIN], up_ms, down_ms;
     double first_upload_ms; /* the upload that made the input resident */
     vw_bench bench;
 
-    SDL_Texture *tex, *tex_before; /* display textures of result and src (compare) */
-    int tex_w, tex_h, tex_level, before_w, before_h, before_level;
-    unsigned tex_gen_before;       /* src generation in tex_before */
-    int tex_stale;                 /* result changed since the texture was filled */
-    unsigned char *lut16;          /* 16-bit sample -> 8-bit, round(v / 257) */
-    uint32_t hist[256];            /* luma of the displayed image (sampled) */
-    vw_stat tex_ms, proc_ms, draw_ms; /* texture fill, chain run (wall), drawing + present */
+    /* display textures of the result (or src) and of src (before|after): the visible part at its
+     * on-screen size (viewer_view.c), in the top-left of a texture that only grows */
+    SDL_Texture *tex, *tex_before;
+    int tex_w, tex_h, before_w, before_h;  /* texture sizes */
+    vw_display disp, before_disp;          /* what they hold and where it goes */
+    int tex_shown, before_shown;           /* 0: nothing of the image is visible */
+    unsigned tex_gen_before;               /* src generation in tex_before */
+    int tex_stale;                         /* result changed since the texture was filled */
+    int threads;                           /* for host conversions */
+    void *d_disp;                          /* GPU: the texels before their download */
+    size_t d_disp_cap;
+    int disp_on_gpu;                       /* the last fill was the GPU conversion */
+    uint32_t hist[256];                    /* luma of the shown texels (sampled) */
 
     vw_view view;
     int view_iw, view_ih;          /* image size the view was made for */
@@ -185,12 +254,11 @@ typedef struct viewer {
     char title[512];
 
     double frame_start, last_present;
-    vw_stat work_ms, frame_ms;
-    double fps;                    /* presented frames over the last second */
-    int fps_frames, fps_full;
-    double fps_since;
     long frame_no;
     int bench_frame;               /* this frame ran a bench step */
+    int start_frame;               /* this frame loaded a file or uploaded the input */
+    vw_frames frames;              /* the steady frames since the last change */
+    vw_frame_stats stats;          /* their figures, for the HUD and the summary */
 
     char toast[256];
     double toast_until;
@@ -203,6 +271,11 @@ int vw_sdl(int rc, const char *what);
 void vw_toast(viewer *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The displayed image changed size (new file, a rotation toggled): refit or re-clamp. */
 void vw_sync_view(viewer *v);
+/* v->stats in words, for the HUD and the summary alike: the figures ("60.0 FPS   interval
+ * median 16.67 / p95 16.80 ms   work ..."), what they are over and what was left out, and
+ * whether the display rate holds. */
+void vw_frames_text(const viewer *v, char *figures, size_t flen, char *basis, size_t blen,
+                    char *verdict, size_t vlen);
 
 /* viewer_events.c */
 void vw_poll_events(viewer *v);
@@ -214,7 +287,10 @@ void vw_files_add(viewer *v, const char *path);  /* a file, or a directory's ima
 void vw_open(viewer *v, int index);              /* load files[index] (error kept on failure) */
 void vw_process(viewer *v);                      /* runs the chain when dirty or live */
 const ts_image *vw_displayed(const viewer *v);   /* result, or src; NULL: nothing loaded */
-int vw_update_textures(viewer *v);               /* fills the display textures; -1: SDL error */
+/* Fills the display textures when the result, the view or the window changed; -1: SDL error.
+ * Before any other pipeline run of the frame (the speedup bars): on the GPU it reads the result
+ * the chain left on the device. */
+int vw_update_textures(viewer *v);
 void vw_draw_image(viewer *v);
 void vw_save(viewer *v);                         /* Ctrl+S */
 int vw_screenshot(viewer *v, const char *path);  /* 0 on success (printed otherwise) */

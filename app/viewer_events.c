@@ -23,6 +23,7 @@ static void chain_changed(viewer *v)
     v->dirty = 1;
     memset(v->op_ms, 0, sizeof v->op_ms);
     vw_bench_reset(v);
+    vw_frames_reset(&v->frames);
 }
 
 static void toggle_op(viewer *v, const char *text)
@@ -135,6 +136,7 @@ static void act(viewer *v, vw_action a, double ax, double ay)
     case VA_HUD: v->hud = !v->hud; break;
     case VA_LIVE:
         v->live = !v->live;
+        vw_frames_reset(&v->frames);
         vw_toast(v, "live mode %s", v->live ? "on: the chain re-runs every frame"
                                             : "off: the chain runs when something changes");
         break;
@@ -198,6 +200,8 @@ static void resized(viewer *v)
     }
     displayed_size(v, &iw, &ih);
     vw_view_resize(&v->view, iw, ih, ow, oh, v->ww, v->wh);
+    if (v->ww != ow || v->wh != oh)
+        vw_frames_reset(&v->frames); /* another window, other costs */
 }
 
 static void on_drop(viewer *v, char *file, int *first)

@@ -4,7 +4,8 @@
  * SDL_RenderFillRectsF batch per string (cheaper than triangles through SDL_RenderGeometry,
  * which matters in the software renderer). The HUD: backend and device, the chain with each op's
  * variant, kernel time (moving average and last) and speedup over naive with bars, upload and
- * download, frame time and FPS against the display rate, and a histogram of the shown image.
+ * display transfer, the frame statistics (median and p95 of interval and work, FPS, whether the
+ * display rate holds: the exit summary's figures) and a histogram of the shown image.
  * Buffers are static: nothing is allocated per frame.
  */
 #include "viewer.h"
@@ -85,7 +86,7 @@ static int hud_scale(const viewer *v) { return v->ww >= 1100 && v->wh >= 640 ? 2
 #define HUD_ROWS (TS_MAX_CHAIN + 16)
 
 typedef struct hud_row {
-    char cell[HUD_COLS][112];
+    char cell[HUD_COLS][160];
     SDL_Color color[HUD_COLS];
     int table; /* cells in columns shared with the other table rows; else cell 0 is the line */
     int bar;   /* op whose speedup bar is drawn in column 4; -1: none */
@@ -197,33 +198,37 @@ static void chain_rows(viewer *v, hud *h)
 
 static void transfer_row(viewer *v, hud *h)
 {
-    char up[16], down[16];
+    char up[16], down[16], disp[16];
+    fmt_ms(disp, sizeof disp, v->stats.display_med);
     if (!ts_pipeline_on_gpu(v->pipe)) {
-        add_row(h, c_dim, "kernel times: host clock (CPU backend: no upload or download)");
+        add_row(h, c_dim, "kernel times: host clock (CPU backend: no upload or download)   "
+                "display %s ms (host conversion)", disp);
         return;
     }
     if (!v->have_result)
         return;
     fmt_ms(up, sizeof up, v->first_upload_ms);
+    if (v->disp_on_gpu) {
+        add_row(h, c_dim, "upload %s ms (once: the input stays on the GPU)   display %s ms (%dx%d "
+                "texels resampled on the GPU, only they come down)", up, disp, v->disp.map.tw,
+                v->disp.map.th);
+        return;
+    }
     fmt_ms(down, sizeof down, v->down_ms.avg);
-    add_row(h, c_dim, "upload %s ms (once: the input stays on the GPU)   download %s ms   "
-            "(CUDA events)", up, down);
+    add_row(h, c_dim, "upload %s ms (once: the input stays on the GPU)   download %s ms (CUDA "
+            "events)   display %s ms (host conversion)", up, down, disp);
 }
 
-static void frame_row(viewer *v, hud *h)
+/* The frame statistics (viewer_stats.c), as the exit summary prints them. */
+static void frame_rows(viewer *v, hud *h)
 {
-    char work[16], apart[16];
-    fmt_ms(work, sizeof work, v->work_ms.avg);
-    fmt_ms(apart, sizeof apart, v->frame_ms.avg);
-    int holding = v->fps >= v->refresh_hz * 0.95;
-    char fps[16] = "--";
-    if (v->fps > 0)
-        snprintf(fps, sizeof fps, "%.1f", v->fps);
-    hud_row *r = add_row(h, c_text, "%s FPS   frame: %s ms of work, %s ms apart   %d Hz %s: %s",
-                         fps, work, apart, v->refresh_hz,
-                         v->paced ? "(paced by tessera)" : "vsync",
-                         v->fps <= 0 ? "measuring" : holding ? "holding it" : "below it");
-    r->color[0] = v->fps <= 0 ? c_text : holding ? c_good : c_bad;
+    const vw_frame_stats *s = &v->stats;
+    char figures[160], basis[200], verdict[120];
+    vw_frames_text(v, figures, sizeof figures, basis, sizeof basis, verdict, sizeof verdict);
+    add_row(h, c_text, "%s", figures);
+    add_row(h, c_dim, "%s", basis);
+    hud_row *r = add_row(h, c_text, "%s", verdict);
+    r->color[0] = !s->measured ? c_text : s->holding ? c_good : c_bad;
 }
 
 static void status_rows(viewer *v, hud *h)
@@ -309,7 +314,7 @@ void vw_draw_hud(viewer *v)
     file_row(v, &h);
     chain_rows(v, &h);
     transfer_row(v, &h);
-    frame_row(v, &h);
+    frame_rows(v, &h);
     status_rows(v, &h);
     hud_columns(v, &h, s, colx, &width);
     int hist_h = 32 * s, hist_w = 128 * s;

@@ -1,12 +1,14 @@
 /* viewer_image.c - what the viewer shows: the file list, loading, the chain run, the display
  * texture, saving and screenshots.
  *
- * The frame path avoids per-frame allocations: the pipeline keeps the input on the GPU and
- * downloads into the same host image (ts_pipeline_run_ex), and the streaming texture is only
- * recreated when its size changes. The texture holds the result reduced by 2^level (box filter,
- * viewer_view.c) so the renderer never scales a 4K image down by more than 2: cheap for the
- * software renderer, and no aliasing. The conversion to the texture's 32-bit format (16-bit via a
- * LUT, gray and alpha over a checkerboard) runs on several threads for large images.
+ * The display texture holds only the visible part of the image at its on-screen size
+ * (viewer_view.c): reduced views are averaged down by the conversion and copied 1:1 by the
+ * renderer (the software renderer blits, never scales down), magnified ones repeat pixels
+ * (nearest). On the GPU the chain's result stays on the device and ts_pipeline_result +
+ * ts_display_convert (kernels/display.cu) send down only those texels, straight into the locked
+ * texture: no full-size download, no host conversion. Elsewhere (the CPU backend, src, before|
+ * after) viewer_display.c converts the host image the same way on a few threads. The pipeline
+ * keeps the input on the GPU, and textures only grow: no per-frame allocations but a small one.
  */
 #include "viewer.h"
 #include "util.h"
@@ -15,7 +17,6 @@
 
 #include <dirent.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,11 @@ void vw_open(viewer *v, int index)
     char err[256];
     tsio_load_opts lo = {v->o->max_pixels};
     ts_image_free(&v->src);
-    v->have_result = 0;
+    v->have_result = v->result_on_gpu = 0;
     v->loaded = -1;
     v->cur = index;
+    v->start_frame = 1;
+    vw_frames_reset(&v->frames);
     v->load_err[0] = v->run_err[0] = '\0';
     if (tsio_load(v->files[index], &lo, &v->src, err, sizeof err) == TS_OK)
         v->loaded = index;
@@ -139,352 +142,255 @@ void vw_process(viewer *v)
         v->have_result = 0;
         return;
     }
-    ts_run_opts ro = {1, v->gen_on_gpu == v->gen, 1};
+    /* on the GPU the result stays there: the display conversion reads it (vw_update_textures) */
+    ts_run_opts ro = {1, v->gen_on_gpu == v->gen, 1, !v->gpu_display_off};
     ts_status st = ts_pipeline_run_ex(v->pipe, &v->chain, &v->src, &v->result, &v->rep, &ro);
     v->tex_stale = 1;
     if (st != TS_OK) {
         snprintf(v->run_err, sizeof v->run_err, "%s", ts_error_detail());
-        v->have_result = 0;
+        v->have_result = v->result_on_gpu = 0;
         v->gen_on_gpu = 0;
         return;
     }
     v->have_result = 1;
+    v->result_on_gpu = ts_pipeline_result(v->pipe) != NULL;
     if (ts_pipeline_on_gpu(v->pipe))
         v->gen_on_gpu = v->gen;
     for (int i = 0; i < v->chain.n; i++)
         vw_stat_add(&v->op_ms[i], v->rep.op[i].ms);
-    if (!v->rep.input_resident) {
+    if (!v->rep.input_resident && ts_pipeline_on_gpu(v->pipe)) {
         vw_stat_add(&v->up_ms, v->rep.upload_ms);
         v->first_upload_ms = v->rep.upload_ms;
+        v->start_frame = 1; /* an upload: not a steady frame */
     }
-    vw_stat_add(&v->down_ms, v->rep.download_ms);
-    vw_stat_add(&v->run_ms, v->rep.total_ms);
+    if (!v->result_on_gpu)
+        vw_stat_add(&v->down_ms, v->rep.download_ms);
 }
 
-/* ---------------------------------------------------------------- conversion to the texture */
+/* ---------------------------------------------------------------- display textures */
 
-typedef struct conv_job {
-    const ts_image *im;
-    int level;
-    unsigned char *dst; /* texture row 0 */
-    int pitch;
-    int y0, y1;         /* texture rows */
-    int tw;
-    const unsigned char *lut;
-} conv_job;
-
-static inline uint32_t xrgb(unsigned r, unsigned g, unsigned b)
-{
-    return 0xff000000u | r << 16 | g << 8 | b;
-}
-
-static inline unsigned checker(int x, int y) { return ((x >> 3) ^ (y >> 3)) & 1 ? 0x99 : 0x66; }
-
-static inline unsigned over(unsigned c, unsigned a, unsigned bg)
-{
-    return (c * a + bg * (255 - a) + 127) / 255;
-}
-
-/* One texel from 8-bit samples s[] of `ch` channels; alpha over the checkerboard. */
-static inline uint32_t compose(const unsigned *s, int ch, int x, int y)
-{
-    unsigned r = s[0], g = ch >= 3 ? s[1] : s[0], b = ch >= 3 ? s[2] : s[0];
-    unsigned a = ch == 4 ? s[3] : ch == 2 ? s[1] : 255;
-    if (a != 255) {
-        unsigned bg = checker(x, y);
-        r = over(r, a, bg);
-        g = over(g, a, bg);
-        b = over(b, a, bg);
-    }
-    return xrgb(r, g, b);
-}
-
-static inline unsigned sample(const unsigned char *row, size_t i, int bytes,
-                              const unsigned char *lut)
-{
-    return bytes == 2 ? lut[((const uint16_t *)(const void *)row)[i]] : row[i];
-}
-
-/* Level 0: one texel per pixel, with a plain loop for the common RGB8 case. */
-static void rows_full(const conv_job *j)
-{
-    const ts_image *im = j->im;
-    int ch = im->channels;
-    unsigned s[4] = {0, 0, 0, 0};
-    for (int y = j->y0; y < j->y1; y++) {
-        const unsigned char *row = (const unsigned char *)im->data + (size_t)y * im->pitch;
-        uint32_t *d = (uint32_t *)(void *)(j->dst + (size_t)y * (size_t)j->pitch);
-        if (ch == 3 && im->bytes == 1) {
-            for (int x = 0; x < im->width; x++, row += 3)
-                d[x] = xrgb(row[0], row[1], row[2]);
-            continue;
-        }
-        for (int x = 0; x < im->width; x++) {
-            for (int c = 0; c < ch; c++)
-                s[c] = sample(row, (size_t)x * (size_t)ch + (size_t)c, im->bytes, j->lut);
-            d[x] = compose(s, ch, x, y);
-        }
-    }
-}
-
-/* The mean of `sum` over cnt samples: a shift for whole 2^level squares, else a division. */
-static inline unsigned mean(unsigned sum, unsigned cnt, int shift)
-{
-    return cnt == 1u << shift ? (sum + (1u << shift >> 1)) >> shift : (sum + cnt / 2) / cnt;
-}
-
-/* Level > 0, 8-bit samples: each texel is the mean of a 2^level square (clipped at the edges).
- * Inlined with a constant `ch` so the sums stay in registers. */
-static inline __attribute__((always_inline)) void reduce8(const conv_job *j, const int ch)
-{
-    const ts_image *im = j->im;
-    int L = j->level, n = 1 << L, shift = 2 * L;
-    for (int ty = j->y0; ty < j->y1; ty++) {
-        uint32_t *d = (uint32_t *)(void *)(j->dst + (size_t)ty * (size_t)j->pitch);
-        int y0 = ty << L, y1 = y0 + n < im->height ? y0 + n : im->height;
-        for (int tx = 0; tx < j->tw; tx++) {
-            int x0 = tx << L, x1 = x0 + n < im->width ? x0 + n : im->width;
-            unsigned s0 = 0, s1 = 0, s2 = 0, s3 = 0, s[4];
-            for (int y = y0; y < y1; y++) {
-                const unsigned char *p = (const unsigned char *)im->data + (size_t)y * im->pitch;
-                const unsigned char *e = p + (size_t)x1 * (size_t)ch;
-                for (p += (size_t)x0 * (size_t)ch; p < e; p += ch) {
-                    s0 += p[0];
-                    s1 += ch > 1 ? p[1] : 0;
-                    s2 += ch > 2 ? p[2] : 0;
-                    s3 += ch > 3 ? p[3] : 0;
-                }
-            }
-            unsigned cnt = (unsigned)((x1 - x0) * (y1 - y0));
-            s[0] = mean(s0, cnt, shift);
-            s[1] = mean(s1, cnt, shift);
-            s[2] = mean(s2, cnt, shift);
-            s[3] = mean(s3, cnt, shift);
-            d[tx] = ch == 3 ? xrgb(s[0], s[1], s[2]) : compose(s, ch, tx, ty);
-        }
-    }
-}
-
-/* Level > 0, 16-bit samples (rarer): the same through the LUT, without the register tricks. */
-static void reduce16(const conv_job *j)
-{
-    const ts_image *im = j->im;
-    int ch = im->channels, L = j->level, n = 1 << L, shift = 2 * L;
-    for (int ty = j->y0; ty < j->y1; ty++) {
-        uint32_t *d = (uint32_t *)(void *)(j->dst + (size_t)ty * (size_t)j->pitch);
-        int y0 = ty << L, y1 = y0 + n < im->height ? y0 + n : im->height;
-        for (int tx = 0; tx < j->tw; tx++) {
-            int x0 = tx << L, x1 = x0 + n < im->width ? x0 + n : im->width;
-            unsigned sum[4] = {0, 0, 0, 0}, s[4] = {0, 0, 0, 0};
-            for (int y = y0; y < y1; y++) {
-                const uint16_t *p =
-                    (const uint16_t *)(const void *)((const char *)im->data + (size_t)y * im->pitch);
-                for (int x = x0; x < x1; x++)
-                    for (int c = 0; c < ch; c++)
-                        sum[c] += p[(size_t)x * (size_t)ch + (size_t)c];
-            }
-            unsigned cnt = (unsigned)((x1 - x0) * (y1 - y0));
-            for (int c = 0; c < ch; c++)
-                s[c] = j->lut[mean(sum[c], cnt, shift)];
-            d[tx] = compose(s, ch, tx, ty);
-        }
-    }
-}
-
-static void rows_reduced(const conv_job *j)
-{
-    if (j->im->bytes == 2) {
-        reduce16(j);
-        return;
-    }
-    switch (j->im->channels) {
-    case 1: reduce8(j, 1); break;
-    case 2: reduce8(j, 2); break;
-    case 3: reduce8(j, 3); break;
-    default: reduce8(j, 4); break;
-    }
-}
-
-static void *conv_thread(void *arg)
-{
-    const conv_job *j = arg;
-    if (j->level == 0)
-        rows_full(j);
-    else
-        rows_reduced(j);
-    return NULL;
-}
-
-#define MAX_CONV_THREADS 8
-
-/* Fills a locked texture of th rows; large images are split into row bands over threads. */
-static void convert(const ts_image *im, int level, void *dst, int pitch, int tw, int th,
-                    const unsigned char *lut)
-{
-    static int cpus;
-    if (!cpus)
-        cpus = cpu_count();
-    int nt = (size_t)im->width * (size_t)im->height >= ((size_t)1 << 20) ? cpus : 1;
-    nt = nt > MAX_CONV_THREADS ? MAX_CONV_THREADS : nt > th ? th : nt;
-    conv_job jobs[MAX_CONV_THREADS];
-    pthread_t tid[MAX_CONV_THREADS];
-    int started[MAX_CONV_THREADS] = {0};
-    for (int i = 0; i < nt; i++) {
-        jobs[i] = (conv_job){im, level, dst, pitch, th * i / nt, th * (i + 1) / nt, tw, lut};
-        /* the last band runs here; a thread that cannot start runs here too */
-        if (i == nt - 1 || pthread_create(&tid[i], NULL, conv_thread, &jobs[i]) != 0)
-            conv_thread(&jobs[i]);
-        else
-            started[i] = 1;
-    }
-    for (int i = 0; i < nt; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
-}
-
-/* Luma histogram (8-bit bins) of about 256K pixels spread over the image. */
-static void histogram(const ts_image *im, const unsigned char *lut, uint32_t *hist)
-{
-    memset(hist, 0, 256 * sizeof *hist);
-    int step = 1, ch = im->channels;
-    while ((size_t)im->width * (size_t)im->height / ((size_t)step * (size_t)step) > 262144)
-        step++;
-    for (int y = 0; y < im->height; y += step) {
-        const unsigned char *row = (const unsigned char *)im->data + (size_t)y * im->pitch;
-        for (int x = 0; x < im->width; x += step) {
-            size_t i = (size_t)x * (size_t)ch;
-            unsigned l = sample(row, i, im->bytes, lut);
-            if (ch >= 3)
-                l = (299 * l + 587 * sample(row, i + 1, im->bytes, lut) +
-                     114 * sample(row, i + 2, im->bytes, lut) + 500) / 1000;
-            hist[l]++;
-        }
-    }
-}
-
-/* The level for this zoom, raised while the texture would exceed the renderer's limit. */
-static int display_level(const viewer *v, const ts_image *im)
-{
-    int level = vw_view_level(v->view.zoom, VW_MAX_LEVEL);
-    while (v->max_tex > 0 && level < 12 &&
-           (((im->width - 1) >> level) + 1 > v->max_tex || ((im->height - 1) >> level) + 1 > v->max_tex))
-        level++;
-    return level;
-}
-
-/* (Re)creates *t as a streaming texture of w x h; 1 when new, 0 when kept, -1 on error. */
+/* (Re)creates *t when it is smaller than w x h; 0 when it fits, -1 on error. */
 static int ensure_texture(viewer *v, SDL_Texture **t, int w, int h, int *tw, int *th)
 {
-    if (*t && *tw == w && *th == h)
+    if (*t && *tw >= w && *th >= h)
         return 0;
     if (*t)
         SDL_DestroyTexture(*t);
     *t = SDL_CreateTexture(v->ren, v->tex_format, SDL_TEXTUREACCESS_STREAMING, w, h);
     if (!*t) {
+        *tw = *th = 0;
         ts_warn("SDL_CreateTexture %dx%d: %s", w, h, SDL_GetError());
         return -1;
     }
     *tw = w;
     *th = h;
-    return 1;
+    /* texels are screen pixels, or image pixels repeated when magnified: never filtered */
+    vw_sdl(SDL_SetTextureScaleMode(*t, SDL_ScaleModeNearest), "SDL_SetTextureScaleMode");
+    return 0;
 }
 
-static int fill_texture(viewer *v, SDL_Texture *t, const ts_image *im, int level, int tw, int th)
+static int lock(SDL_Texture *t, const ts_display_map *m, void **px, int *pitch)
 {
-    void *px;
-    int pitch;
-    if (SDL_LockTexture(t, NULL, &px, &pitch) != 0) {
+    SDL_Rect r = {0, 0, m->tw, m->th};
+    if (SDL_LockTexture(t, &r, px, pitch) != 0) {
         ts_warn("SDL_LockTexture: %s", SDL_GetError());
         return -1;
     }
-    convert(im, level, px, pitch, tw, th, v->lut16);
+    return 0;
+}
+
+/* The GPU path: the result, still on the device, resampled there; only the texels come down,
+ * straight into the locked texture. TS_OK, or the failure (the caller falls back). */
+static ts_status fill_gpu(viewer *v, SDL_Texture *t, const ts_display_map *m, int hist)
+{
+    const ts_image *d = ts_pipeline_result(v->pipe);
+    size_t pitch = (size_t)m->tw * 4, need = pitch * (size_t)m->th;
+    ts_stream s = ts_pipeline_stream(v->pipe);
+    ts_status st;
+    if (need > v->d_disp_cap) {
+        ts_gpu_free(v->d_disp);
+        v->d_disp = NULL;
+        v->d_disp_cap = 0;
+        if ((st = ts_gpu_malloc(&v->d_disp, need)) != TS_OK)
+            return st;
+        v->d_disp_cap = need;
+    }
+    if ((st = ts_display_convert(d, m, v->d_disp, pitch, s)) != TS_OK)
+        return st;
+    void *px;
+    int lp;
+    if (lock(t, m, &px, &lp) != 0)
+        return ts_fail(TS_ERR_INVALID, "SDL_LockTexture: %s", SDL_GetError());
+    ts_image h = {px, (size_t)lp, m->tw, m->th, 4, 1}, dd = {v->d_disp, pitch, m->tw, m->th, 4, 1};
+    if ((st = ts_gpu_download(&h, &dd, s)) == TS_OK && (st = ts_gpu_sync(s)) == TS_OK && hist)
+        vw_display_hist(px, h.pitch, m->tw, m->th, v->hist);
+    SDL_UnlockTexture(t);
+    return st;
+}
+
+/* The host path; -1 on an SDL failure, 1 when the map does not fit (nothing to show). */
+static int fill_host(viewer *v, SDL_Texture *t, const ts_image *im, const ts_display_map *m,
+                     int hist)
+{
+    void *px;
+    int lp;
+    if (vw_display_check(m, im->width, im->height) != 0)
+        return 1;
+    if (lock(t, m, &px, &lp) != 0)
+        return -1;
+    vw_display_convert(im, m, px, (size_t)lp, v->threads);
+    if (hist)
+        vw_display_hist(px, (size_t)lp, m->tw, m->th, v->hist);
     SDL_UnlockTexture(t);
     return 0;
 }
 
-static void make_lut16(viewer *v)
+/* The host result of a chain that left it on the GPU: the chain runs again with a download
+ * (the input is still there). NULL, with run_err set, on failure. */
+static const ts_image *host_result(viewer *v)
 {
-    if (v->lut16)
-        return;
-    v->lut16 = xmalloc(65536);
-    for (unsigned i = 0; i < 65536; i++)
-        v->lut16[i] = (unsigned char)((i * 255 + 32767) / 65535); /* round(i / 257) */
+    if (!v->have_result || !v->result_on_gpu)
+        return vw_displayed(v);
+    ts_run_opts ro = {1, v->gen_on_gpu == v->gen, 1, 0};
+    if (ts_pipeline_run_ex(v->pipe, &v->chain, &v->src, &v->result, &v->rep, &ro) != TS_OK) {
+        snprintf(v->run_err, sizeof v->run_err, "%s", ts_error_detail());
+        v->have_result = v->result_on_gpu = 0;
+        v->gen_on_gpu = 0;
+        return NULL;
+    }
+    v->result_on_gpu = 0;
+    return &v->result;
 }
 
-/* One display texture: `im` at the zoom's level into *t (sized *tw x *th, level *lv). */
-static int update_one(viewer *v, SDL_Texture **t, const ts_image *im, int *tw, int *th, int *lv,
-                      int stale)
+static int same_map(const ts_display_map *a, const ts_display_map *b)
 {
-    int level = display_level(v, im);
-    int w = ((im->width - 1) >> level) + 1, h = ((im->height - 1) >> level) + 1;
-    int r = ensure_texture(v, t, w, h, tw, th);
-    if (r < 0)
-        return -1;
-    if (!r && !stale && level == *lv)
+    return a->gw == b->gw && a->gh == b->gh && a->gx0 == b->gx0 && a->gy0 == b->gy0 &&
+           a->tw == b->tw && a->th == b->th;
+}
+
+/* The result's texture (or src's when nothing ran), over the window or, in before|after, its
+ * right half. */
+static int update_main(viewer *v)
+{
+    const ts_image *im = vw_displayed(v);
+    int compare = v->compare && v->have_result;
+    vw_display d;
+    v->tex_shown = vw_display_for_view(&v->view, im->width, im->height, compare ? v->ww / 2 : 0, 0,
+                                       v->ww, v->wh, &d);
+    if (!v->tex_shown || (!v->tex_stale && same_map(&d.map, &v->disp.map)))
         return 0;
-    *lv = level;
-    return fill_texture(v, *t, im, level, w, h);
+    const ts_display_map *m = &d.map;
+    if (ensure_texture(v, &v->tex, m->tw, m->th, &v->tex_w, &v->tex_h) != 0)
+        return -1;
+    if (v->have_result && v->result_on_gpu && !ts_pipeline_result(v->pipe)) {
+        v->dirty = 1; /* a speedup run since has overwritten it: the chain runs again (fast) */
+        vw_process(v);
+        im = vw_displayed(v);
+        if (!im || im->width != v->view_iw || im->height != v->view_ih) {
+            v->tex_shown = 0; /* failed, or another shape: next frame */
+            return 0;
+        }
+    }
+    v->disp_on_gpu = v->have_result && v->result_on_gpu;
+    int rc = 0;
+    if (v->disp_on_gpu && fill_gpu(v, v->tex, m, 1) != TS_OK) {
+        ts_warn("the GPU display conversion failed (%s): converting on the host from now on",
+                ts_error_detail());
+        v->gpu_display_off = 1;
+        v->disp_on_gpu = 0;
+        rc = (im = host_result(v)) ? fill_host(v, v->tex, im, m, 1) : 1;
+    } else if (!v->disp_on_gpu) {
+        rc = fill_host(v, v->tex, im, m, 1);
+    }
+    if (rc < 0)
+        return -1;
+    v->tex_shown = rc == 0;
+    v->disp = d;
+    v->tex_stale = 0;
+    return 0;
+}
+
+/* src's texture in before|after: the left half, sharing the result's centre (a rotation changes
+ * the shape). */
+static int update_before(viewer *v)
+{
+    double z = v->view.zoom;
+    double cx = v->view.ox + v->result.width * z / 2, cy = v->view.oy + v->result.height * z / 2;
+    vw_view bv = v->view;
+    bv.ox = round(cx - v->src.width * z / 2);
+    bv.oy = round(cy - v->src.height * z / 2);
+    vw_display d;
+    v->before_shown = vw_display_for_view(&bv, v->src.width, v->src.height, 0, 0, v->ww / 2,
+                                          v->wh, &d);
+    if (!v->before_shown || (v->tex_gen_before == v->gen && same_map(&d.map, &v->before_disp.map)))
+        return 0;
+    int rc = ensure_texture(v, &v->tex_before, d.map.tw, d.map.th, &v->before_w, &v->before_h);
+    if (rc == 0 && (rc = fill_host(v, v->tex_before, &v->src, &d.map, 0)) < 0)
+        return -1;
+    v->before_shown = rc == 0;
+    v->before_disp = d;
+    v->tex_gen_before = v->gen;
+    return 0;
 }
 
 int vw_update_textures(viewer *v)
 {
-    const ts_image *im = vw_displayed(v);
-    if (!im)
+    if (!vw_displayed(v))
         return 0;
-    make_lut16(v);
-    double t0 = now_ms();
-    if (update_one(v, &v->tex, im, &v->tex_w, &v->tex_h, &v->tex_level, v->tex_stale) != 0)
+    if (!v->threads)
+        v->threads = cpu_count();
+    if (update_main(v) != 0)
         return -1;
-    if (v->tex_stale) {
-        histogram(im, v->lut16, v->hist);
-        vw_stat_add(&v->tex_ms, now_ms() - t0);
-        v->tex_stale = 0;
-    }
-    if (v->compare && v->have_result) {
-        int stale = v->tex_gen_before != v->gen;
-        if (update_one(v, &v->tex_before, &v->src, &v->before_w, &v->before_h, &v->before_level,
-                       stale) != 0)
-            return -1;
-        v->tex_gen_before = v->gen;
-    }
+    if (v->compare && v->have_result && update_before(v) != 0)
+        return -1;
     return 0;
 }
 
 /* ---------------------------------------------------------------- drawing */
 
-/* The visible part of a texture of level `level` whose image has its top-left at (ox, oy). */
-static void draw_texture(viewer *v, SDL_Texture *t, int tw, int th, int level, double ox,
-                         double oy)
+static void draw_texture(viewer *v, SDL_Texture *t, const vw_display *d)
 {
-    double tz = v->view.zoom * (1 << level); /* screen pixels per texel */
-    int tx0 = ox < 0 ? (int)floor(-ox / tz) : 0, ty0 = oy < 0 ? (int)floor(-oy / tz) : 0;
-    int tx1 = (int)fmin(tw, ceil((v->ww - ox) / tz)), ty1 = (int)fmin(th, ceil((v->wh - oy) / tz));
-    if (tx1 <= tx0 || ty1 <= ty0)
+    const ts_display_map *m = &d->map;
+    SDL_Rect src = {0, 0, m->tw, m->th};
+    if (d->scale == 1) { /* reduced or 1:1: a plain copy, which the software renderer blits */
+        SDL_Rect dst = {(int)d->x, (int)d->y, m->tw, m->th};
+        vw_sdl(SDL_RenderCopy(v->ren, t, &src, &dst), "SDL_RenderCopy");
         return;
-    SDL_Rect src = {tx0, ty0, tx1 - tx0, ty1 - ty0};
-    SDL_FRect dst = {(float)(ox + tx0 * tz), (float)(oy + ty0 * tz), (float)((tx1 - tx0) * tz),
-                     (float)((ty1 - ty0) * tz)};
-    /* magnified or 1:1: exact pixels; reduced: linear, except in software where the 2^level
-     * box filter already did the averaging and linear would cost a frame */
-    SDL_ScaleMode mode = tz >= 1 - 1e-9 || v->software ? SDL_ScaleModeNearest : SDL_ScaleModeLinear;
-    if (vw_sdl(SDL_SetTextureScaleMode(t, mode), "SDL_SetTextureScaleMode") == 0)
-        vw_sdl(SDL_RenderCopyF(v->ren, t, &src, &dst), "SDL_RenderCopyF");
+    }
+    SDL_FRect dst = {(float)d->x, (float)d->y, (float)(m->tw * d->scale),
+                     (float)(m->th * d->scale)};
+    vw_sdl(SDL_RenderCopyF(v->ren, t, &src, &dst), "SDL_RenderCopyF");
+}
+
+/* The background where the image leaves the window uncovered (no clear under the image). */
+static void clear_around(viewer *v, const vw_display *d)
+{
+    double x0 = d->x, y0 = d->y, x1 = x0 + d->map.tw * d->scale, y1 = y0 + d->map.th * d->scale;
+    int ix0 = x0 < 0 ? 0 : (int)ceil(x0), iy0 = y0 < 0 ? 0 : (int)ceil(y0);
+    int ix1 = x1 > v->ww ? v->ww : (int)floor(x1), iy1 = y1 > v->wh ? v->wh : (int)floor(y1);
+    SDL_Rect r[4];
+    int n = 0;
+    if (iy0 > 0)
+        r[n++] = (SDL_Rect){0, 0, v->ww, iy0};
+    if (iy1 < v->wh)
+        r[n++] = (SDL_Rect){0, iy1, v->ww, v->wh - iy1};
+    if (ix0 > 0)
+        r[n++] = (SDL_Rect){0, iy0, ix0, iy1 - iy0};
+    if (ix1 < v->ww)
+        r[n++] = (SDL_Rect){ix1, iy0, v->ww - ix1, iy1 - iy0};
+    if (n)
+        vw_sdl(SDL_RenderFillRects(v->ren, r, n), "SDL_RenderFillRects");
 }
 
 static void draw_compare(viewer *v)
 {
     static const SDL_Color white = {255, 255, 255, 255};
     int split = v->ww / 2;
-    double z = v->view.zoom;
-    /* the before image shares the after image's centre (a rotation changes the shape) */
-    double cx = v->view.ox + v->result.width * z / 2, cy = v->view.oy + v->result.height * z / 2;
-    SDL_Rect left = {0, 0, split, v->wh}, right = {split, 0, v->ww - split, v->wh};
-    if (vw_sdl(SDL_RenderSetClipRect(v->ren, &left), "SDL_RenderSetClipRect") == 0)
-        draw_texture(v, v->tex_before, v->before_w, v->before_h, v->before_level,
-                     round(cx - v->src.width * z / 2), round(cy - v->src.height * z / 2));
-    if (vw_sdl(SDL_RenderSetClipRect(v->ren, &right), "SDL_RenderSetClipRect") == 0)
-        draw_texture(v, v->tex, v->tex_w, v->tex_h, v->tex_level, v->view.ox, v->view.oy);
-    vw_sdl(SDL_RenderSetClipRect(v->ren, NULL), "SDL_RenderSetClipRect");
+    vw_sdl(SDL_RenderClear(v->ren), "SDL_RenderClear");
+    if (v->before_shown && v->tex_before)
+        draw_texture(v, v->tex_before, &v->before_disp);
+    if (v->tex_shown)
+        draw_texture(v, v->tex, &v->disp);
     if (vw_sdl(SDL_SetRenderDrawColor(v->ren, 255, 255, 255, 255), "SDL_SetRenderDrawColor") == 0)
         vw_sdl(SDL_RenderDrawLine(v->ren, split, 0, split, v->wh), "SDL_RenderDrawLine");
     int s = v->wh >= 700 ? 2 : 1;
@@ -494,12 +400,18 @@ static void draw_compare(viewer *v)
 
 void vw_draw_image(viewer *v)
 {
-    if (!vw_displayed(v) || !v->tex)
+    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, 32, 32, 36, 255), "SDL_SetRenderDrawColor") != 0)
         return;
-    if (v->compare && v->have_result && v->tex_before)
+    if (!vw_displayed(v) || !v->tex || !v->tex_shown) {
+        vw_sdl(SDL_RenderClear(v->ren), "SDL_RenderClear");
+        return;
+    }
+    if (v->compare && v->have_result) {
         draw_compare(v);
-    else
-        draw_texture(v, v->tex, v->tex_w, v->tex_h, v->tex_level, v->view.ox, v->view.oy);
+        return;
+    }
+    clear_around(v, &v->disp);
+    draw_texture(v, v->tex, &v->disp);
 }
 
 /* ---------------------------------------------------------------- saving */
@@ -529,7 +441,7 @@ void vw_save(viewer *v)
 {
     char notice[256], err[256];
     vw_process(v); /* a change made in this frame is saved too */
-    const ts_image *im = vw_displayed(v);
+    const ts_image *im = host_result(v);
     if (!im) {
         vw_toast(v, "nothing to save");
         return;
@@ -584,10 +496,10 @@ void vw_image_free(viewer *v)
     if (v->tex_before)
         SDL_DestroyTexture(v->tex_before);
     v->tex = v->tex_before = NULL;
+    ts_gpu_free(v->d_disp);
+    v->d_disp = NULL;
     ts_image_free(&v->src);
     ts_image_free(&v->result);
-    free(v->lut16);
-    v->lut16 = NULL;
 }
 
 #else

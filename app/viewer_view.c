@@ -1,9 +1,11 @@
 /* viewer_view.c - zoom and pan as feh and nsxiv users expect them: fit on open (shrinking only),
  * a zoom ladder through 1:1, zoom around the cursor, no gaps when the image is larger than the
- * window, centred when smaller. The offset stays on whole pixels so that 1:1 is pixel-exact. */
+ * window, centred when smaller. The offset stays on whole pixels so that 1:1 is pixel-exact. And
+ * what part of the image a view shows, at what size (the display map of the texture). */
 #include "viewer.h"
 
 #include <math.h>
+#include <string.h>
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -81,10 +83,25 @@ void vw_view_resize(vw_view *v, int iw, int ih, int ow, int oh, int ww, int wh)
     vw_view_clamp(v, iw, ih, ww, wh);
 }
 
-int vw_view_level(double zoom, int max_level)
+int vw_display_for_view(const vw_view *v, int iw, int ih, int cx0, int cy0, int cx1, int cy1,
+                        vw_display *d)
 {
-    int k = 0;
-    while (k < max_level && zoom <= ldexp(1.0, -(k + 1)) * (1 + 1e-9))
-        k++;
-    return k;
+    memset(d, 0, sizeof *d);
+    if (iw < 1 || ih < 1 || cx1 <= cx0 || cy1 <= cy0)
+        return 0;
+    /* reduced: a cell per screen pixel, so the renderer copies 1:1; magnified (or 1:1): a cell
+     * per image pixel, which the renderer repeats (nearest) */
+    int magnify = v->zoom >= 1 - 1e-9;
+    double s = magnify ? v->zoom : 1;
+    int gw = magnify ? iw : (int)fmin(iw, fmax(1, floor(iw * v->zoom + 0.5)));
+    int gh = magnify ? ih : (int)fmin(ih, fmax(1, floor(ih * v->zoom + 0.5)));
+    int gx0 = (int)fmax(0, floor((cx0 - v->ox) / s)), gy0 = (int)fmax(0, floor((cy0 - v->oy) / s));
+    int gx1 = (int)fmin(gw, ceil((cx1 - v->ox) / s)), gy1 = (int)fmin(gh, ceil((cy1 - v->oy) / s));
+    if (gx1 <= gx0 || gy1 <= gy0)
+        return 0;
+    d->map = (ts_display_map){gw, gh, gx0, gy0, gx1 - gx0, gy1 - gy0};
+    d->scale = s;
+    d->x = v->ox + gx0 * s;
+    d->y = v->oy + gy0 * s;
+    return 1;
 }

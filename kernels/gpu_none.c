@@ -83,3 +83,9 @@ ts_status ts_timer_ms(ts_timer *t, float *ms)
     *ms = 0;
     return NO_CUDA;
 }
+ts_status ts_display_convert(const ts_image *d_src, const ts_display_map *m, void *d_dst,
+                             size_t dst_pitch, ts_stream s)
+{
+    (void)d_src, (void)m, (void)d_dst, (void)dst_pitch, (void)s;
+    return NO_CUDA;
+}

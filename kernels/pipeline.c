@@ -4,7 +4,8 @@
  * that cannot take a job gives way to `auto` with a notice. A family with no GPU variant able to
  * take a job runs that op on the CPU in the middle of a GPU chain, also with a notice.
  * ts_pipeline_run_ex can keep the input on the GPU (in d_in, which no op writes) so that a caller
- * re-running chains on one image (the viewer's live mode) uploads it once.
+ * re-running chains on one image (the viewer's live mode) uploads it once, and can leave the
+ * result there (keep_output) for a caller that downloads only what it shows.
  */
 #include "tessera.h"
 
@@ -25,6 +26,7 @@ struct ts_pipeline {
     ts_image d_in;    /* the kept input (ts_run_opts.keep_input) */
     size_t d_in_cap;
     int in_valid;     /* d_in holds the last kept upload */
+    const ts_image *kept_out; /* the last run's result left on the device, NULL: none */
     void *scratch; /* device scratch on the GPU, host scratch on the CPU */
     size_t scratch_cap;
     ts_timer *timer[N_TIMERS];
@@ -82,6 +84,10 @@ void ts_pipeline_destroy(ts_pipeline *p)
 }
 
 int ts_pipeline_on_gpu(const ts_pipeline *p) { return p->gpu; }
+
+const ts_image *ts_pipeline_result(const ts_pipeline *p) { return p->kept_out; }
+
+ts_stream ts_pipeline_stream(const ts_pipeline *p) { return p->gpu ? p->stream : NULL; }
 
 const ts_device *ts_pipeline_device(const ts_pipeline *p) { return p->gpu ? &p->dev : NULL; }
 
@@ -344,20 +350,30 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
         src = &p->d_buf[dst];
         dst = !dst;
     }
-    if ((st = host_out(out, src, o && o->reuse_out)) != TS_OK)
+    if (o && o->keep_output) { /* the caller reads the result on the device */
+        if ((st = ts_gpu_sync(p->stream)) != TS_OK)
+            return c->n ? blame(st, &c->ops[c->n - 1], rep->op[c->n - 1].variant) : st;
+        ts_image_free(out);
+        *out = *src;
+        out->data = NULL;
+        out->pitch = 0;
+        p->kept_out = src;
+    } else if ((st = host_out(out, src, o && o->reuse_out)) != TS_OK) {
         return st;
-    if ((st = ts_timer_start(t_down, p->stream)) != TS_OK ||
-        (st = ts_gpu_download(out, src, p->stream)) != TS_OK ||
-        (st = ts_timer_stop(t_down, p->stream)) != TS_OK || (st = ts_gpu_sync(p->stream)) != TS_OK) {
+    } else if ((st = ts_timer_start(t_down, p->stream)) != TS_OK ||
+               (st = ts_gpu_download(out, src, p->stream)) != TS_OK ||
+               (st = ts_timer_stop(t_down, p->stream)) != TS_OK ||
+               (st = ts_gpu_sync(p->stream)) != TS_OK) {
         ts_image_free(out);
         /* an asynchronous kernel fault surfaces here: name the chain's last GPU op */
         return c->n ? blame(st, &c->ops[c->n - 1], rep->op[c->n - 1].variant) : st;
+    } else {
+        ts_timer_ms(t_down, &rep->download_ms);
     }
     if (!rep->input_resident)
         ts_timer_ms(t_up, &rep->upload_ms);
     if (o && o->keep_input)
         p->in_valid = 1;
-    ts_timer_ms(t_down, &rep->download_ms);
     for (int i = 0; i < c->n; i++)
         if (!on_cpu[i])
             ts_timer_ms(p->timer[2 + i], &rep->op[i].ms);
@@ -411,6 +427,7 @@ ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *
     if (!rep)
         rep = &local;
     memset(rep, 0, sizeof *rep);
+    p->kept_out = NULL; /* this run's buffers overwrite it */
     if (!(o && o->reuse_out))
         memset(out, 0, sizeof *out);
     ts_status st = check_run(c, in);

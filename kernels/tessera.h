@@ -326,13 +326,39 @@ typedef struct ts_run_opts {
                             upload is skipped while that copy is valid (report.input_resident) */
     int reuse_out;       /* `out` holds a host image of an earlier run (or is zeroed): its memory
                             is reused when the result has its shape, else it is freed first */
+    int keep_output;     /* GPU: no download: the result stays on the device (ts_pipeline_result)
+                            and `out` gets only its shape (data NULL); the CPU ignores it */
 } ts_run_opts;
 /* ts_pipeline_run with options (`opts` may be NULL). On failure `out` is freed and zeroed. */
 ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
                              ts_run_report *report, const ts_run_opts *opts);
+/* The device image of the last run's result when that run kept it there (keep_output); NULL on
+ * the CPU, after a failure, or once any other run (ts_pipeline_run_op included) has started. */
+const ts_image *ts_pipeline_result(const ts_pipeline *p);
+ts_stream ts_pipeline_stream(const ts_pipeline *p); /* NULL on the CPU */
 /* Runs one op with one given variant (tests, viewer's speedup bars). */
 ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,
                              const ts_image *in, ts_image *out, float *ms);
+
+/* ---------------------------------------------------------------- display conversion (display.cu) */
+
+/* What a viewer shows of an image, as 32-bit XRGB texels (0xffRRGGBB as a native uint32_t, SDL's
+ * RGB888/ARGB8888). The whole image maps onto a gw x gh grid (gw <= width, gh <= height); grid
+ * cell (gx, gy) is the mean of source columns [gx * width / gw, (gx + 1) * width / gw) (floors;
+ * rows likewise), rounded half up. Output texel (x, y) is cell (gx0 + x, gy0 + y), so a view
+ * shows only its visible part. 16-bit samples show as round(v / 257) of the mean, gray as R = G
+ * = B, alpha over a checkerboard of 8x8 cells (0x66 and 0x99). Not an op: no variants. The app
+ * holds the same conversion for host images (app/viewer_display.c), and tests compare the two. */
+typedef struct ts_display_map {
+    int gw, gh;   /* the whole image on screen, in cells */
+    int gx0, gy0; /* the cell of output texel (0, 0) */
+    int tw, th;   /* output size: gx0 + tw <= gw, gy0 + th <= gh */
+} ts_display_map;
+/* The conversion on the GPU: device image d_src into d_dst (tw x th texels, rows dst_pitch bytes
+ * apart), asynchronous on stream s. A map that does not fit the image is TS_ERR_INVALID; cells of
+ * more than 65536 pixels (sums past 32 bits) are TS_ERR_TOO_LARGE. */
+ts_status ts_display_convert(const ts_image *d_src, const ts_display_map *m, void *d_dst,
+                             size_t dst_pitch, ts_stream s);
 
 #ifdef __cplusplus
 }
