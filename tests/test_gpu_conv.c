@@ -79,6 +79,11 @@ static int small_filters(ts_op *ops)
     ops[n++] = random_int_kernel("k15-div37", 15, 0, 9, 37, &st);
     ops[n++] = random_float_kernel("k3-float", 3, &st);
     ops[n++] = random_float_kernel("k31-float", 31, &st);
+    /* mma's FP16 bound: 3 * 0.0001 * 255 = 0.08 steps (taken), 3 * 0.0004 * 255 = 0.31 (refused) */
+    ops[n++] = kernel_op("k3-fp16-near", "1.0001 0 0  0 1.0001 0  0 0 -1.0001");
+    ops[n++] = kernel_op("k3-fp16-far", "1.0004 0 0  0 1.0004 0  0 0 -1.0004");
+    ops[n++] = kernel_op("k5-int2048", "2048 0 0 0 0  0 0 0 0 0  0 0 -2048 0 0  0 0 0 0 0  0 0 0 0 1"
+                                       " / 4096");
     return n;
 }
 
@@ -281,6 +286,58 @@ TEST(conv_variant_rows_well_formed)
     job.out = job.in;
     CHECKF(gemm->scratch(&job) == (size_t)9 * 15 * 3 * 4, "gemm scratch for 5x3 RGB K=3: %zu bytes",
            gemm->scratch(&job));
+}
+
+/* Whether mma takes a job: shapes and weights only (8-bit, K 3/5/7, weights FP16 holds). */
+static int mma_takes(const char *optext, int k_text, int ch, int bytes, size_t pitch)
+{
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mma");
+    ts_op op;
+    ts_job job;
+    memset(&job, 0, sizeof job);
+    if (k_text)
+        op = kernel_op("k", optext);
+    else
+        op = tu_op(optext);
+    job.op = &op;
+    job.in = (ts_image){NULL, pitch, 1000, 500, ch, bytes};
+    job.out = job.in;
+    return v->supports(&job);
+}
+
+/* mma's supports: exact filters only with weights FP16 holds exactly (|w| <= 2048), float filters
+ * only while sum |w - fp16(w)| * 255 <= 0.25 (then within 1 step of the reference), 8-bit only. */
+TEST(conv_mma_fp16_bound)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mma");
+    CHECKF(v && v->supports, "conv mma missing or without supports");
+    if (!v || !v->supports)
+        return;
+    static const char *const taken[] = {"gauss:3", "gauss:5", "gauss:7", "sharpen", "sharpen:0.5",
+                                        "edge", "box:3", "box:7", "emboss", "gauss:5:0.3"};
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        for (int ch = 1; ch <= 4; ch++)
+            CHECKF(mma_takes(taken[i], 0, ch, 1, 4096), "mma refuses %s on %d channels", taken[i], ch);
+    static const char *const refused[] = {"box:1", "box:9", "gauss:15", "gauss:31"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        CHECKF(!mma_takes(refused[i], 0, 3, 1, 4096), "mma takes %s (K outside 3, 5, 7)", refused[i]);
+    CHECKF(!mma_takes("gauss:3", 0, 3, 2, 8192), "mma takes a 16-bit image");
+    CHECKF(!mma_takes("gauss:3", 0, 3, 1, 4098), "mma takes rows that are not 4-byte aligned");
+    CHECKF(mma_takes("1.0001 0 0 0 1.0001 0 0 0 -1.0001", 1, 3, 1, 4096),
+           "mma refuses a float filter 0.08 steps from its FP16 rounding");
+    CHECKF(!mma_takes("1.0004 0 0 0 1.0004 0 0 0 -1.0004", 1, 3, 1, 4096),
+           "mma takes a float filter 0.31 steps from its FP16 rounding (bound 0.25)");
+    CHECKF(mma_takes("2048 0 0 0 1 0 0 0 -2048 / 4096", 1, 3, 1, 4096),
+           "mma refuses integer weights of 2048 (exact in FP16)");
+    CHECKF(!mma_takes("2049 0 0 0 1 0 0 0 0 / 4096", 1, 3, 1, 4096),
+           "mma takes an integer weight of 2049 (not exact in FP16)");
+    char big[49 * 7 + 1] = "";
+    for (int i = 0; i < 49; i++) /* past TS_EXACT_WEIGHT_SUM: a float filter, sums near 2^24 */
+        strcat(big, i % 2 ? "2000 " : "-2000 ");
+    CHECKF(!mma_takes(big, 1, 1, 1, 4096),
+           "mma takes a float filter whose FP32 sums of 98000 * 255 cannot stay within 0.25");
 }
 
 /* conv_div_round_sat (the GPU's multiply-high division) against ts_round_sat_i. */

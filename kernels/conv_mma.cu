@@ -1,0 +1,444 @@
+/* conv_mma.cu - convolution, variant `mma`: the filter as a banded Toeplitz matrix on the tensor
+ * cores (see conv.cu for the op). 8-bit images, K = 3, 5, 7, one filter or a magnitude pair.
+ *
+ * The matrix product: for one filter row ky, the horizontal correlation of a row segment is
+ * out[n] = sum_j T_ky[j][n] * in[j], T_ky banded (T[j][n] = w[ky][kx] where input j is output n's
+ * tap kx, j - n = kx * C - const: interleaved channels are just a band of stride C, so RGB needs no
+ * de-interleaving and channels never mix). One mma.sync.m16n8k16 (FP16 in, FP32 accumulate) takes
+ * A = 16 segments x 16 input samples (M x K) and B = T (16 inputs x 8 outputs): 16 segments of 8
+ * outputs, the 8 + 2 r C inputs each needs fitting one k-step of 16 (K = 3) or two (K = 5, 7 on
+ * RGB). A warp owns 128 consecutive output samples of a strip of rows and walks down it as `roll`
+ * does: each input row, loaded once, is multiplied by the K weight matrices T_ky into the K output
+ * rows it touches (rolling accumulators, compile-time slots); a finished row is rounded by the
+ * project's epilogues and stored. The weight fragments are built once per block (shared memory) and
+ * then live in registers; blocks are persistent (grid = what fits), warps take strips in turn.
+ *
+ * Fragment layout: the A and B k-index is a permutation of the window, chosen so that a lane's
+ * k-slots {2t, 2t+1, 2t+8, 2t+9} (t = lane % 4) are window samples 4t..4t+3: one aligned 32-bit
+ * load per segment per k-step, two byte_perms and two f16x2 subtractions turn it into A registers
+ * (u8 v -> the half 1024 + v -> v, exact). The accumulator of lane (g = lane / 4, t) holds outputs
+ * 8g + 2t, +1 of segments g and g + 8: 2-byte stores, coalesced over the warp.
+ *
+ * Exactness: u8 samples are exact in FP16, integer weights up to 2048 too, and FP32 accumulation of
+ * their products is exact while |partial sums| < 2^24 (exact filters without int32 accumulation):
+ * exact filters stay bit-exact. Float weights rounded to FP16 move a result by at most
+ * sum |w - fp16(w)| * 255; `supports` takes a float filter only when that, plus a bound of the FP32
+ * accumulation's rounding, is <= 0.25, so the result stays within 1 step of the reference. 16-bit samples are not exact in FP16: refused.
+ *
+ * Layout: interleaved u8 samples; input rows 4-byte aligned, output rows 2-byte aligned.
+ */
+#include "conv_common.cuh"
+
+#include <cuda_fp16.h>
+#include <limits.h>
+#include <math.h>
+#include <new>
+
+#define MMA_WARPS 4      /* warps per block */
+#define MMA_SEG 128      /* output samples per warp: 16 segments (M) x 8 outputs (N) */
+#define MMA_SH 32        /* output rows per strip at least (default; job->param overrides) */
+#define MMA_DIAG 24      /* diagonals j - n of one k-step's T: -7 .. 15, stored from index 0 */
+#define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
+
+/* Window geometry of K x K on CH channels: halo H samples each side, padded to A words of 4; S
+ * k-steps of 16 samples cover the 8 + 8 A samples a segment of 8 outputs needs. */
+template <int K, int CH> struct mma_geo {
+    static constexpr int R = K / 2, H = R * CH, A = (H + 3) / 4, S = (A + 2) / 2;
+    /* input rows in flight: a multiple of K (static accumulator slots), at least 5 */
+    static constexpr int P = K >= 5 ? K : 2 * K;
+    static_assert(8 + 8 * A <= 16 * S, "window does not fit the k-steps");
+};
+
+/* u8 samples b0..b3 of w -> half2 (b0, b1) (SEL 0x4140) or (b2, b3) (SEL 0x4342), exactly: the
+ * FP16 bit pattern 0x00bb is the subnormal b * 2^-24, so one byte_perm with zero is the whole
+ * conversion; the accumulators are 2^-24 times the sums (exact: a power of two), MMA_UNSCALE. */
+template <uint32_t SEL> __device__ __forceinline__ uint32_t mma_h2(uint32_t w)
+{
+    return __byte_perm(w, 0u, SEL);
+}
+#define MMA_UNSCALE 16777216.0f /* 2^24 */
+#define MMA_SCALE (1.0f / 16777216.0f)
+
+/* d += a * b (FRESH: d = a * b, the first product into a fresh accumulator: no clearing). */
+template <bool FRESH>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+{
+#if __CUDA_ARCH__ >= 800
+    if (FRESH)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%10,%10,%10,%10};"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+/* Word at sample pos of a row that sticks out of [0, wch): border replicate, sample by sample. */
+template <int CH>
+__device__ __noinline__ uint32_t mma_load_border(const unsigned char *row, int pos, int width)
+{
+    uint32_t w = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int q = pos + j, x = conv_floor_div(q, CH), c = q - x * CH;
+        x = min(max(x, 0), width - 1);
+        w |= (uint32_t)row[x * CH + c] << (8 * j);
+    }
+    return w;
+}
+
+/* round(sqrt(a^2 + b^2)) saturated to 255 for integer-valued a, b (ts_magnitude_i, 8-bit): below
+ * 255^2 the float sum is exact, the approximate root is within 1 and two comparisons fix it. */
+__device__ __forceinline__ uint32_t mma_mag8(float a, float b)
+{
+    float m = fmaf(a, a, b * b), r;
+    if (m >= 65025.0f)
+        return 255u;
+    asm("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(m));
+    float n = rintf(r), nn = n * n;
+    if (m > nn + n)
+        n += 1.0f;
+    else if (n > 0.0f && m <= nn - n)
+        n -= 1.0f;
+    return (uint32_t)n;
+}
+
+/* Epilogue classes, compile-time so that the common ones cost 1-4 instructions an output. */
+enum { MMA_EPI_NC, MMA_EPI_CLAMP, MMA_EPI_DIVF, MMA_EPI_ANY };
+
+/* One output (low byte of the result) from its accumulators, 2^-24 times the sums (b: the
+ * magnitude's second filter). The unscaling by 2^24 is exact, so each path rounds as its conv_epi. */
+template <int NOUT, int EPI>
+__device__ __forceinline__ uint32_t mma_out(const conv_params &p, float a, float b)
+{
+    if (NOUT == 2) {
+        a *= MMA_UNSCALE;
+        b *= MMA_UNSCALE;
+        return p.epi == CONV_EPI_IMAG ? mma_mag8(a, b) : conv_epi_fmag(p.maxv, a, b);
+    }
+    if (EPI == MMA_EPI_NC) /* ROUND_NC */
+        return __float_as_uint(fmaf(a, MMA_UNSCALE, CONV_MAGIC));
+    if (EPI == MMA_EPI_CLAMP) /* ROUND */
+        return __float_as_uint(fmaf(fminf(fmaxf(a, 0.0f), 255.0f * MMA_SCALE), MMA_UNSCALE, CONV_MAGIC));
+    if (EPI == MMA_EPI_DIVF) /* DIVF and DIVF_NC (the clamp is harmless there) */
+        return __float_as_uint(__fadd_rd(
+            fmaf(fminf(fmaxf(a, 0.0f), p.divf_top * MMA_SCALE), p.divf_inv * MMA_UNSCALE, 0.5f),
+            CONV_MAGIC));
+    return conv_finish(p, a * MMA_UNSCALE, 0.0f);
+}
+
+/* Stores output pair (q, q + 1) of the row at byte offset `roff` (q even); alpha bytes (amask)
+ * come from the input. EDGE: the pair may end or lie past the row's end. */
+template <int CH, bool EDGE>
+__device__ __forceinline__ void mma_put(const conv_params &p, uint32_t y, int q, uint32_t pair,
+                                        uint32_t amask)
+{
+    if (EDGE && q >= p.wch)
+        return;
+    if (CH == 2 || CH == 4) {
+        uint32_t in = *(const uint16_t *)(p.in + (y * (uint32_t)p.in_pitch + (uint32_t)q));
+        pair = (pair & ~amask) | (in & amask);
+    }
+    unsigned char *o = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)q);
+    if (!EDGE || q + 2 <= p.wch)
+        *(uint16_t *)o = (uint16_t)pair;
+    else
+        *o = (unsigned char)pair;
+}
+
+/* One warp's strip: output rows y0 .. y0 + rows - 1, samples base .. base + 128 MT - 1. BORDER:
+ * some window or output lies outside the row (the warps at a row's two ends). */
+template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
+__device__ __forceinline__ void mma_strip(const conv_params &p,
+                                          const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
+                                          int base, int y0, int rows, uint32_t amask)
+{
+    using G = mma_geo<K, CH>;
+    constexpr int R = G::R, A = G::A, S = G::S, P = G::P;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int N = rows + K - 1;                    /* input rows */
+    const int pos0 = base + 8 * g - 4 * A + 4 * t; /* segment g of M-tile 0, k-step 0 */
+
+    /* one input row: [mt][s][0] segment g, [mt][s][1] segment g + 8 (32-bit offsets: supports) */
+    auto load_row = [&](int n, uint32_t(&r)[MT][S][2]) {
+        const uint32_t roff = (uint32_t)min(max(y0 - R + n, 0), p.height - 1) * (uint32_t)p.in_pitch;
+        const unsigned char *lp = p.in + (roff + (uint32_t)pos0); /* interior: constant offsets */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int s = 0; s < S; s++)
+#pragma unroll
+                for (int hm = 0; hm < 2; hm++) {
+                    const int off = MMA_SEG * mt + 64 * hm + 16 * s, pos = pos0 + off;
+                    if (!BORDER)
+                        r[mt][s][hm] = *(const uint32_t *)(lp + off);
+                    else if (pos >= 0 && pos + 4 <= p.wch)
+                        r[mt][s][hm] = *(const uint32_t *)(p.in + (roff + (uint32_t)pos));
+                    else
+                        r[mt][s][hm] = mma_load_border<CH>(p.in + roff, pos, p.width);
+                }
+    };
+
+    float acc[NOUT][K][MT][4];
+#pragma unroll
+    for (int o = 0; o < NOUT; o++)
+#pragma unroll
+        for (int j = 0; j < K; j++)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    acc[o][j][mt][i] = 0.0f;
+    uint32_t raw[P][MT][S][2];
+#pragma unroll
+    for (int u = 0; u < P; u++)
+        load_row(u, raw[u]);
+
+    for (int n0 = 0; n0 < N; n0 += P) {
+#pragma unroll
+        for (int u = 0; u < P; u++) {
+            const int n = n0 + u; /* rows n >= N (the last group) are clamped rows, not stored */
+            uint32_t a[MT][S][4]; /* A fragments: k-slots 2t, 2t+1 | 2t+8, 2t+9 = samples 4t..4t+3 */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    a[mt][s][0] = mma_h2<0x4140u>(raw[u][mt][s][0]);
+                    a[mt][s][1] = mma_h2<0x4140u>(raw[u][mt][s][1]);
+                    a[mt][s][2] = mma_h2<0x4342u>(raw[u][mt][s][0]);
+                    a[mt][s][3] = mma_h2<0x4342u>(raw[u][mt][s][1]);
+                }
+            load_row(n + P, raw[u]); /* past the strip: a clamped row, unused (no copies) */
+
+            /* row n feeds output rows n - ky, whose accumulators sit in slot (n - ky) mod K */
+#pragma unroll
+            for (int ky = 0; ky < K; ky++) {
+                const int slot = ((u - ky) % K + K) % K;
+#pragma unroll
+                for (int o = 0; o < NOUT; o++)
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                        for (int s = 0; s < S; s++) {
+                            /* ky = 0 starts output row n: its slot was finished by row n - 1 */
+                            if (ky == 0 && s == 0)
+                                mma_16816<true>(acc[o][slot][mt], a[mt][s], bf[o][ky][s]);
+                            else
+                                mma_16816<false>(acc[o][slot][mt], a[mt][s], bf[o][ky][s]);
+                        }
+            }
+
+            /* output row m = n - (K - 1) is complete (its slot restarts fresh at row n + 1) */
+            const int done = (u + 1) % K, m = n - (K - 1);
+            if (m >= 0 && m < rows) {
+                const uint32_t y = (uint32_t)(y0 + m);
+                unsigned char *op = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)(base + 8 * g + 2 * t));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    const float(&a0)[4] = acc[0][done][mt];
+                    const float(&a1)[4] = acc[NOUT - 1][done][mt];
+                    uint32_t v[4];
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        v[i] = mma_out<NOUT, EPI>(p, a0[i], a1[i]);
+                    const uint32_t w0 = __byte_perm(v[0], v[1], 0x0040u), w1 = __byte_perm(v[2], v[3], 0x0040u);
+                    if (!BORDER && CH != 2 && CH != 4) {
+                        *(uint16_t *)(op + MMA_SEG * mt) = (uint16_t)w0;
+                        *(uint16_t *)(op + MMA_SEG * mt + 64) = (uint16_t)w1;
+                    } else {
+                        const int q = base + MMA_SEG * mt + 8 * g + 2 * t;
+                        mma_put<CH, BORDER>(p, y, q, w0, amask);
+                        mma_put<CH, BORDER>(p, y, q + 64, w1, amask);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <int K, int CH, int NOUT, int EPI, int MT>
+__global__ void __launch_bounds__(32 * MMA_WARPS)
+    conv_mma_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long ntasks)
+{
+#if __CUDA_ARCH__ >= 800
+    using G = mma_geo<K, CH>;
+    constexpr int H = G::H, A = G::A, S = G::S;
+    constexpr int NT = NOUT * K * S * MMA_DIAG;
+    __shared__ unsigned short diag[NT];
+
+    /* T's diagonals as FP16: entry (o, ky, s, e) is the weight of input j = n + e - 7 of k-step s */
+    for (int i = threadIdx.x; i < NT; i += blockDim.x) {
+        const int e = i % MMA_DIAG - 7, s = i / MMA_DIAG % S, ky = i / (MMA_DIAG * S) % K;
+        const int o = i / (MMA_DIAG * S * K), d = e - 4 * A + 16 * s + H; /* = kx * CH */
+        float w = 0.0f;
+        if (d >= 0 && d % CH == 0 && d / CH < K)
+            w = __uint_as_float(p.w[(o * K + d / CH) * p.kp + ky + CONV_PAD]);
+        diag[i] = __half_as_ushort(__float2half_rn(w));
+    }
+    __syncthreads();
+
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    uint32_t bf[NOUT][K][S][2]; /* B fragments: rows k = 2t, 2t+1 | 2t+8, 2t+9 of column n = g */
+#pragma unroll
+    for (int o = 0; o < NOUT; o++)
+#pragma unroll
+        for (int ky = 0; ky < K; ky++)
+#pragma unroll
+            for (int s = 0; s < S; s++) {
+                const unsigned short *dg = diag + ((o * K + ky) * S + s) * MMA_DIAG + 7 + 4 * t - g;
+                bf[o][ky][s][0] = dg[0] | (uint32_t)dg[1] << 16;
+                bf[o][ky][s][1] = dg[2] | (uint32_t)dg[3] << 16;
+            }
+    /* alpha bytes of a lane's output pairs: q = 8g + 2t (mod 128) */
+    const uint32_t amask = (CH == 2 || (CH == 4 && (t & 1))) ? 0xFF00u : 0u;
+
+    const long long wstride = (long long)gridDim.x * MMA_WARPS;
+    for (long long task = (long long)blockIdx.x * MMA_WARPS + (threadIdx.x >> 5); task < ntasks;
+         task += wstride) {
+        const int base = (int)(task % nsx) * (MMA_SEG * MT), y0 = (int)(task / nsx) * sh;
+        const int rows = min(sh, p.height - y0);
+        if (base - 4 * A < 0 || base + MMA_SEG * (MT - 1) + 136 - 4 * A + 16 * (S - 1) > p.wch)
+            mma_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask);
+        else
+            mma_strip<K, CH, NOUT, EPI, MT, false>(p, bf, base, y0, rows, amask);
+    }
+#endif
+}
+
+/* ---------------------------------------------------------------- host side */
+
+static float mma_fp16(float w) { return __half2float(__float2half_rn(w)); }
+
+/* 1 when the filter's weights survive FP16: exact ones exactly (and their sums stay exact in FP32:
+ * 8-bit exact filters never need int32), float ones within the bound, counting both the FP16
+ * roundings, sum |w - fp16(w)| * maxv, and the FP32 accumulation's (at most 2^-22 of sum |w| maxv
+ * per addition, truncating as tensor cores may: K rows of S k-steps of 16 products). */
+static int mma_fp16_ok(const ts_filter *f, int nout, int maxv, int steps)
+{
+    const int taps = f->k * f->k;
+    for (int o = 0; o < nout; o++) {
+        double err = 0, sum = 0;
+        for (int i = 0; i < taps; i++) {
+            if (f->exact) {
+                if (f->iw[o * taps + i] < -2048 || f->iw[o * taps + i] > 2048)
+                    return 0;
+            } else {
+                float w = f->w[o * taps + i];
+                err += fabs((double)w - (double)mma_fp16(w));
+                sum += fabs((double)mma_fp16(w));
+            }
+        }
+        err += sum * (f->k * steps * 16 + f->k) * ldexp(1.0, -22);
+        if (!(err * maxv <= MMA_FP16_MAX_ERR)) /* NaN and inf refused too */
+            return 0;
+    }
+    return 1;
+}
+
+extern "C" int conv_mma_supports(const ts_job *job)
+{
+    conv_traits t;
+    if (!conv_job_traits(job, &t) || job->in.bytes != 1 || t.acc_int ||
+        (t.k != 3 && t.k != 5 && t.k != 7))
+        return 0;
+    if ((((uintptr_t)job->in.data | job->in.pitch) & 3) || (((uintptr_t)job->out.data | job->out.pitch) & 1))
+        return 0;
+    /* 32-bit byte offsets in the kernel */
+    if ((uint64_t)job->in.pitch * job->in.height > INT_MAX || (uint64_t)job->out.pitch * job->out.height > INT_MAX)
+        return 0;
+    const int ch = job->in.channels, h = t.k / 2 * ch, a = (h + 3) / 4; /* mma_geo's S */
+    return mma_fp16_ok(&job->op->filter, t.nout, 255, (a + 2) / 2);
+}
+
+/* ROUND_NC trusts the float weights not to leave [0, maxv]; their FP16 roundings may add up to a
+ * little more, so keep it only while the FP16 sum cannot reach maxv + 1/2. */
+static void mma_fix_epi(const ts_filter *f, conv_params *p)
+{
+    if (p->epi != CONV_EPI_ROUND_NC || f->exact)
+        return;
+    double sum = 0;
+    for (int i = 0; i < f->k * f->k; i++)
+        sum += mma_fp16(f->w[i]);
+    if (!(sum * p->maxv * (1 + ldexp(1.0, -20)) < p->maxv + 0.25))
+        p->epi = CONV_EPI_ROUND;
+}
+
+/* M-tiles per warp: two at K = 3 (per-row costs shared by 8 outputs a lane), one above. */
+template <int K> constexpr int mma_mt() { return K == 3 ? 2 : 1; }
+
+template <int K, int CH, int NOUT, int EPI>
+static ts_status mma_launch(const ts_job *job, const conv_params &p)
+{
+    constexpr int MT = mma_mt<K>();
+    /* strips whose input rows fill whole groups of P (no rows computed in vain) */
+    constexpr int P = mma_geo<K, CH>::P;
+    const int sh = job->param > 0 ? job->param : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
+    const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
+    const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
+    auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT>;
+    int per_sm = 0, sms = job->dev ? job->dev->sms : 0;
+    TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * MMA_WARPS, 0));
+    if (sms <= 0) {
+        int dev = 0;
+        TS_CUDA_TRY(cudaGetDevice(&dev));
+        TS_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    /* persistent blocks: the weight fragments are built once per block, warps take strips */
+    long long blocks = (ntasks + MMA_WARPS - 1) / MMA_WARPS;
+    const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms;
+    kernel<<<(unsigned)(blocks < fit ? blocks : fit), 32 * MMA_WARPS, 0,
+             (cudaStream_t)job->stream>>>(p, sh, nsx, ntasks);
+    TS_LAUNCH_CHECK("conv_mma_kernel");
+    return TS_OK;
+}
+
+/* The compile-time epilogue: gray and RGB get the common roundings inlined, the rest the switch. */
+template <int K, int CH> static ts_status mma_epi(const ts_job *job, const conv_params &p)
+{
+    if (p.nout == 2)
+        return mma_launch<K, CH, 2, MMA_EPI_ANY>(job, p);
+    if constexpr (CH == 1 || CH == 3) {
+        switch (p.epi) {
+        case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC>(job, p);
+        case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP>(job, p);
+        case CONV_EPI_DIVF:
+        case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF>(job, p);
+        default: break;
+        }
+    }
+    return mma_launch<K, CH, 1, MMA_EPI_ANY>(job, p);
+}
+
+template <int K> static ts_status mma_ch(const ts_job *job, const conv_params &p)
+{
+    switch (p.ch) {
+    case 1: return mma_epi<K, 1>(job, p);
+    case 2: return mma_epi<K, 2>(job, p);
+    case 3: return mma_epi<K, 3>(job, p);
+    default: return mma_epi<K, 4>(job, p);
+    }
+}
+
+extern "C" ts_status conv_mma(const ts_job *job)
+{
+    if (!conv_mma_supports(job))
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv mma: needs an 8-bit image, K 3, 5 or 7, weights "
+                                           "that FP16 holds (exact, or within %.2f of a step) and "
+                                           "aligned rows", MMA_FP16_MAX_ERR);
+    if (job->dev && job->dev->cc < 80)
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv mma: needs sm_80 (mma.sync m16n8k16)");
+    conv_params *p = new (std::nothrow) conv_params;
+    if (!p)
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    ts_status st = conv_params_init(job, p);
+    if (st == TS_OK) {
+        mma_fix_epi(&job->op->filter, p);
+        st = p->k == 3 ? mma_ch<3>(job, *p) : p->k == 5 ? mma_ch<5>(job, *p) : mma_ch<7>(job, *p);
+    }
+    delete p;
+    return st;
+}
