@@ -138,6 +138,12 @@ template <int B, int CH> struct HistUnit {
 struct HistUnits {
     unsigned per_row, total;
     int row_bytes;
+    /* Rows back to back (pitch == row bytes): all the bytes as one long row of flat_total units
+     * (whole pixels still: BYTES is a multiple of the pixel), for hist_for_units_pipelined. */
+    size_t flat_bytes;
+    unsigned flat_total;
+    /* The units that hist_for_units_pipelined walks. */
+    __host__ __device__ unsigned walked() const { return flat_bytes ? flat_total : total; }
 };
 
 template <int B, int CH> static inline HistUnits hist_units(const ts_image &im)
@@ -146,6 +152,8 @@ template <int B, int CH> static inline HistUnits hist_units(const ts_image &im)
     u.row_bytes = (int)ts_row_bytes(&im);
     u.per_row = (unsigned)((u.row_bytes + HistUnit<B, CH>::BYTES - 1) / HistUnit<B, CH>::BYTES);
     u.total = u.per_row * (unsigned)im.height;
+    u.flat_bytes = im.pitch == ts_row_bytes(&im) ? im.pitch * (size_t)im.height : 0;
+    u.flat_total = (unsigned)((u.flat_bytes + HistUnit<B, CH>::BYTES - 1) / HistUnit<B, CH>::BYTES);
     return u;
 }
 
@@ -188,10 +196,69 @@ __device__ __forceinline__ void hist_for_units(const ts_image &im, const HistUni
     }
 }
 
+/* Like hist_for_units, software-pipelined: the loads of the next UNR units are issued before
+ * the current ones are used, so a thread always has loads in flight; the units of an image whose
+ * rows are back to back (u.flat_bytes) are found without a division, and the index passed to f
+ * is then the unit's place in that one long row (byte offset index * BYTES). PIPE false: no
+ * prefetch (the flat walk only), for kernels that would spill the second set of registers. */
+template <int B, int CH, int UNR, bool PIPE = true, class F>
+__device__ __forceinline__ void hist_for_units_pipelined(const ts_image &im, const HistUnits &u,
+                                                         bool vec, F &&f)
+{
+    typedef HistUnit<B, CH> U;
+    const unsigned stride = gridDim.x * blockDim.x, n = u.walked();
+    auto load = [&](U (&a)[UNR], int (&nb)[UNR], unsigned i) {
+#pragma unroll
+        for (int r = 0; r < UNR; r++) {
+            unsigned j = i + (unsigned)r * stride;
+            nb[r] = 0;
+            if (j < n) {
+                const unsigned char *p;
+                if (u.flat_bytes) {
+                    size_t off = (size_t)j * U::BYTES, left = u.flat_bytes - off;
+                    p = (const unsigned char *)im.data + off;
+                    nb[r] = left < (size_t)U::BYTES ? (int)left : U::BYTES;
+                } else {
+                    p = hist_unit_at<B, CH>(im, u, j, &nb[r]);
+                }
+                a[r].load(p, nb[r], vec);
+            }
+        }
+    };
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    U cur[UNR];
+    int ncur[UNR];
+    if (PIPE)
+        load(cur, ncur, i);
+    for (; i < n; i += UNR * stride) { /* n + 2 * UNR * stride < 2^32: no wrap */
+        U nxt[UNR];
+        int nnxt[UNR];
+        if (PIPE)
+            load(nxt, nnxt, i + UNR * stride);
+        else
+            load(cur, ncur, i);
+#pragma unroll
+        for (int r = 0; r < UNR; r++)
+            if (ncur[r] > 0)
+                f(cur[r], ncur[r], i + (unsigned)r * stride);
+        if (PIPE) {
+#pragma unroll
+            for (int r = 0; r < UNR; r++)
+                cur[r] = nxt[r], ncur[r] = nnxt[r];
+        }
+    }
+}
+
 /* 16-byte vector loads (and stores) are safe: rows start 16-byte aligned. */
 static inline bool hist_vec_ok(const ts_image *im)
 {
     return ((uintptr_t)im->data % 16) == 0 && im->pitch % 16 == 0;
+}
+
+/* The same for hist_for_units_pipelined's walk: back-to-back rows need an aligned start only. */
+static inline bool hist_vec_ok_walk(const ts_image *im, const HistUnits &u)
+{
+    return u.flat_bytes ? (uintptr_t)im->data % 16 == 0 : hist_vec_ok(im);
 }
 
 /* Calls op.template run<B, CH, LUMA>() for the image's shape (LUMA only for colour). */

@@ -12,7 +12,9 @@
  * Apply kernel: the LUT is copied into shared memory when it fits a block (8-bit: 0.5 to 1.5 KB;
  * 16-bit with one histogram: 128 KB); three 16-bit histograms (384 KB) stay in global memory
  * (read through L1). Pixels move in 16-byte units (48 for 3 channels, so pixels stay whole)
- * with vector loads and stores; luma equalization recomputes y from R, G, B in registers (no
+ * with vector loads and stores, for 16-byte units the next units' loads issued before the
+ * current ones are mapped (hist_for_units_pipelined; images whose rows are back to back, in and
+ * out, are walked as one long row, without a division a unit); luma equalization recomputes y from R, G, B in registers (no
  * luma plane) and applies ts_luma_apply to each colour sample; alpha is copied.
  * Layout: rows 16-byte aligned for the vector path (device images are 256-byte aligned); any
  * other even pitch takes the sample-by-sample path.
@@ -161,7 +163,8 @@ __global__ void __launch_bounds__(APPLY_THREADS)
         lut = hist_smem<uint16_t>();
     }
     constexpr int UNR = U::NVEC == 1 ? 2 : 1;
-    hist_for_units<B, CH, UNR>(in, units, vec, [&](const U &u, int nbytes, unsigned i) {
+    constexpr bool PIPE = U::NVEC == 1; /* 3 x 48 bytes of registers would spill at 64 a thread */
+    hist_for_units_pipelined<B, CH, UNR, PIPE>(in, units, vec, [&](const U &u, int nbytes, unsigned i) {
         U o;
         o.clear();
 #pragma unroll
@@ -185,7 +188,10 @@ __global__ void __launch_bounds__(APPLY_THREADS)
                 o.put(p * CH + CH - 1, s[CH - 1]);
         }
         int nb;
-        o.store(const_cast<unsigned char *>(hist_unit_at<B, CH>(out, units, i, &nb)), nbytes, vec);
+        unsigned char *dst = units.flat_bytes
+                                 ? (unsigned char *)out.data + (size_t)i * U::BYTES
+                                 : const_cast<unsigned char *>(hist_unit_at<B, CH>(out, units, i, &nb));
+        o.store(dst, nbytes, vec);
     });
 }
 
@@ -212,9 +218,11 @@ struct EqualizeOp {
         if (st != TS_OK)
             return st;
         HistUnits u = hist_units<B, CH>(job->in);
-        unsigned need = (u.total + APPLY_THREADS - 1) / APPLY_THREADS;
+        if (job->out.pitch != ts_row_bytes(&job->out))
+            u.flat_bytes = 0; /* the walk's flat layout must be the output's too */
+        unsigned need = (u.walked() + APPLY_THREADS - 1) / APPLY_THREADS;
         unsigned blocks = need < (unsigned)resident ? need : (unsigned)resident;
-        bool vec = hist_vec_ok(&job->in) && hist_vec_ok(&job->out);
+        bool vec = hist_vec_ok_walk(&job->in, u) && hist_vec_ok_walk(&job->out, u);
         if (B == 2)
             hist_lut_kernel<65536u, LUT_THREADS_16><<<S::NH, LUT_THREADS_16, 0, s>>>(hist, lut, n);
         else

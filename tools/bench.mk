@@ -3,7 +3,8 @@
 # BUILD, STB_INC...), so whatever is passed to make on the command line reaches them too.
 #
 #   make build/bench        build the benchmark (nvcc; links build/libtessera.a)
-#   make bench              full run: tools/results/<device>.md, .csv and .png
+#   make bench              full run: tools/results/<device>.md, .csv and .png (with
+#                           torchvision's equalize appended by tools/bench_torch.py)
 #   make bench-quick        --quick run: tools/results/<device>-quick.md, .csv and .png
 #   make profile OP=transpose VARIANT=padded [SIZE=8k] [FORMAT=rgba8]
 #                           Nsight Compute on the timed runs of one variant
@@ -85,6 +86,8 @@ bench: $(BENCH) bench-info
 	@slug=$$($(BENCH) --slug) || exit 1; \
 	echo "$(BENCH) --md $(RESULTS)/$$slug.md --csv $(RESULTS)/$$slug.csv $(BENCH_ARGS)"; \
 	$(BENCH) --md $(RESULTS)/$$slug.md --csv $(RESULTS)/$$slug.csv $(BENCH_ARGS) || exit $$?; \
+	$(PYTHON) tools/bench_torch.py --csv $(RESULTS)/$$slug.csv --md $(RESULTS)/$$slug.md || \
+	  echo "bench: tools/bench_torch.py failed: no torchvision rows" >&2; \
 	$(PYTHON) tools/chart.py $(RESULTS)/$$slug.csv -o $(RESULTS)/$$slug.png
 
 bench-quick: $(BENCH) bench-info
@@ -92,6 +95,8 @@ bench-quick: $(BENCH) bench-info
 	@slug=$$($(BENCH) --slug)-quick || exit 1; \
 	echo "$(BENCH) --quick --md $(RESULTS)/$$slug.md --csv $(RESULTS)/$$slug.csv $(BENCH_ARGS)"; \
 	$(BENCH) --quick --md $(RESULTS)/$$slug.md --csv $(RESULTS)/$$slug.csv $(BENCH_ARGS) || exit $$?; \
+	$(PYTHON) tools/bench_torch.py --sizes 8k,1080p --csv $(RESULTS)/$$slug.csv \
+	  --md $(RESULTS)/$$slug.md || echo "bench: tools/bench_torch.py failed: no torchvision rows" >&2; \
 	$(PYTHON) tools/chart.py $(RESULTS)/$$slug.csv -o $(RESULTS)/$$slug.png
 
 # Only the timed runs are profiled (the NVTX range ts_timed/), not the check, the warm-up or the
