@@ -39,13 +39,31 @@
 #define MMA_SH 32        /* output rows per strip at least (default; job->param overrides) */
 #define MMA_DIAG 24      /* diagonals j - n of one k-step's T: -7 .. 15, stored from index 0 */
 #define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
+/* Register budget and work per warp (compile-time knobs, defaults chosen by measurement on H200):
+ * blocks an SM must hold at K = 3, 5, 7 (launch bounds), M-tiles per warp and rows in flight (as
+ * multiples of K) at K = 3. */
+#ifndef MMA_MINB3
+#define MMA_MINB3 6
+#endif
+#ifndef MMA_MINB5
+#define MMA_MINB5 5
+#endif
+#ifndef MMA_MINB7
+#define MMA_MINB7 4
+#endif
+#ifndef MMA_MT3
+#define MMA_MT3 2
+#endif
+#ifndef MMA_PK3
+#define MMA_PK3 2
+#endif
 
 /* Window geometry of K x K on CH channels: halo H samples each side, padded to A words of 4; S
  * k-steps of 16 samples cover the 8 + 8 A samples a segment of 8 outputs needs. */
 template <int K, int CH> struct mma_geo {
     static constexpr int R = K / 2, H = R * CH, A = (H + 3) / 4, S = (A + 2) / 2;
     /* input rows in flight: a multiple of K (static accumulator slots), at least 5 */
-    static constexpr int P = K >= 5 ? K : 2 * K;
+    static constexpr int P = K >= 5 ? K : MMA_PK3 * K;
     static_assert(8 + 8 * A <= 16 * S, "window does not fit the k-steps");
 };
 
@@ -91,35 +109,30 @@ __device__ __noinline__ uint32_t mma_load_border(const unsigned char *row, int p
     return w;
 }
 
-/* round(sqrt(a^2 + b^2)) saturated to 255 for integer-valued a, b (ts_magnitude_i, 8-bit): below
- * 255^2 the float sum is exact, the approximate root is within 1 and two comparisons fix it. */
+/* ts_magnitude_i for 8-bit, from accumulators a, b that are 2^-24 times integer gradients: below
+ * 255^2 the float sum of squares is exact (2^-48 times an integer), above it saturates (rounding is
+ * monotone); the root of an integer m < 255^2 is about 1 / (8 sqrt(m)) >= 1 / 2032 or more away
+ * from a half-integer, far more than sqrt.approx's error, so rounding the approximate root is exact. */
 __device__ __forceinline__ uint32_t mma_mag8(float a, float b)
 {
-    float m = fmaf(a, a, b * b), r;
-    if (m >= 65025.0f)
-        return 255u;
+    float m = fminf(fmaf(a, a, b * b), 65025.0f * MMA_SCALE * MMA_SCALE), r;
     asm("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(m));
-    float n = rintf(r), nn = n * n;
-    if (m > nn + n)
-        n += 1.0f;
-    else if (n > 0.0f && m <= nn - n)
-        n -= 1.0f;
-    return (uint32_t)n;
+    return __float_as_uint(fmaf(r, MMA_UNSCALE, CONV_MAGIC));
 }
 
 /* Epilogue classes, compile-time so that the common ones cost 1-4 instructions an output. */
-enum { MMA_EPI_NC, MMA_EPI_CLAMP, MMA_EPI_DIVF, MMA_EPI_ANY };
+enum { MMA_EPI_NC, MMA_EPI_CLAMP, MMA_EPI_DIVF, MMA_EPI_MAG, MMA_EPI_ANY };
 
 /* One output (low byte of the result) from its accumulators, 2^-24 times the sums (b: the
  * magnitude's second filter). The unscaling by 2^24 is exact, so each path rounds as its conv_epi. */
 template <int NOUT, int EPI>
 __device__ __forceinline__ uint32_t mma_out(const conv_params &p, float a, float b)
 {
-    if (NOUT == 2) {
-        a *= MMA_UNSCALE;
-        b *= MMA_UNSCALE;
-        return p.epi == CONV_EPI_IMAG ? mma_mag8(a, b) : conv_epi_fmag(p.maxv, a, b);
-    }
+    if (NOUT == 2 && EPI == MMA_EPI_MAG) /* IMAG */
+        return mma_mag8(a, b);
+    if (NOUT == 2)
+        return p.epi == CONV_EPI_IMAG ? mma_mag8(a, b)
+                                      : conv_epi_fmag(p.maxv, a * MMA_UNSCALE, b * MMA_UNSCALE);
     if (EPI == MMA_EPI_NC) /* ROUND_NC */
         return __float_as_uint(fmaf(a, MMA_UNSCALE, CONV_MAGIC));
     if (EPI == MMA_EPI_CLAMP) /* ROUND */
@@ -260,8 +273,15 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
     }
 }
 
+/* Blocks an SM must hold: the kernel is latency-bound (one warp's rows in flight are few), so the
+ * register budget is capped for occupancy (ncu: 110 registers, 16 warps an SM, 37% issue at 3x3). */
+template <int K, int NOUT> constexpr int mma_min_blocks()
+{
+    return K == 3 ? MMA_MINB3 : K == 5 ? MMA_MINB5 : MMA_MINB7;
+}
+
 template <int K, int CH, int NOUT, int EPI, int MT>
-__global__ void __launch_bounds__(32 * MMA_WARPS)
+__global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT>()))
     conv_mma_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long ntasks)
 {
 #if __CUDA_ARCH__ >= 800
@@ -367,13 +387,14 @@ static void mma_fix_epi(const ts_filter *f, conv_params *p)
         p->epi = CONV_EPI_ROUND;
 }
 
-/* M-tiles per warp: two at K = 3 (per-row costs shared by 8 outputs a lane), one above. */
-template <int K> constexpr int mma_mt() { return K == 3 ? 2 : 1; }
+/* M-tiles per warp: two at K = 3 with one filter (per-row costs shared by 8 outputs a lane), one
+ * where the registers are needed for the accumulators. */
+template <int K, int NOUT> constexpr int mma_mt() { return K == 3 && NOUT == 1 ? MMA_MT3 : 1; }
 
 template <int K, int CH, int NOUT, int EPI>
 static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
-    constexpr int MT = mma_mt<K>();
+    constexpr int MT = mma_mt<K, NOUT>();
     /* strips whose input rows fill whole groups of P (no rows computed in vain) */
     constexpr int P = mma_geo<K, CH>::P;
     const int sh = job->param > 0 ? job->param : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
@@ -399,6 +420,10 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
 /* The compile-time epilogue: gray and RGB get the common roundings inlined, the rest the switch. */
 template <int K, int CH> static ts_status mma_epi(const ts_job *job, const conv_params &p)
 {
+    if constexpr (CH == 1 || CH == 3) {
+        if (p.nout == 2 && p.epi == CONV_EPI_IMAG)
+            return mma_launch<K, CH, 2, MMA_EPI_MAG>(job, p);
+    }
     if (p.nout == 2)
         return mma_launch<K, CH, 2, MMA_EPI_ANY>(job, p);
     if constexpr (CH == 1 || CH == 3) {
