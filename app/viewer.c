@@ -254,10 +254,10 @@ static void record(viewer *v, double work_end, const vw_frame *parts, int shot)
     f.interval = (float)(now - v->last_present);
     if (shot)
         vw_frames_skip(&v->frames, VW_SKIP_SHOT);
-    else if (v->bench_frame)
-        vw_frames_skip(&v->frames, VW_SKIP_BENCH);
     else if (v->start_frame || v->last_present <= 0)
         vw_frames_skip(&v->frames, VW_SKIP_START);
+    else if (v->bench_frame)
+        vw_frames_skip(&v->frames, VW_SKIP_BENCH);
     else
         vw_frames_add(&v->frames, &f);
     v->last_present = now;

@@ -209,14 +209,13 @@ static void transfer_row(viewer *v, hud *h)
         return;
     fmt_ms(up, sizeof up, v->first_upload_ms);
     if (v->disp_on_gpu) {
-        add_row(h, c_dim, "upload %s ms (once: the input stays on the GPU)   display %s ms (%dx%d "
-                "texels resampled on the GPU, only they come down)", up, disp, v->disp.map.tw,
-                v->disp.map.th);
+        add_row(h, c_dim, "upload %s ms (once, kept on the GPU)   display %s ms (%dx%d texels: "
+                "GPU resample, download)", up, disp, v->disp.map.tw, v->disp.map.th);
         return;
     }
     fmt_ms(down, sizeof down, v->down_ms.avg);
-    add_row(h, c_dim, "upload %s ms (once: the input stays on the GPU)   download %s ms (CUDA "
-            "events)   display %s ms (host conversion)", up, down, disp);
+    add_row(h, c_dim, "upload %s ms (once, kept on the GPU)   download %s ms   display %s ms "
+            "(host conversion)", up, down, disp);
 }
 
 /* The frame statistics (viewer_stats.c), as the exit summary prints them. */
