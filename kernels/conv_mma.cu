@@ -39,14 +39,20 @@
 #define MMA_SH 32        /* output rows per strip at least (default; job->param overrides) */
 #define MMA_DIAG 24      /* diagonals j - n of one k-step's T: -7 .. 15, stored from index 0 */
 #define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
-/* Register budget and work per warp (compile-time knobs, defaults chosen by measurement on H200):
- * blocks an SM must hold at K = 3, 5, 7 (launch bounds), M-tiles per warp and rows in flight (as
- * multiples of K) at K = 3. */
+/* Register budget and work per warp (compile-time knobs, defaults chosen by measurement on an
+ * H200, 8K RGB8): blocks an SM must hold at K = 3 (one filter, two filters), 5 and 7 (launch bounds;
+ * 1 leaves ptxas free), M-tiles per warp and rows in flight (as multiples of K) at K = 3.
+ * Measured: K=3 uncapped (110 registers, 4 blocks) 0.100 ms, capped at 6 or 8 blocks 0.107-0.126;
+ * the magnitude pair at 8 blocks 0.133-0.149 ms, at 6 0.160; K=5 at 4 blocks 0.141, at 5 or 6
+ * 0.213-0.223 (spills); K=7 at 4 blocks 0.192, at 3 0.234, at 5 0.381. */
 #ifndef MMA_MINB3
-#define MMA_MINB3 6
+#define MMA_MINB3 1
+#endif
+#ifndef MMA_MINB3_PAIR
+#define MMA_MINB3_PAIR 8
 #endif
 #ifndef MMA_MINB5
-#define MMA_MINB5 5
+#define MMA_MINB5 4
 #endif
 #ifndef MMA_MINB7
 #define MMA_MINB7 4
@@ -273,11 +279,11 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
     }
 }
 
-/* Blocks an SM must hold: the kernel is latency-bound (one warp's rows in flight are few), so the
- * register budget is capped for occupancy (ncu: 110 registers, 16 warps an SM, 37% issue at 3x3). */
+/* Blocks an SM must hold (the register cap): more warps hide more latency, but spills and fewer
+ * rows in flight a warp can cost more; see the knobs above. */
 template <int K, int NOUT> constexpr int mma_min_blocks()
 {
-    return K == 3 ? MMA_MINB3 : K == 5 ? MMA_MINB5 : MMA_MINB7;
+    return K == 3 ? (NOUT == 2 ? MMA_MINB3_PAIR : MMA_MINB3) : K == 5 ? MMA_MINB5 : MMA_MINB7;
 }
 
 template <int K, int CH, int NOUT, int EPI, int MT>
