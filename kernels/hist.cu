@@ -140,12 +140,11 @@ ts_status hist_check_job(const ts_job *job)
     return TS_OK;
 }
 
-/* The launchers' host-side queries are remembered per kernel and device: a run then enqueues
- * its work without them. cudaFuncSetAttribute is documented elsewhere to synchronize inside the
- * runtime, and on an H200 the 8-bit `opt` histogram measured 25 us slower in the benchmark (whose
- * timed runs follow each other without a sync) than the same kernel launched with the queries
- * done beforehand; the cache also keeps the attribute a high-water mark, so that two threads
- * launching one kernel with different sizes never lower it under each other. */
+/* The launchers' host-side queries are remembered per kernel and device, so a run enqueues its
+ * work without runtime calls (cudaFuncSetAttribute is reported to synchronize inside the runtime
+ * with pending copies; in the benchmark on an H200 the cache changed no figure, its runs being
+ * enqueued well ahead of the GPU). The attribute is kept a high-water mark: two threads that
+ * launch one kernel with different sizes (opt's slices) never lower it under each other. */
 namespace {
 struct SmemSet {
     const void *kernel;

@@ -16,7 +16,11 @@
  *   - 8-bit: 32 copies of each counter, one per lane, at word (bin * 32 + lane): lane l only ever
  *     touches bank l, so an atomic instruction never has a bank or address conflict whatever the
  *     data (a one-valued image included); the merge reads the copies diagonally (conflict-free)
- *     and adds each non-zero bin to global memory once per block. 3 x 256 bins: 96 KB a block.
+ *     and adds each non-zero bin to global memory once per block. 3 x 256 bins: 96 KB a block,
+ *     two blocks an SM. Every add is an increment by 1 in straight-line code (see opt8_count),
+ *     and the loads are software-pipelined: the next units are in flight while the current
+ *     ones are counted (hist_for_units_pipelined), an image with back-to-back rows walked as
+ *     one long row without a division a unit.
  *   - Pixels arrive in 16-byte units with vector loads (48 bytes for 3-channel pixels: 16 RGB8
  *     or 8 RGB16 pixels), two units in flight a thread for 16-byte units; luma is computed in
  *     registers; a persistent grid of resident blocks (the occupancy API) covers all SMs.
@@ -33,15 +37,44 @@
 
 /* ---------------------------------------------------------------- 8-bit: lane copies */
 
-/* Lane l's copy of local bin b is the word b * 32 + l. Every add is of the constant 1, which
- * compiles to the shared-memory increment (ATOMS.POPC.INC): measured on an H200, twice the rate
- * of adds of a variable amount (two 16-bit counters a word, adding 1 << 16 or 1, ran at half the
- * speed for the same count of atomics, so packing the lane copies to fit more blocks lost). */
-template <int CH, bool LUMA>
+/* The values of the first npix pixels of a unit, each added to lane copy `mine` of its local bin
+ * (global bin - lo; only those below slice_bins when CHECK). Every add is of the constant 1,
+ * which compiles to the shared-memory increment ATOMS.POPC.INC: on an H200 twice the rate of adds
+ * of a variable amount (two 16-bit counters a word, adding 1 << 16 or 1, ran at half the speed
+ * for the same number of atomics, so packing the lane copies to fit more blocks lost). Without
+ * CHECK (a whole unit, one slice) the adds are straight-line code: with a branch around each,
+ * the compiler wrapped every atomic in a convergence barrier (BSSY/BSYNC) and recomputed the
+ * shared window's base, and the kernel ran at 57% of the speed. */
+template <int CH, bool LUMA, bool CHECK>
+__device__ __forceinline__ void opt8_count(const HistUnit<1, CH> &u, int npix, uint32_t *mine,
+                                           unsigned lo, unsigned slice_bins)
+{
+    typedef HistShape<1, CH, LUMA> S;
+#pragma unroll
+    for (int p = 0; p < HistUnit<1, CH>::PIX; p++) {
+        if (CHECK && p >= npix)
+            break;
+        unsigned s[CH];
+#pragma unroll
+        for (int c = 0; c < CH; c++)
+            s[c] = u.sample(p * CH + c);
+#pragma unroll
+        for (int h = 0; h < S::NH; h++) {
+            unsigned l = (unsigned)h * 256u + hist_value<1, CH, LUMA>(s, h);
+            if (!CHECK)
+                atomicAdd(&mine[l * TS_HIST_LANES], 1u);
+            else if (l - lo < slice_bins) /* wraps above slice_bins when l < lo */
+                atomicAdd(&mine[(l - lo) * TS_HIST_LANES], 1u);
+        }
+    }
+}
+
+/* Lane l's copy of local bin b is the word b * 32 + l. SLICED: the bins are cut into slices
+ * (blockIdx.y picks one; only the benchmark's forced slice counts). */
+template <int CH, bool LUMA, bool SLICED>
 __global__ void __launch_bounds__(TS_HIST_OPT8_THREADS, 2)
     hist_opt8_kernel(ts_image im, HistUnits units, bool vec, unsigned slice_bins, uint32_t *hist)
 {
-    typedef HistShape<1, CH, LUMA> S;
     typedef HistUnit<1, CH> U;
     uint32_t *cnt = hist_smem<uint32_t>(); /* [slice_bins][32] */
     const unsigned lane = threadIdx.x & 31, lo = blockIdx.y * slice_bins;
@@ -52,22 +85,10 @@ __global__ void __launch_bounds__(TS_HIST_OPT8_THREADS, 2)
     uint32_t *mine = cnt + lane;
     constexpr int UNR = U::NVEC == 1 ? 2 : 1;
     hist_for_units_pipelined<1, CH, UNR>(im, units, vec, [&](const U &u, int nbytes, unsigned) {
-        const int npix = nbytes / CH;
-#pragma unroll
-        for (int p = 0; p < U::PIX; p++) {
-            if (p >= npix)
-                break;
-            unsigned s[CH];
-#pragma unroll
-            for (int c = 0; c < CH; c++)
-                s[c] = u.sample(p * CH + c);
-#pragma unroll
-            for (int h = 0; h < S::NH; h++) {
-                unsigned l = (unsigned)h * 256u + hist_value<1, CH, LUMA>(s, h) - lo;
-                if (l < slice_bins)
-                    atomicAdd(&mine[l * TS_HIST_LANES], 1u);
-            }
-        }
+        if (!SLICED && nbytes == U::BYTES)
+            opt8_count<CH, LUMA, false>(u, U::PIX, mine, 0, slice_bins);
+        else /* the short last unit of a row or image, or a slice of the bins */
+            opt8_count<CH, LUMA, true>(u, nbytes / CH, mine, lo, slice_bins);
     });
     __syncthreads();
     for (unsigned b = threadIdx.x; b < slice_bins; b += blockDim.x) {
@@ -241,15 +262,21 @@ struct OptCount {
 
     template <int CH, bool L> ts_status run8()
     {
+        return plan.slices > 1 ? run8k<CH, L, true>() : run8k<CH, L, false>();
+    }
+
+    template <int CH, bool L, bool SLICED> ts_status run8k()
+    {
         HistUnits u = hist_units<1, CH>(job->in);
         int per_slice = 0;
-        ts_status st = grid((const void *)hist_opt8_kernel<CH, L>, u.walked(), INT32_MAX, &per_slice);
+        ts_status st = grid((const void *)hist_opt8_kernel<CH, L, SLICED>, u.walked(), INT32_MAX,
+                            &per_slice);
         if (st != TS_OK)
             return st;
         dim3 g((unsigned)per_slice, (unsigned)plan.slices);
         if ((st = zero()) != TS_OK)
             return st;
-        hist_opt8_kernel<CH, L><<<g, plan.threads, plan.smem, (cudaStream_t)job->stream>>>(
+        hist_opt8_kernel<CH, L, SLICED><<<g, plan.threads, plan.smem, (cudaStream_t)job->stream>>>(
             job->in, u, hist_vec_ok_walk(&job->in, u), (unsigned)plan.slice_bins, hist);
         TS_LAUNCH_CHECK("hist_opt8_kernel");
         return TS_OK;
