@@ -7,7 +7,8 @@
  *          Programming Guide's tiled GEMM (16 x 16 tiles of W and of the patch matrix in shared
  *          memory), with bounds checks for sizes that are not multiples of the tile. Depthwise, the
  *          colour channels fold into the columns: Im2col[t][pixel * cc + c].
- *   tiled, sep, roll: conv_tiled.cu, conv_sep.cu, conv_roll.cu (implicit GEMMs: no im2col).
+ *   tiled, sep, roll, mma: conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_mma.cu (implicit GEMMs:
+ *          no im2col; mma runs the filter rows as Toeplitz matrices on the tensor cores).
  * This file also turns a job into conv_params (conv_common.cuh), the one place that decides how
  * each filter is accumulated and rounded.
  *
