@@ -62,25 +62,31 @@ if has bench; then
     sed -n "/== .*bench/,\$p" "$OUT/tests.log" | grep -v "^ok" | tail -60
 fi
 if has sanitize; then
-    for tool in memcheck racecheck synccheck; do
-        log "compute-sanitizer $tool" | tee -a "$OUT/tests.log"
-        TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 timeout 500 compute-sanitizer --tool $tool \
-            --error-exitcode 9 build/test_unit ${SANITIZE_FILTER:-gpu_} >>"$OUT/tests.log" 2>&1
+    # Every variant at the small odd sizes (TESSERA_SMALL_ONLY): memcheck over all GPU tests,
+    # racecheck and synccheck over the kernels that share memory between threads.
+    for spec in "memcheck:${MEMCHECK_FILTER:-gpu_}" "racecheck:${RACECHECK_FILTER:-gpu_hist gpu_equalize_small gpu_geom_every gpu_conv_small}" \
+                "synccheck:${SYNCCHECK_FILTER:-gpu_hist_random gpu_hist_cluster gpu_geom_every gpu_conv_small}"; do
+        tool=${spec%%:*}; filter=${spec#*:}
+        log "compute-sanitizer $tool ($filter)" | tee -a "$OUT/tests.log"
+        TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 timeout ${SANITIZE_TIMEOUT:-170} compute-sanitizer --tool $tool \
+            --error-exitcode 9 build/test_unit $filter >"$OUT/$tool.log" 2>&1
         echo "$tool exit $?" | tee -a "$OUT/tests.log"
-        grep -E "ERROR SUMMARY|passed, " "$OUT/tests.log" | tail -2
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed, |^FAIL" "$OUT/$tool.log" | tail -4 | tee -a "$OUT/tests.log"
+        grep -c "^ok" "$OUT/$tool.log" | sed "s/^/$tool: tests ok: /" | tee -a "$OUT/tests.log"
     done
 fi
 if has profile; then
-    for v in shared padded opt; do
-        log "ncu transpose $v" | tee -a "$OUT/tests.log"
-        timeout 200 make STB_INC="$STB" profile OP=transpose VARIANT=$v FORMAT=rgba8 >>"$OUT/tests.log" 2>&1
+    for v in naive shared padded opt; do
+        log "ncu transpose $v" | tee -a "$OUT/ncu.log"
+        timeout 100 make STB_INC="$STB" profile OP=transpose VARIANT=$v FORMAT=rgba8 >>"$OUT/ncu.log" 2>&1
     done
-    grep -E "bank_conflicts|Kernel|dram__throughput" "$OUT/tests.log" | head -40
+    grep -E "==PROF==|bank_conflicts|geom_|dram__throughput|warps_active|Error|ERR" "$OUT/ncu.log" | head -60
 fi
 if has bench-full; then
-    log "bench (full)" | tee -a "$OUT/tests.log"
-    timeout 590 make STB_INC="$STB" RESULTS="$OUT" bench >>"$OUT/tests.log" 2>&1
-    echo "bench exit $?" >>"$OUT/tests.log"
-    sed -n "/== .*bench/,\$p" "$OUT/tests.log" | grep -v "^ok" | tail -60
+    log "make bench (full)" | tee -a "$OUT/tests.log"
+    t0=$(date +%s)
+    timeout 590 make STB_INC="$STB" RESULTS="$OUT" bench >"$OUT/bench.log" 2>&1
+    echo "bench exit $? after $(( $(date +%s) - t0 )) s" | tee -a "$OUT/tests.log"
+    sed -n "/^## Headline/,/^## Notes/p" "$OUT"/*.md | head -40
 fi
 log "done"
