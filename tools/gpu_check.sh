@@ -3,7 +3,7 @@
 # the minute): build, the GPU tests (also with the pre-sm_90 fallback forced), the CLI and the
 # unit suite on the GPU, compute-sanitizer at the odd sizes, the benchmark, bank conflicts (ncu).
 # Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test fallback cli sanitize bench
-# bench-full profile viewer (default: build test fallback cli bench). Logs go to OUTDIR.
+# bench-full profile viewer racecheck (default: build test fallback cli bench). Logs go to OUTDIR.
 set -u
 OUT=${1:?outdir}; shift
 STEPS=${*:-build test fallback cli bench}
@@ -73,6 +73,18 @@ if has sanitize; then
         echo "$tool exit $?" | tee -a "$OUT/tests.log"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed, |^FAIL" "$OUT/$tool.log" | tail -4 | tee -a "$OUT/tests.log"
         grep -c "^ok" "$OUT/$tool.log" | sed "s/^/$tool: tests ok: /" | tee -a "$OUT/tests.log"
+    done
+fi
+if has racecheck; then
+    # racecheck is slow: one run per kernel family, each with its own limit, smallest first.
+    for spec in "80:gpu_hist_cluster_sizes" "100:gpu_hist_random gpu_hist_skewed gpu_hist_opt_slices gpu_equalize_small" \
+                "100:gpu_geom_every" "150:gpu_conv_small"; do
+        lim=${spec%%:*}; filter=${spec#*:}
+        log "racecheck ($filter)" | tee -a "$OUT/tests.log"
+        TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 timeout $lim compute-sanitizer --tool racecheck \
+            --error-exitcode 9 build/test_unit $filter >>"$OUT/racecheck.log" 2>&1
+        echo "racecheck exit $? ($filter)" | tee -a "$OUT/tests.log"
+        grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed, |^FAIL" "$OUT/racecheck.log" | tail -2 | tee -a "$OUT/tests.log"
     done
 fi
 if has profile; then
