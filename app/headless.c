@@ -47,18 +47,6 @@ typedef struct batch {
     int progress;           /* draw a progress bar on stderr */
 } batch;
 
-static const char *const image_exts[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
-                                         "pnm", "ppm", "pgm", "hdr", "pic", NULL};
-
-static int has_image_ext(const char *name)
-{
-    const char *e = path_ext(name);
-    for (int i = 0; image_exts[i]; i++)
-        if (strcasecmp(e, image_exts[i]) == 0)
-            return 1;
-    return 0;
-}
-
 static item *add_item(batch *b, const char *path)
 {
     if (b->n == b->cap) {
@@ -114,7 +102,7 @@ static void add_dir(batch *b, const char *dir, int depth)
         if (path_is_dir(p)) {
             if (b->o->recursive && depth < 64)
                 add_dir(b, p, depth + 1);
-        } else if (has_image_ext(p)) {
+        } else if (tsio_is_image_name(p)) {
             add_item(b, p);
         }
         free(p);

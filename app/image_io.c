@@ -163,6 +163,21 @@ tsio_format tsio_format_from_name(const char *s)
     return TSIO_UNKNOWN;
 }
 
+int tsio_is_image_name(const char *path)
+{
+    static const char *const exts[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
+                                       "pnm", "ppm", "pgm", "hdr", "pic", NULL};
+    const char *base = strrchr(path, '/'), *dot;
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return 0;
+    for (int i = 0; exts[i]; i++)
+        if (strcasecmp(dot + 1, exts[i]) == 0)
+            return 1;
+    return 0;
+}
+
 const char *tsio_format_ext(tsio_format f)
 {
     switch (f) {

@@ -40,6 +40,10 @@ typedef enum tsio_format {
 /* By extension, case-insensitive: .png .jpg .jpeg .bmp .tga .pnm .ppm .pgm; else TSIO_UNKNOWN.
  * Also a bare name ("png", "jpg", "jpeg", "bmp", "tga", "pnm", "ppm", "pgm") for --format. */
 tsio_format tsio_format_from_name(const char *path_or_name);
+/* 1 when a file name's extension is one of the formats tessera reads (png jpg jpeg bmp tga gif psd
+ * pnm ppm pgm, any case, plus hdr and pic so that they are reported as unsupported, not skipped):
+ * what a directory of images contributes to a batch or to the viewer. */
+int tsio_is_image_name(const char *path);
 /* Short name: "png", "jpg", "bmp", "tga", "pnm"; "" for TSIO_UNKNOWN. */
 const char *tsio_format_ext(tsio_format f);
 /* Extension of an output file: tsio_format_ext's, but PNM is "pgm" for 1-2 channels, else "ppm". */

@@ -24,18 +24,6 @@
 
 /* ---------------------------------------------------------------- files */
 
-static const char *const image_exts[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif",
-                                         "psd", "pnm", "ppm", "pgm", NULL};
-
-static int has_image_ext(const char *name)
-{
-    const char *e = path_ext(name);
-    for (int i = 0; image_exts[i]; i++)
-        if (strcasecmp(e, image_exts[i]) == 0)
-            return 1;
-    return 0;
-}
-
 static void add_file(viewer *v, const char *path)
 {
     if (v->n_files == v->cap_files) {
@@ -72,7 +60,7 @@ void vw_files_add(viewer *v, const char *path)
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !has_image_ext(e->d_name))
+        if (e->d_name[0] == '.' || !tsio_is_image_name(e->d_name))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
