@@ -4,15 +4,19 @@
 set -u
 BUILD=$1 SECONDS_EACH=$2; shift 2
 C=$BUILD/fuzz/corpus
-rm -rf "$C"; mkdir -p "$C/load" "$C/ops" "$C/kernel" "$BUILD/fuzz/crashes"
+mkdir -p "$BUILD/fuzz/crashes"
+for t in "$@"; do rm -rf "${C:?}/$t"; mkdir -p "$C/$t"; done
 # image seeds: the small assets, small images of every writer, truncations of them
-for f in assets/*.png; do [ "$(wc -c <"$f")" -lt 70000 ] && cp "$f" "$C/load/"; done
-for ext in png jpg bmp tga ppm pgm; do
-    "$BUILD/mkimage" 9 7 3 8 1 "$C/load/s.$ext" 2>/dev/null
-done
-"$BUILD/mkimage" 9 7 1 16 2 "$C/load/s16.pgm"; "$BUILD/mkimage" 9 7 4 16 3 "$C/load/s16.png"
-for f in "$C"/load/s.*; do head -c 60 "$f" >"$f.cut"; done
-cp tests/fuzz/seeds/ops/* "$C/ops/"; cp tests/fuzz/seeds/kernel/* "$C/kernel/"
+if [ -d "$C/load" ]; then
+    for f in assets/*.png; do [ "$(wc -c <"$f")" -lt 70000 ] && cp "$f" "$C/load/"; done
+    for ext in png jpg bmp tga ppm pgm; do
+        "$BUILD/mkimage" 9 7 3 8 1 "$C/load/s.$ext" 2>/dev/null
+    done
+    "$BUILD/mkimage" 9 7 1 16 2 "$C/load/s16.pgm"; "$BUILD/mkimage" 9 7 4 16 3 "$C/load/s16.png"
+    for f in "$C"/load/s.*; do head -c 60 "$f" >"$f.cut"; done
+fi
+[ -d "$C/ops" ] && cp tests/fuzz/seeds/ops/* "$C/ops/"
+[ -d "$C/kernel" ] && cp tests/fuzz/seeds/kernel/* "$C/kernel/"
 status=0
 for t in "$@"; do
     echo "== fuzz_$t: ${SECONDS_EACH}s"
