@@ -197,6 +197,14 @@ kill -TERM $pid 2>/dev/null
 wait $pid; rc=$?
 expect "SIGTERM mid-batch exits 143" 143 "interrupted"
 no_temps "$T/o9" && ok "SIGTERM leaves no temp files" || bad "SIGTERM leaves no temp files ($(ls -a "$T/o9" | tr '\n' ' '))"
+mkdir -p "$T/o10"
+"$TESSERA" --headless -q --backend cpu -j 2 -o "$T/o10" --ops "gauss:31" "$T/bigs" 2>"$T/err" &
+pid=$!
+sleep 1
+kill -INT $pid 2>/dev/null
+wait $pid; rc=$?
+expect "SIGINT (Ctrl+C) mid-batch exits 130" 130 "interrupted"
+no_temps "$T/o10" && ok "SIGINT leaves no temp files" || bad "SIGINT leaves no temp files ($(ls -a "$T/o10" | tr '\n' ' '))"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
