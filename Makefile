@@ -110,7 +110,7 @@ clean:
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 asan:
 	$(MAKE) BUILD=build-asan NVCC= CFLAGS="$(ASAN_FLAGS)" all
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
 	sh tests/run_all.sh build-asan
 
