@@ -10,6 +10,7 @@ CUDA    ?= /usr/local/cuda
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA)/bin/nvcc && echo $(CUDA)/bin/nvcc; })
 STB_INC ?= /usr/include/stb
 SDL_CONFIG ?= $(shell command -v sdl2-config 2>/dev/null)
+CPU_ONLY_WHY ?= nvcc not found (PATH, $(CUDA)/bin)
 
 # sm_90 machine code plus compute_75 PTX that the driver compiles for older GPUs (nvcc 13's floor).
 GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
@@ -57,7 +58,7 @@ all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
 
 check-cuda:
 ifeq ($(HAVE_CUDA),)
-	@echo "tessera: nvcc not found (PATH, $(CUDA)/bin): building the CPU-only version" >&2
+	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
 
@@ -109,7 +110,7 @@ clean:
 # make asan: every CPU test (unit, CLI, viewer) under AddressSanitizer + UBSan, CPU-only build.
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 asan:
-	$(MAKE) BUILD=build-asan NVCC= CFLAGS="$(ASAN_FLAGS)" all
+	$(MAKE) BUILD=build-asan NVCC= CPU_ONLY_WHY="make asan checks the host code" CFLAGS="$(ASAN_FLAGS)" all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
 	sh tests/run_all.sh build-asan
@@ -130,7 +131,7 @@ fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/mkimage
 
 # make memcheck: valgrind on a headless batch over the assets (CPU-only build, cheap ops).
 memcheck:
-	$(MAKE) BUILD=build-cpu NVCC= all
+	$(MAKE) BUILD=build-cpu NVCC= CPU_ONLY_WHY="make memcheck checks the host code" all
 	valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
 	  build-cpu/tessera --headless -q --force --backend cpu -j 2 -o $$(mktemp -d) \
 	  --ops "sharpen,equalize,rotate:90,flip" assets
