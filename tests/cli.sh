@@ -6,10 +6,8 @@ BUILD=$(dirname "$TESSERA")
 MKIMAGE="$BUILD/mkimage"
 T=$(mktemp -d /tmp/tessera-cli.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-passed=0 failed=0 skipped=0
-ok() { passed=$((passed + 1)); echo "ok   cli: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL cli: $1"; [ -f "$T/err" ] && sed 's/^/     | /' "$T/err" | head -20; }
-skip() { skipped=$((skipped + 1)); echo "skip cli: $1 ($2)"; }
+SUITE=cli
+. "$(dirname "$0")/harness.sh"
 
 # run CMD...: runs tessera with stdout in $T/out and stderr in $T/err; $rc is the status.
 run() { "$TESSERA" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
@@ -204,5 +202,4 @@ interrupt() {
 interrupt TERM 143 "$T/o9"
 interrupt INT 130 "$T/o10"
 
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+summary

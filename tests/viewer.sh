@@ -11,11 +11,8 @@ BUILD=$(dirname "$TESSERA")
 MKIMAGE="$BUILD/mkimage"
 T=$(mktemp -d /tmp/tessera-viewer.XXXXXX)
 trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
-passed=0 failed=0 skipped=0
-ok() { passed=$((passed + 1)); echo "ok   viewer: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL viewer: $1"; [ -s "$T/err" ] && sed 's/^/     | /' "$T/err" | head -20; }
-skip() { skipped=$((skipped + 1)); echo "skip viewer: $1 ($2)"; }
-summary() { echo "$passed passed, $failed failed, $skipped skipped"; exit 0; }
+SUITE=viewer
+. "$(dirname "$0")/harness.sh"
 
 if ! "$TESSERA" --version 2>/dev/null | grep -q viewer; then
     skip "every viewer test" "$TESSERA was built without SDL2"
