@@ -45,19 +45,6 @@ static ts_status packed_job(const ts_variant *v, const ts_op *op, const ts_image
     return TS_OK;
 }
 
-static ts_status with_scratch(const ts_variant *v, ts_job *job)
-{
-    ts_status st;
-    job->scratch_bytes = v->scratch ? v->scratch(job) : 0;
-    if (job->scratch_bytes &&
-        ((st = ts_gpu_malloc(&job->scratch, job->scratch_bytes)) != TS_OK ||
-         (st = ts_gpu_memset(job->scratch, 0x5A, job->scratch_bytes, job->stream)) != TS_OK))
-        return st;
-    if (v->supports && !v->supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "%s refuses the job", v->name);
-    return v->run(job);
-}
-
 static void close_job(ts_job *job, void *d_base)
 {
     ts_gpu_free(job->scratch);
@@ -83,7 +70,7 @@ static void check_hist(const ts_variant *v, const ts_image *in, const shape *s, 
     ts_status st = packed_job(v, &op, in, s->offset, &job, &base);
     if (st == TS_OK && (st = ts_gpu_malloc((void **)&job.hist, n * sizeof *job.hist)) == TS_OK &&
         (st = ts_gpu_memset(job.hist, 0xA5, n * sizeof *job.hist, job.stream)) == TS_OK &&
-        (st = with_scratch(v, &job)) == TS_OK &&
+        (st = tu_job_run(v, &job)) == TS_OK &&
         (st = ts_gpu_copy_to_host(got, job.hist, n * sizeof *got, job.stream)) == TS_OK)
         st = ts_gpu_sync(job.stream);
     CHECKF(st == TS_OK, "hist %s on packed %dx%d %dch %d-bit +%d: %s", v->name, s->w, s->h, s->ch,
@@ -124,7 +111,7 @@ static void check_equalize(const ts_variant *v, const ts_image *in, const shape 
                (st = ts_gpu_image_alloc(&job.out, in->width, in->height, in->channels, in->bytes)) == TS_OK) {
         st = ts_gpu_image_fill(&job.out, 0xA5, job.stream);
     }
-    if (st == TS_OK && (st = with_scratch(v, &job)) == TS_OK) {
+    if (st == TS_OK && (st = tu_job_run(v, &job)) == TS_OK) {
         if (packed_out)
             st = ts_gpu_copy_to_host(got.data, d_out, bytes, job.stream);
         else

@@ -129,14 +129,20 @@ static ts_status job_run(const ts_variant *v, const ts_op *op, const ts_image *i
                (st = ts_gpu_image_fill(&job->out, 0xA5, job->stream)) != TS_OK) {
         return st;
     }
+    return tu_job_run(v, job);
+}
+
+ts_status tu_job_run(const ts_variant *v, ts_job *job)
+{
+    ts_status st;
     job->scratch_bytes = v->scratch ? v->scratch(job) : 0;
     if (job->scratch_bytes &&
         ((st = ts_gpu_malloc(&job->scratch, job->scratch_bytes)) != TS_OK ||
          (st = ts_gpu_memset(job->scratch, 0x5A, job->scratch_bytes, job->stream)) != TS_OK))
         return st;
     if (v->supports && !v->supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "%s does not support %s on %dx%d", v->name, op->text,
-                       in->width, in->height);
+        return ts_fail(TS_ERR_UNSUPPORTED, "%s does not support %s on %dx%d", v->name,
+                       job->op->text, job->in.width, job->in.height);
     return v->run(job);
 }
 

@@ -48,6 +48,9 @@ ts_status tu_gpu_run(const ts_variant *v, const ts_op *op, const ts_image *in, t
  * poisoned before the run. */
 ts_status tu_gpu_hist(const ts_variant *v, const ts_op *op, const ts_image *in, uint32_t *hist,
                       int param);
+/* Finishes a job whose images (and histogram) are set: allocates its scratch poisoned with 0x5A
+ * bytes (freed by the caller), refuses it if the variant's `supports` says no, then runs it. */
+ts_status tu_job_run(const ts_variant *v, ts_job *job);
 /* A parsed op (aborts on a parse error: tests pass literal, valid text). */
 ts_op tu_op(const char *text);
 
