@@ -61,6 +61,15 @@ ts_status ts_image_geometry(int width, int height, int channels, int bytes, size
     return TS_OK;
 }
 
+static void set_shape(ts_image *im, size_t pitch, int width, int height, int channels, int bytes)
+{
+    im->pitch = pitch;
+    im->width = width;
+    im->height = height;
+    im->channels = channels;
+    im->bytes = bytes;
+}
+
 ts_status ts_image_alloc(ts_image *im, int width, int height, int channels, int bytes)
 {
     size_t row, total;
@@ -72,11 +81,7 @@ ts_status ts_image_alloc(ts_image *im, int width, int height, int channels, int 
     if (!im->data)
         return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu bytes for a %dx%d image", total, width,
                        height);
-    im->pitch = row;
-    im->width = width;
-    im->height = height;
-    im->channels = channels;
-    im->bytes = bytes;
+    set_shape(im, row, width, height, channels, bytes);
     return TS_OK;
 }
 
@@ -120,11 +125,7 @@ ts_status ts_gpu_image_reserve(ts_image *d_im, size_t *capacity, int width, int 
             return st;
         *capacity = need;
     }
-    d_im->pitch = pitch;
-    d_im->width = width;
-    d_im->height = height;
-    d_im->channels = channels;
-    d_im->bytes = bytes;
+    set_shape(d_im, pitch, width, height, channels, bytes);
     return TS_OK;
 }
 

@@ -272,8 +272,7 @@ ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err,
     return TS_OK;
 }
 
-static ts_status filter_load(const char *path, const char *item, ts_filter *f, char *err,
-                             size_t errlen)
+static ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
@@ -305,7 +304,6 @@ static ts_status filter_load(const char *path, const char *item, ts_filter *f, c
         }
     }
     free(buf);
-    (void)item;
     return st;
 }
 
@@ -400,7 +398,7 @@ ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
     } else if (streq(name, "kernel")) {
         if (nargs != 1)
             return op_error(err, errlen, shown, "needs a file: kernel:FILE");
-        ts_status st = filter_load(arg[0], shown, &op->filter, err, errlen);
+        ts_status st = filter_load(arg[0], &op->filter, err, errlen);
         if (st != TS_OK)
             return st;
         const char *base = strrchr(arg[0], '/');
