@@ -19,126 +19,19 @@
  * the input with a bit mask. Float accumulation only (float filters, and exact filters whose
  * partial sums stay below 2^24), one output per tap (no magnitude), rows 16-byte aligned.
  */
-#include "conv_common.cuh"
+#include "conv_roll.cuh"
 
 #include <limits.h>
-#include <new>
 
-#define ROLL_TX 16                 /* samples per lane */
 #define ROLL_SEG (30 * ROLL_TX)    /* output samples per warp: lanes 1..30 */
 #define ROLL_WARPS 4               /* warps per block */
 #define ROLL_SH 16                 /* output rows per strip (default) */
-#define FULL 0xffffffffu
-
-template <int CH> __device__ __forceinline__ constexpr bool roll_alpha(int i)
-{
-    return (CH == 2 || CH == 4) && i % CH == CH - 1;
-}
-
-/* v[c] for a run-time c < CH, through selects (a run-time index would spill v to local memory). */
-template <int CH> __device__ __forceinline__ float roll_pick(const float (&v)[CH], int c)
-{
-    float r = v[0];
-#pragma unroll
-    for (int j = 1; j < CH; j++)
-        r = c == j ? v[j] : r;
-    return r;
-}
-
-/* One input row of this lane: 16 samples from 16 * B bytes, pieces outside the row left at 0. */
-template <int B>
-__device__ __forceinline__ void roll_load(const conv_params &p, int yy, int s, uint4 (&raw)[B])
-{
-    const unsigned char *row = p.in + (size_t)yy * p.in_pitch;
-#pragma unroll
-    for (int h = 0; h < B; h++) {
-        const int q = s + h * (16 / B); /* first sample of the piece; 16-byte aligned */
-        raw[h] = q >= 0 && q < p.wch ? *(const uint4 *)(row + (size_t)q * B) : make_uint4(0, 0, 0, 0);
-    }
-}
-
-template <int B> __device__ __forceinline__ uint32_t roll_word(const uint4 (&raw)[B], int w)
-{
-    const uint4 &v = raw[w / 4];
-    return (w & 3) == 0 ? v.x : (w & 3) == 1 ? v.y : (w & 3) == 2 ? v.z : v.w;
-}
-
-/* The epilogue of 16 samples: low 8 (B = 1) or 16 bits of v[i] hold the output sample. */
-__device__ __forceinline__ void roll_finish(const conv_params &p, const float (&a)[ROLL_TX],
-                                            uint32_t (&v)[ROLL_TX])
-{
-    switch (p.epi) {
-    case CONV_EPI_ROUND_NC:
-#pragma unroll
-        for (int i = 0; i < ROLL_TX; i++)
-            v[i] = __float_as_uint(a[i] + CONV_MAGIC);
-        break;
-    case CONV_EPI_ROUND:
-#pragma unroll
-        for (int i = 0; i < ROLL_TX; i++)
-            v[i] = __float_as_uint(fminf(fmaxf(a[i], 0.0f), (float)p.maxv) + CONV_MAGIC);
-        break;
-    case CONV_EPI_DIVF_NC:
-#pragma unroll
-        for (int i = 0; i < ROLL_TX; i++)
-            v[i] = __float_as_uint(__fadd_rd(fmaf(a[i], p.divf_inv, 0.5f), CONV_MAGIC));
-        break;
-    case CONV_EPI_DIVF:
-#pragma unroll
-        for (int i = 0; i < ROLL_TX; i++)
-            v[i] = __float_as_uint(
-                __fadd_rd(fmaf(fminf(fmaxf(a[i], 0.0f), p.divf_top), p.divf_inv, 0.5f), CONV_MAGIC));
-        break;
-    default: /* CONV_EPI_DIV */
-#pragma unroll
-        for (int i = 0; i < ROLL_TX; i++)
-            v[i] = conv_epi_div(p.div, p.maxv, __float2int_rn(a[i]));
-        break;
-    }
-}
-
-/* Rounds, packs and stores output row y of this lane (samples s .. s + 15). */
-template <int CH, int B>
-__device__ __forceinline__ void roll_store(const conv_params &p, const float (&a)[ROLL_TX], int y,
-                                           int s)
-{
-    constexpr int NW = 4 * B; /* 32-bit words in 16 samples */
-    uint32_t v[ROLL_TX], w[NW];
-    roll_finish(p, a, v);
-#pragma unroll
-    for (int i = 0; i < NW; i++)
-        w[i] = B == 1 ? __byte_perm(__byte_perm(v[4 * i], v[4 * i + 1], 0x0040u),
-                                    __byte_perm(v[4 * i + 2], v[4 * i + 3], 0x0040u), 0x5410u)
-                      : __byte_perm(v[2 * i], v[2 * i + 1], 0x5410u);
-    if (CH == 2 || CH == 4) { /* alpha passes through: take those bits from the input row */
-        uint4 in[B];
-        roll_load<B>(p, y, s, in);
-#pragma unroll
-        for (int i = 0; i < NW; i++) {
-            uint32_t m = B == 1 ? (CH == 4 ? 0xFF000000u : 0xFF00FF00u)
-                                : (CH == 2 || (i & 1) ? 0xFFFF0000u : 0u);
-            w[i] = (w[i] & ~m) | (roll_word<B>(in, i) & m);
-        }
-    }
-    unsigned char *row = p.out + (size_t)y * p.out_pitch;
-    if (s + ROLL_TX <= p.wch) {
-#pragma unroll
-        for (int h = 0; h < B; h++)
-            *(uint4 *)(row + (size_t)(s + h * (16 / B)) * B) =
-                make_uint4(w[4 * h], w[4 * h + 1], w[4 * h + 2], w[4 * h + 3]);
-    } else { /* the row ends inside this lane's samples */
-#pragma unroll
-        for (int i = 0; i < ROLL_TX; i++)
-            if (s + i < p.wch)
-                conv_st<B>(row, s + i, (w[i * B / 4] >> (8 * B * (i % (4 / B)))) & (B == 1 ? 0xFFu : 0xFFFFu));
-    }
-}
 
 template <int K, int CH, int B>
 __global__ void __launch_bounds__(32 * ROLL_WARPS)
     conv_roll_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long nwarps)
 {
-    constexpr int R = K / 2, H = R * CH, KP = K + 2 * CONV_PAD, NWIN = ROLL_TX + 2 * H;
+    constexpr int R = K / 2, H = R * CH, NWIN = ROLL_TX + 2 * H;
     static_assert(H <= ROLL_TX, "the halo must come from one neighbour lane");
     const int lane = threadIdx.x & 31;
     const long long gw = (long long)blockIdx.x * ROLL_WARPS + (threadIdx.x >> 5);
@@ -210,19 +103,7 @@ __global__ void __launch_bounds__(32 * ROLL_WARPS)
             for (int i = 0; i < ROLL_TX; i++)
                 win[H + i] = f[i];
 
-            /* row n feeds output rows n - ky, whose accumulators sit in slot (n - ky) mod K */
-#pragma unroll
-            for (int ky = 0; ky < K; ky++) {
-                const int slot = ((u - ky) % K + K) % K;
-#pragma unroll
-                for (int kx = 0; kx < K; kx++) {
-                    const float w = __uint_as_float(p.w[kx * KP + ky + CONV_PAD]);
-#pragma unroll
-                    for (int i = 0; i < ROLL_TX; i++)
-                        if (!roll_alpha<CH>(i))
-                            acc[slot][i] = fmaf(w, win[i + kx * CH], acc[slot][i]);
-                }
-            }
+            roll_accumulate<K, CH>(p, acc, win, u);
 
             /* output row m = n - (K - 1) is complete; its slot then serves row m + K (and the
              * rows m < 0 that the first inputs fed are cleared the same way) */
@@ -251,48 +132,27 @@ extern "C" int conv_roll_supports(const ts_job *job)
             15) == 0;
 }
 
-template <int K, int CH, int B>
-static ts_status roll_launch(const ts_job *job, const conv_params &p)
-{
-    const int sh = job->param > 0 ? job->param : ROLL_SH;
-    const int nsx = (p.wch + ROLL_SEG - 1) / ROLL_SEG;
-    const long long nwarps = (long long)nsx * ((p.height + sh - 1) / sh);
-    const long long blocks = (nwarps + ROLL_WARPS - 1) / ROLL_WARPS;
-    if (blocks > INT_MAX)
-        return ts_fail(TS_ERR_TOO_LARGE, "conv roll: %dx%d needs too many blocks", p.width, p.height);
-    conv_roll_kernel<K, CH, B>
-        <<<(unsigned)blocks, 32 * ROLL_WARPS, 0, (cudaStream_t)job->stream>>>(p, sh, nsx, nwarps);
-    TS_LAUNCH_CHECK("conv_roll_kernel");
-    return TS_OK;
-}
-
-template <int K, int B> static ts_status roll_ch(const ts_job *job, const conv_params &p)
-{
-    switch (p.ch) {
-    case 1: return roll_launch<K, 1, B>(job, p);
-    case 2: return roll_launch<K, 2, B>(job, p);
-    case 3: return roll_launch<K, 3, B>(job, p);
-    default: return roll_launch<K, 4, B>(job, p);
+/* The launch of one instantiation, for roll_run (conv_roll.cuh). */
+struct roll_launcher {
+    template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
+    {
+        const int sh = job->param > 0 ? job->param : ROLL_SH;
+        const int nsx = (p.wch + ROLL_SEG - 1) / ROLL_SEG;
+        const long long nwarps = (long long)nsx * ((p.height + sh - 1) / sh);
+        const long long blocks = (nwarps + ROLL_WARPS - 1) / ROLL_WARPS;
+        if (blocks > INT_MAX)
+            return ts_fail(TS_ERR_TOO_LARGE, "conv roll: %dx%d needs too many blocks", p.width,
+                           p.height);
+        conv_roll_kernel<K, CH, B>
+            <<<(unsigned)blocks, 32 * ROLL_WARPS, 0, (cudaStream_t)job->stream>>>(p, sh, nsx, nwarps);
+        TS_LAUNCH_CHECK("conv_roll_kernel");
+        return TS_OK;
     }
-}
-
-template <int K> static ts_status roll_depth(const ts_job *job, const conv_params &p)
-{
-    return p.bytes == 1 ? roll_ch<K, 1>(job, p) : roll_ch<K, 2>(job, p);
-}
+};
 
 extern "C" ts_status conv_roll(const ts_job *job)
 {
     if (!conv_roll_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv roll: needs K 3, 5 or 7, one filter, float-exact "
-                                           "sums and 16-byte aligned rows");
-    conv_params *p = new (std::nothrow) conv_params;
-    if (!p)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_status st = conv_params_init(job, p);
-    if (st == TS_OK)
-        st = p->k == 3 ? roll_depth<3>(job, *p) : p->k == 5 ? roll_depth<5>(job, *p)
-                                                           : roll_depth<7>(job, *p);
-    delete p;
-    return st;
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv roll: " ROLL_NEEDS);
+    return roll_run<roll_launcher>(job);
 }

@@ -41,6 +41,10 @@ static const ts_variant table[] = {
      "K=3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
      "rolling register rows, no shared memory or barrier",
      75, 5, conv_roll_supports, NULL, conv_roll},
+    {TS_FAM_CONV, "pipe",
+     "roll fed by a cp.async ring of 8 input rows per warp in shared memory: 7 rows in flight "
+     "without holding registers, all 32 lanes writing",
+     80, 7, conv_pipe_supports, NULL, conv_pipe},
     {TS_FAM_CONV, "mma",
      "tensor cores: each filter row a banded Toeplitz matrix, mma.sync m16n8k16 (FP16 in, FP32 "
      "accumulate) on 16 row segments at a time, K=3/5/7 on 8-bit, exact filters bit-exact",

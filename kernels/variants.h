@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* conv.cu, conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_mma.cu: convolution as a matrix product */
+/* conv.cu, conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu, conv_mma.cu: conv as a matmul */
 ts_status conv_naive(const ts_job *job);
 size_t conv_gemm_scratch(const ts_job *job);
 ts_status conv_gemm(const ts_job *job);
@@ -22,6 +22,8 @@ int conv_sep_supports(const ts_job *job);
 ts_status conv_sep(const ts_job *job);
 int conv_roll_supports(const ts_job *job);
 ts_status conv_roll(const ts_job *job);
+int conv_pipe_supports(const ts_job *job);
+ts_status conv_pipe(const ts_job *job);
 int conv_mma_supports(const ts_job *job);
 ts_status conv_mma(const ts_job *job);
 

@@ -87,6 +87,21 @@ static int small_filters(ts_op *ops)
     return n;
 }
 
+/* The filters a TESSERA_SANITIZE_QUICK run keeps: each K (1, 3, 5, 7, 15, 31; the halos and
+ * tiles differ), float and exact, int32 accumulation, the magnitude, a divisor past the fast path. */
+static const char *const quick_keep[] = {"box:1",  "box:3",    "gauss:5",          "kernel:k7-wide",
+                                         "box:15", "gauss:31", "edge",             "sharpen",
+                                         "kernel:k3-bigdiv",   "kernel:k3-float"};
+#define N_QUICK (sizeof quick_keep / sizeof quick_keep[0])
+
+static int quick_filter(const char *text)
+{
+    for (size_t i = 0; i < N_QUICK; i++)
+        if (!strcmp(text, quick_keep[i]))
+            return 1;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- comparing one run */
 
 /* Runs variant v on `in` and compares with `want`. Returns 1 if it ran and matched, 0 if it was
@@ -126,7 +141,7 @@ static int gpu_conv_variants(const ts_device *dev, const ts_variant **out, const
     int n = 0;
     for (size_t i = 0; i < ts_variant_count(); i++) {
         const ts_variant *v = ts_variant_at(i);
-        if (v->family != TS_FAM_CONV || !ts_variant_is_gpu(v))
+        if (v->family != TS_FAM_CONV || !ts_variant_is_gpu(v) || !tu_variant_selected(v->name))
             continue;
         if (only) {
             int want = 0;
@@ -180,11 +195,14 @@ TEST(gpu_conv_small_sizes_every_filter)
     uint64_t st = tu_seed();
     CHECKF(nv > 0, "no GPU conv variant in the table");
     /* TESSERA_SANITIZE_QUICK (racecheck, which instruments every shared access): 1x1, 33x17 and
-     * 4097x3 only; every filter, channel count, depth and variant still runs */
+     * 4097x3 only, and one filter per K and accumulation path; every channel count, depth and
+     * variant still runs */
     static const int quick[] = {0, 3, 4};
     int quick_only = getenv("TESSERA_SANITIZE_QUICK") != NULL;
     int ns = quick_only ? 3 : tu_n_small_sizes;
-    for (int f = 0; f < nf; f++)
+    for (int f = 0; f < nf; f++) {
+        if (quick_only && !quick_filter(ops[f].text))
+            continue;
         for (int i = 0; i < ns; i++)
             for (int ch = 1; ch <= 4; ch++)
                 for (int bytes = 1; bytes <= 2; bytes++) {
@@ -193,6 +211,7 @@ TEST(gpu_conv_small_sizes_every_filter)
                                     bytes, &st, ran) < 0)
                         return;
                 }
+    }
     for (int i = 0; i < nv; i++)
         printf("# conv %s: %d small-image runs matched\n", vs[i]->name, ran[i]);
 }
@@ -293,6 +312,18 @@ TEST(conv_variant_rows_well_formed)
     job.out = job.in;
     CHECKF(gemm->scratch(&job) == (size_t)9 * 15 * 3 * 4, "gemm scratch for 5x3 RGB K=3: %zu bytes",
            gemm->scratch(&job));
+}
+
+/* Each filter a sanitizer run keeps is one of the small-image filters (a renamed filter would
+ * silently leave its path out of racecheck). */
+TEST(conv_sanitize_quick_filters_exist)
+{
+    ts_op ops[MAX_FILTERS];
+    int nf = small_filters(ops), kept = 0;
+    for (int f = 0; f < nf; f++)
+        kept += quick_filter(ops[f].text);
+    CHECKF(kept == (int)N_QUICK, "%d of the %d quick filters are among the small-image filters",
+           kept, (int)N_QUICK);
 }
 
 /* Whether mma takes a job: shapes and weights only (8-bit, K 3/5/7, weights FP16 holds). */

@@ -28,7 +28,7 @@ static int geom_variants(const ts_device *dev, const ts_variant **v)
     int n = 0;
     for (size_t i = 0; i < ts_variant_count(); i++) {
         const ts_variant *x = ts_variant_at(i);
-        if (x->family != TS_FAM_GEOM || !ts_variant_is_gpu(x))
+        if (x->family != TS_FAM_GEOM || !ts_variant_is_gpu(x) || !tu_variant_selected(x->name))
             continue;
         if (!ts_variant_runnable(x, dev)) {
             printf("# geom %s skipped: needs compute capability %d.%d, device has %d.%d\n", x->name,

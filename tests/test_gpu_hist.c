@@ -60,7 +60,7 @@ static int gpu_variants(const ts_device *dev, const ts_variant **out)
     int n = 0;
     for (size_t i = 0; i < ts_variant_count() && n < MAX_VARIANTS; i++) {
         const ts_variant *v = ts_variant_at(i);
-        if (v->family != TS_FAM_HIST || !ts_variant_is_gpu(v))
+        if (v->family != TS_FAM_HIST || !ts_variant_is_gpu(v) || !tu_variant_selected(v->name))
             continue;
         if (!ts_variant_runnable(v, dev)) {
             printf("# hist %s needs compute capability %d.%d, the device has %d.%d: skipped\n",

@@ -18,6 +18,24 @@ int tu_odd_size_count(void)
     return (int)(sizeof tu_odd_sizes / sizeof tu_odd_sizes[0]);
 }
 
+int tu_variant_selected(const char *name)
+{
+    const char *list = getenv("TESSERA_TEST_VARIANTS");
+    if (!list || !*list)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
 uint64_t tu_seed(void)
 {
     static uint64_t seed;

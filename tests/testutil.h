@@ -16,6 +16,10 @@ extern const int tu_n_small_sizes;     /* without the large ones (the first entr
 int tu_odd_size_count(void);
 #define tu_n_odd_sizes (tu_odd_size_count())
 
+/* Whether the GPU tests run variant `name`: all of them, or those TESSERA_TEST_VARIANTS lists
+ * (comma-separated, e.g. "pipe,mma": one compute-sanitizer process per variant). */
+int tu_variant_selected(const char *name);
+
 /* A fresh seed per process (TESSERA_SEED=N replays one); printed once. */
 uint64_t tu_seed(void);
 uint64_t tu_rand(uint64_t *state); /* splitmix64 */

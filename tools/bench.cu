@@ -308,11 +308,8 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
                 run_cpu_variant(b, &grp, v);
             continue;
         }
-        int sweep = b->plan.sweep && op->kind == TS_OP_HIST && bench_is_swept(v->name);
-        int any = bench_wanted(v->name, 0);
-        for (size_t p = 0; sweep && p < (size_t)bench_n_sweep_params; p++)
-            any |= bench_wanted(v->name, bench_sweep_params[p]);
-        if (!any)
+        int params[BENCH_MAX_PARAMS], np = bench_params(b->plan.sweep, op->kind, v->name, params);
+        if (!np)
             continue;
         if (!ts_variant_runnable(v, &b->dev)) {
             bench_row *r = bench_group_row(&grp, &b->rows, v->name);
@@ -325,11 +322,8 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
                     v->name, v->min_cc / 10, v->min_cc % 10);
             continue;
         }
-        if (bench_wanted(v->name, 0))
-            run_variant(b, &grp, v, 0);
-        for (size_t p = 0; sweep && p < (size_t)bench_n_sweep_params; p++)
-            if (!bg_context_lost() && bench_wanted(v->name, bench_sweep_params[p]))
-                run_variant(b, &grp, v, bench_sweep_params[p]);
+        for (int k = 0; k < np && !bg_context_lost(); k++)
+            run_variant(b, &grp, v, params[k]);
     }
     if (b->plan.vendor && b->vendor && !bg_context_lost())
         bv_rows(b->vendor, &grp, &b->rows);

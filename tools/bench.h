@@ -68,10 +68,12 @@ void bench_plan_parse(bench_plan *p, int argc, char **argv);
 void bench_plan_print(FILE *f, const bench_plan *p);
 /* 1 when --variant lets `name` (with `param`, 0 for none) run; every name without --variant. */
 int bench_wanted(const char *name, int param);
-/* Cluster sizes swept through job->param, and the hist variants swept. */
-extern const int bench_sweep_params[];
-extern const int bench_n_sweep_params;
-int bench_is_swept(const char *variant);
+/* The job->param values to run variant `name` with on an op of `kind`, at most BENCH_MAX_PARAMS:
+ * 0 (the variant's default) where wanted, the hist sweep (cluster and opt: cluster sizes 1..16)
+ * when `sweep`, and every NAME/PARAM given with --variant (any family: e.g. pipe/16, a conv
+ * variant's strip height). Returns how many. */
+#define BENCH_MAX_PARAMS 16
+int bench_params(int sweep, ts_op_kind kind, const char *name, int *out);
 /* Largest difference allowed against the CPU reference: 0 for exact ops, 1 for float
  * convolution (the summation order differs). */
 int bench_tolerance(const ts_op *op);

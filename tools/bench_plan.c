@@ -42,8 +42,7 @@ static const struct {
 } named_sizes[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
 
 /* Cluster sizes swept through job->param for the hist variants below (issue 5). */
-const int bench_sweep_params[] = {1, 2, 4, 8, 16};
-const int bench_n_sweep_params = (int)(sizeof bench_sweep_params / sizeof bench_sweep_params[0]);
+static const int sweep_params[] = {1, 2, 4, 8, 16};
 static const char *const swept_variants[] = {"cluster", "opt"};
 static const char *const vendor_names[] = {"cudnn", "cub", "npp"};
 
@@ -79,8 +78,9 @@ static void usage(FILE *f)
             "  --op LIST        ops or families, comma-separated: conv, geom, hist, equalize,\n"
             "                   gauss (all gauss:K), gauss:5, rotate:90, hist:narrow, or any op\n"
             "                   text tessera parses (e.g. emboss, gauss:9, rotate:270)\n"
-            "  --variant LIST   variant names (naive, tiled, cluster, cluster/2 for one swept\n"
-            "                   size, cudnn, cub, npp, cpu)\n"
+            "  --variant LIST   variant names (naive, tiled, cluster; NAME/P runs job->param P:\n"
+            "                   cluster/2 a cluster size, pipe/16 a conv strip height)\n"
+            "                   cpu, and the vendors cudnn, cub, npp)\n"
             "  --size LIST      WxH, 1080p, 4k, 8k\n"
             "  --format LIST    gray8, rgb8, rgba8, gray16\n"
             "  --runs N         timed runs per row, median reported (default 20; --quick 10)\n"
@@ -132,12 +132,37 @@ int bench_wanted(const char *name, int param)
     return 0;
 }
 
-int bench_is_swept(const char *variant)
+static int is_swept(const char *variant)
 {
     for (size_t i = 0; i < sizeof swept_variants / sizeof swept_variants[0]; i++)
         if (!strcmp(variant, swept_variants[i]))
             return 1;
     return 0;
+}
+
+static int add_param(int *out, int n, int param)
+{
+    for (int i = 0; i < n; i++)
+        if (out[i] == param)
+            return n;
+    if (n < BENCH_MAX_PARAMS)
+        out[n++] = param;
+    return n;
+}
+
+int bench_params(int sweep, ts_op_kind kind, const char *name, int *out)
+{
+    int n = 0;
+    if (bench_wanted(name, 0))
+        n = add_param(out, n, 0);
+    if (sweep && kind == TS_OP_HIST && is_swept(name))
+        for (size_t k = 0; k < sizeof sweep_params / sizeof sweep_params[0]; k++)
+            if (bench_wanted(name, sweep_params[k]))
+                n = add_param(out, n, sweep_params[k]);
+    for (int i = 0; i < n_variant_items; i++)
+        if (variant_items[i].param > 0 && !strcmp(variant_items[i].name, name))
+            n = add_param(out, n, variant_items[i].param);
+    return n;
 }
 
 /* ---------------------------------------------------------------- the command line */
@@ -431,14 +456,11 @@ void bench_plan_print(FILE *f, const bench_plan *p)
         fprintf(f, "; variants:");
         for (size_t v = 0; v < ts_variant_count(); v++) {
             const ts_variant *tv = ts_variant_at(v);
-            int swept = p->sweep && op.kind == TS_OP_HIST && bench_is_swept(tv->name);
             if (tv->family != fam || (!ts_variant_is_gpu(tv) && !p->cpu))
                 continue;
-            if (bench_wanted(tv->name, 0))
-                fprintf(f, " %s", tv->name);
-            for (int k = 0; swept && k < bench_n_sweep_params; k++)
-                if (bench_wanted(tv->name, bench_sweep_params[k]))
-                    fprintf(f, " %s/%d", tv->name, bench_sweep_params[k]);
+            int params[BENCH_MAX_PARAMS], np = bench_params(p->sweep, op.kind, tv->name, params);
+            for (int k = 0; k < np; k++)
+                fprintf(f, params[k] ? " %s/%d" : " %s", tv->name, params[k]);
         }
         if (p->vendor)
             fprintf(f, "; vendors where they compute the op:%s%s%s",

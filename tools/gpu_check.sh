@@ -2,8 +2,9 @@
 # tools/gpu_check.sh - everything a GPU machine must confirm, in one call (the device is lent by
 # the minute): build, the GPU tests (also with the pre-sm_90 fallback forced), the CLI and the
 # unit suite on the GPU, compute-sanitizer at the odd sizes, the benchmark, bank conflicts (ncu).
-# Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test fallback cli sanitize bench
-# bench-full profile viewer racecheck (default: build test fallback cli bench). Logs go to OUTDIR.
+# Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test test-conv fallback cli sanitize
+# bench bench-full conv-sweep profile viewer racecheck racecheck-conv (default: build test fallback
+# cli bench). Logs go to OUTDIR (the device tool brings back 8 files: the steps keep to a few).
 set -u
 OUT=${1:?outdir}; shift
 STEPS=${*:-build test fallback cli bench}
@@ -27,6 +28,21 @@ if has test; then
     TESSERA_REQUIRE_GPU=1 timeout 240 build/test_unit >>"$OUT/tests.log" 2>&1
     echo "test_unit exit $?" >>"$OUT/tests.log"
     grep -E "^(FAIL|# GPU)" "$OUT/tests.log" | head -40; tail -1 "$OUT/tests.log"
+fi
+if has test-conv; then
+    log "GPU conv tests" | tee -a "$OUT/tests.log"
+    TESSERA_REQUIRE_GPU=1 timeout 240 build/test_unit gpu_conv conv_ >>"$OUT/tests.log" 2>&1
+    echo "test_unit conv exit $?" >>"$OUT/tests.log"
+    grep -E "^(FAIL|# conv)" "$OUT/tests.log" | head -40; tail -1 "$OUT/tests.log"
+fi
+if has conv-sweep; then
+    # The 3x3..7x7 row kernels at 8K RGB8 with their strip heights (job->param), and the baselines.
+    log "conv sweep" | tee -a "$OUT/tests.log"
+    timeout 200 build/bench --op gauss:3,sharpen,gauss:5,gauss:7 --size 8k --format rgb8,rgba8,gray8 \
+        --variant ${SWEEP_VARIANTS:-roll,roll/8,roll/32,pipe,pipe/8,pipe/16,pipe/64,mma,mma/16,mma/64,npp,cudnn} \
+        --runs 20 --md "$OUT/conv-sweep.md" >>"$OUT/tests.log" 2>&1
+    echo "conv sweep exit $?" | tee -a "$OUT/tests.log"
+    grep -E "^\| (gauss|sharpen)" "$OUT/conv-sweep.md" | awk -F'|' '{print $2,$3,$5,$6,$10}' | tail -60
 fi
 if has fallback; then
     log "forced pre-sm_90 fallback (TESSERA_MAX_CC=80)" | tee -a "$OUT/tests.log"
@@ -85,6 +101,24 @@ if has racecheck; then
             --error-exitcode 9 build/test_unit $filter >>"$OUT/racecheck.log" 2>&1
         echo "racecheck exit $? ($filter)" | tee -a "$OUT/tests.log"
         grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed, |^FAIL" "$OUT/racecheck.log" | tail -2 | tee -a "$OUT/tests.log"
+    done
+fi
+if has racecheck-conv; then
+    # One racecheck process per conv variant, side by side (TESSERA_TEST_VARIANTS), each on the
+    # quick set: 1x1, 33x17, 4097x3, one filter per K and accumulation path, every format.
+    log "racecheck conv, one process per variant" | tee -a "$OUT/tests.log"
+    vs=$(build/tessera --list 2>/dev/null | sed -n '/^conv:/,/^$/p' | awk '$2 ~ /^sm_/ {print $1}')
+    for v in $vs; do
+        TESSERA_TEST_VARIANTS=$v TESSERA_SANITIZE_QUICK=1 TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 \
+            timeout ${RACE_CONV_TIMEOUT:-300} compute-sanitizer --tool racecheck --error-exitcode 9 \
+            build/test_unit gpu_conv_small >/tmp/racecheck-conv-$v.log 2>&1 &
+    done
+    wait
+    for v in $vs; do
+        echo "== racecheck conv $v" >>"$OUT/racecheck-conv.log"
+        cat /tmp/racecheck-conv-$v.log >>"$OUT/racecheck-conv.log"
+        printf '%s: %s / %s / %s\n' "$v" "$(grep -E 'RACECHECK SUMMARY' /tmp/racecheck-conv-$v.log | tail -1)" \
+            "$(grep -E '^# conv' /tmp/racecheck-conv-$v.log | tail -1)" "$(tail -1 /tmp/racecheck-conv-$v.log)" | tee -a "$OUT/tests.log"
     done
 fi
 if has profile; then

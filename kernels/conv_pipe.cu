@@ -1,0 +1,181 @@
+/* conv_pipe.cu - convolution, variant `pipe`: roll's rolling register rows (conv_roll.cu) fed by
+ * an asynchronous copy ring in shared memory, so that many more bytes are in flight per SM.
+ *
+ * roll keeps the next two input rows in registers: about 1 KB in flight per warp, and the ncu
+ * profile of the 3x3 kernels shows warps waiting on those loads (memory latency, not bandwidth,
+ * bounds them). Here each warp owns a private ring of PIPE_NS input rows in shared memory, filled
+ * with cp.async (16 bytes per copy, L2 only): while row n is computed, rows n + 1 .. n + 7 are on
+ * their way, and in-flight copies hold no registers. Per warp:
+ *   - a segment of 32 lanes x 16 samples, every lane writing (roll spends lanes 0 and 31 on the
+ *     halo); the ring row also holds 16 samples each side, copied by lanes 0 .. 2B-1, so the
+ *     horizontal halo is read from shared memory (three 16-byte loads per lane and row, u8);
+ *   - rows are waited for with cp.async.wait_group and published to the warp with __syncwarp: no
+ *     block barrier, warps never wait for each other;
+ *   - at the image's sides, H lanes write the replicated border samples into the ring row.
+ * Same arithmetic, epilogue and stores as roll (conv_roll.cuh), so the same filters (K = 3, 5, 7,
+ * one output, float-exact sums) and the same results. cp.async needs sm_80.
+ */
+#include "conv_roll.cuh"
+
+#include <limits.h>
+
+#define PIPE_WARPS 4                 /* warps per block */
+#define PIPE_SEG (32 * ROLL_TX)      /* output samples per warp */
+#define PIPE_NS 8                    /* ring rows per warp: PIPE_NS - 1 in flight */
+#define PIPE_SH 32                   /* output rows per strip (default; job->param overrides) */
+#define PIPE_ROW_BYTES(B) (34 * 16 * (B)) /* 16 halo samples, 512 own, 16 halo; 16-byte chunks */
+
+#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void pipe_copy16(unsigned char *dst, const unsigned char *src)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+__device__ __forceinline__ void pipe_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void pipe_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+#endif
+
+/* Blocks per SM the register budget must allow: 4 (128 registers) at K = 3 keeps 16 warps and
+ * 60 KB of copies in flight per SM; larger K need the registers for their K rows of sums. */
+template <int K> constexpr int pipe_min_blocks() { return K == 3 ? 4 : K == 5 ? 3 : 2; }
+
+template <int K, int CH, int B>
+__global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
+    conv_pipe_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long nwarps)
+{
+#if __CUDA_ARCH__ >= 800
+    constexpr int R = K / 2, H = R * CH, NWIN = ROLL_TX + 2 * H, RB = PIPE_ROW_BYTES(B);
+    constexpr int SPC = 16 / B; /* samples per 16-byte chunk */
+    static_assert(H <= ROLL_TX, "the halo must fit in the ring row's 16 extra samples");
+    extern __shared__ __align__(16) unsigned char pipe_smem[];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    const long long gw = (long long)blockIdx.x * PIPE_WARPS + wib;
+    if (gw >= nwarps)
+        return; /* whole warps only */
+    unsigned char *ring = pipe_smem + (size_t)wib * PIPE_NS * RB;
+    const int wx = (int)(gw % nsx), y0 = (int)(gw / nsx) * sh;
+    const int s0 = wx * PIPE_SEG - ROLL_TX;    /* sample at byte 0 of a ring row */
+    const int s = s0 + ROLL_TX + lane * ROLL_TX; /* this lane's first output sample */
+    const int rows_out = min(sh, p.height - y0), N = rows_out + K - 1; /* input rows */
+    /* warps whose ring rows reach past the image's sides: at most H samples each side matter
+     * (the outputs past the row's end are not stored) */
+    const bool fix_left = s0 < 0, fix_right = p.wch - s0 < 34 * ROLL_TX;
+
+    /* input row n into ring row n mod PIPE_NS: this lane's B chunks, and a halo chunk for lanes
+     * below 2B; chunks that start outside the row are not copied (the border fix-up covers the
+     * samples that matter; a chunk that starts inside stays inside the pitch: rows are 16-byte
+     * aligned) */
+    auto issue = [&](int n) {
+        const int yy = min(max(y0 - R + n, 0), p.height - 1);
+        const unsigned char *row = p.in + (size_t)yy * p.in_pitch;
+        unsigned char *dst = ring + (n % PIPE_NS) * RB;
+#pragma unroll
+        for (int h = 0; h <= B; h++) {
+            const int c = h < B ? B + lane * B + h : (lane < B ? lane : 32 * B + lane);
+            const int q = s0 + c * SPC;
+            if ((h < B || lane < 2 * B) && q >= 0 && q < p.wch)
+                pipe_copy16(dst + c * 16, row + (size_t)q * B);
+        }
+    };
+
+    float acc[K][ROLL_TX];
+#pragma unroll
+    for (int j = 0; j < K; j++)
+#pragma unroll
+        for (int i = 0; i < ROLL_TX; i++)
+            acc[j][i] = 0.0f;
+
+#pragma unroll
+    for (int j = 0; j < PIPE_NS - 1; j++) {
+        if (j < N)
+            issue(j);
+        pipe_commit(); /* empty groups keep the count: wait_group below always means row n */
+    }
+
+    for (int n0 = 0; n0 < N; n0 += K) {
+#pragma unroll
+        for (int u = 0; u < K; u++) {
+            const int n = n0 + u;
+            if (n >= N) /* not a break: the unrolled slots must stay compile-time */
+                continue;
+            if (n + PIPE_NS - 1 < N)
+                issue(n + PIPE_NS - 1);
+            pipe_commit();
+            pipe_wait<PIPE_NS - 1>(); /* this lane's copies of row n have landed */
+            __syncwarp();             /* ... and every lane's */
+
+            unsigned char *rrow = ring + (n % PIPE_NS) * RB;
+            if (fix_left || fix_right) { /* replicate the border into the ring row */
+                if (lane < H) {
+                    if (fix_left) /* samples -H .. -1: the first pixel's */
+                        conv_st<B>(rrow, ROLL_TX - H + lane, conv_ld<B>(rrow, ROLL_TX + lane % CH));
+                    if (fix_right && p.wch - s0 + lane < 34 * ROLL_TX) /* wch .. wch + H - 1 */
+                        conv_st<B>(rrow, p.wch - s0 + lane,
+                                   conv_ld<B>(rrow, p.wch - s0 - CH + lane % CH));
+                }
+                __syncwarp();
+            }
+
+            /* the window, samples s - H .. s + 16 + H - 1, from this lane's chunk and the 16
+             * samples either side of it */
+            uint4 raw[3 * B];
+#pragma unroll
+            for (int j = 0; j < 3 * B; j++)
+                raw[j] = *(const uint4 *)(rrow + (lane * B + j) * 16);
+            __syncwarp(); /* the ring row is read: the copy issued next may refill it */
+            float win[NWIN];
+#pragma unroll
+            for (int i = 0; i < NWIN; i++) {
+                const int t = ROLL_TX - H + i; /* sample of the 48 loaded */
+                win[i] = conv_word_sample<B, float>(roll_word<3 * B>(raw, t * B / 4), t % (4 / B));
+            }
+
+            roll_accumulate<K, CH>(p, acc, win, u);
+
+            /* output row m = n - (K - 1) is complete; its slot then serves row m + K */
+            const int done = (u + 1) % K;
+            const int m = n - (K - 1);
+            if (m >= 0 && s < p.wch)
+                roll_store<CH, B>(p, acc[done], y0 + m, s);
+#pragma unroll
+            for (int i = 0; i < ROLL_TX; i++)
+                acc[done][i] = 0.0f;
+        }
+    }
+    pipe_wait<0>(); /* no copy outlives the block */
+#endif
+}
+
+extern "C" int conv_pipe_supports(const ts_job *job) { return conv_roll_supports(job); }
+
+/* The launch of one instantiation, for roll_run (conv_roll.cuh). */
+struct pipe_launcher {
+    template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
+    {
+        const int sh = job->param > 0 ? job->param : PIPE_SH;
+        const int nsx = (p.wch + PIPE_SEG - 1) / PIPE_SEG;
+        const long long nwarps = (long long)nsx * ((p.height + sh - 1) / sh);
+        const long long blocks = (nwarps + PIPE_WARPS - 1) / PIPE_WARPS;
+        if (blocks > INT_MAX)
+            return ts_fail(TS_ERR_TOO_LARGE, "conv pipe: %dx%d needs too many blocks", p.width,
+                           p.height);
+        const size_t smem = (size_t)PIPE_WARPS * PIPE_NS * PIPE_ROW_BYTES(B);
+        ts_status st = conv_smem_allow((const void *)conv_pipe_kernel<K, CH, B>, smem);
+        if (st != TS_OK)
+            return st;
+        conv_pipe_kernel<K, CH, B><<<(unsigned)blocks, 32 * PIPE_WARPS, smem,
+                                     (cudaStream_t)job->stream>>>(p, sh, nsx, nwarps);
+        TS_LAUNCH_CHECK("conv_pipe_kernel");
+        return TS_OK;
+    }
+};
+
+extern "C" ts_status conv_pipe(const ts_job *job)
+{
+    if (!conv_pipe_supports(job))
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv pipe: " ROLL_NEEDS);
+    return roll_run<pipe_launcher>(job);
+}
