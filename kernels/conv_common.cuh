@@ -242,4 +242,54 @@ __device__ void conv_stage(const conv_params &p, Acc *s, int spitch, int a0, int
         }
 }
 
+/* ---------------------------------------------------------------- rings of input rows (sm_80)
+ * A warp-private ring in shared memory holds input rows [s0, s0 + NCHUNK * 16 / B) samples wide,
+ * filled by cp.async (16 bytes, L2 only) while earlier rows are computed: the copies in flight
+ * hold no registers. Chunks that start outside the image row are not copied; a chunk that starts
+ * inside stays inside the row's pitch when rows are 16-byte aligned (the variants require it).
+ * Per row: conv_ring_fill, conv_cp_commit; later conv_cp_wait, __syncwarp, conv_ring_border at
+ * the image's sides, __syncwarp, read, __syncwarp before the row's slot is filled again. */
+#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void conv_cp16(unsigned char *dst, const unsigned char *src)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+__device__ __forceinline__ void conv_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/* Waits until at most N of this thread's committed groups are pending. */
+template <int N> __device__ __forceinline__ void conv_cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Starts the copies of one ring row from image row `row` (chunk c by lane c mod 32). */
+template <int B, int NCHUNK>
+__device__ __forceinline__ void conv_ring_fill(unsigned char *dst, const unsigned char *row, int s0,
+                                               int wch, int lane)
+{
+#pragma unroll
+    for (int c0 = 0; c0 < NCHUNK; c0 += 32) {
+        const int c = c0 + lane, q = s0 + c * (16 / B);
+        if ((c0 + 32 <= NCHUNK || c < NCHUNK) && q >= 0 && q < wch)
+            conv_cp16(dst + 16 * c, row + (size_t)q * B);
+    }
+}
+#endif
+
+/* Writes the replicated border into a ring row of `len` samples starting at sample s0: samples
+ * -H .. -1 (when s0 <= -H) get the first pixel's, wch .. wch + H - 1 (those inside the ring row)
+ * the last pixel's, by lanes 0 .. H - 1. A window of an output inside the row needs no others. */
+template <int CH, int B, int H>
+__device__ __forceinline__ void conv_ring_border(unsigned char *rrow, int s0, int len, int wch,
+                                                 int lane)
+{
+    if (lane < H) {
+        if (s0 < 0)
+            conv_st<B>(rrow, -s0 - H + lane, conv_ld<B>(rrow, -s0 + lane % CH));
+        const int r = wch - s0 + lane;
+        if (r < len)
+            conv_st<B>(rrow, r, conv_ld<B>(rrow, wch - s0 - CH + lane % CH));
+    }
+}
+
 #endif /* CONV_COMMON_CUH */

@@ -39,6 +39,8 @@
 #define MMA_SH 32        /* output rows per strip at least (default; job->param overrides) */
 #define MMA_DIAG 24      /* diagonals j - n of one k-step's T: -7 .. 15, stored from index 0 */
 #define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
+#define MMA_NS 8         /* mmapipe: ring rows per warp (MMA_NS - 1 in flight) */
+#define MMA_RING_ROW(MT) (MMA_SEG * (MT) + 32) /* mmapipe: bytes of a ring row, 16 halo each side */
 /* Register budget and work per warp (compile-time knobs, defaults chosen by measurement on an
  * H200, 8K RGB8): blocks an SM must hold at K = 3 (one filter, two filters), 5 and 7 (launch bounds;
  * 1 leaves ptxas free), M-tiles per warp and rows in flight (as multiples of K) at K = 3.
@@ -169,8 +171,88 @@ __device__ __forceinline__ void mma_put(const conv_params &p, uint32_t y, int q,
         *o = (unsigned char)pair;
 }
 
-/* One warp's strip: output rows y0 .. y0 + rows - 1, samples base .. base + 128 MT - 1. BORDER:
- * some window or output lies outside the row (the warps at a row's two ends). */
+/* A fragments of one input row: k-slots 2t, 2t+1 | 2t+8, 2t+9 = samples 4t..4t+3 of a segment's
+ * window ([mt][s][0]: segment g, [1]: segment g + 8). */
+template <int MT, int S>
+__device__ __forceinline__ void mma_frag(const uint32_t (&raw)[MT][S][2], uint32_t (&a)[MT][S][4])
+{
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            a[mt][s][0] = mma_h2<0x4140u>(raw[mt][s][0]);
+            a[mt][s][1] = mma_h2<0x4140u>(raw[mt][s][1]);
+            a[mt][s][2] = mma_h2<0x4342u>(raw[mt][s][0]);
+            a[mt][s][3] = mma_h2<0x4342u>(raw[mt][s][1]);
+        }
+}
+
+/* Input row n (u = n mod K, compile-time) feeds output rows n - ky, whose accumulators sit in slot
+ * (u - ky) mod K; ky = 0 starts output row n: its slot was finished by row n - 1. */
+template <int K, int NOUT, int MT, int S>
+__device__ __forceinline__ void mma_row(float (&acc)[NOUT][K][MT][4], const uint32_t (&a)[MT][S][4],
+                                        const uint32_t (&bf)[NOUT][K][S][2], int u)
+{
+#pragma unroll
+    for (int ky = 0; ky < K; ky++) {
+        const int slot = ((u - ky) % K + K) % K;
+#pragma unroll
+        for (int o = 0; o < NOUT; o++)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    if (ky == 0 && s == 0)
+                        mma_16816<true>(acc[o][slot][mt], a[mt][s], bf[o][ky][s]);
+                    else
+                        mma_16816<false>(acc[o][slot][mt], a[mt][s], bf[o][ky][s]);
+                }
+    }
+}
+
+/* Rounds and stores the finished output row y from accumulator slot `done`. */
+template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
+__device__ __forceinline__ void mma_store_row(const conv_params &p, const float (&acc)[NOUT][K][MT][4],
+                                              int done, uint32_t y, int base, uint32_t amask)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    unsigned char *op = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)(base + 8 * g + 2 * t));
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+        const float(&a0)[4] = acc[0][done][mt];
+        const float(&a1)[4] = acc[NOUT - 1][done][mt];
+        uint32_t v[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            v[i] = mma_out<NOUT, EPI>(p, a0[i], a1[i]);
+        const uint32_t w0 = __byte_perm(v[0], v[1], 0x0040u), w1 = __byte_perm(v[2], v[3], 0x0040u);
+        if (!BORDER && CH != 2 && CH != 4) {
+            *(uint16_t *)(op + MMA_SEG * mt) = (uint16_t)w0;
+            *(uint16_t *)(op + MMA_SEG * mt + 64) = (uint16_t)w1;
+        } else {
+            const int q = base + MMA_SEG * mt + 8 * g + 2 * t;
+            mma_put<CH, BORDER>(p, y, q, w0, amask);
+            mma_put<CH, BORDER>(p, y, q + 64, w1, amask);
+        }
+    }
+}
+
+template <int K, int NOUT, int MT> __device__ __forceinline__ void mma_clear(float (&acc)[NOUT][K][MT][4])
+{
+#pragma unroll
+    for (int o = 0; o < NOUT; o++)
+#pragma unroll
+        for (int j = 0; j < K; j++)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    acc[o][j][mt][i] = 0.0f;
+}
+
+/* One warp's strip: output rows y0 .. y0 + rows - 1, samples base .. base + 128 MT - 1, input rows
+ * loaded P ahead into registers. BORDER: some window or output lies outside the row (the warps
+ * at a row's two ends). */
 template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
 __device__ __forceinline__ void mma_strip(const conv_params &p,
                                           const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
@@ -203,15 +285,7 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
     };
 
     float acc[NOUT][K][MT][4];
-#pragma unroll
-    for (int o = 0; o < NOUT; o++)
-#pragma unroll
-        for (int j = 0; j < K; j++)
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-                    acc[o][j][mt][i] = 0.0f;
+    mma_clear(acc);
     uint32_t raw[P][MT][S][2];
 #pragma unroll
     for (int u = 0; u < P; u++)
@@ -221,73 +295,93 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
 #pragma unroll
         for (int u = 0; u < P; u++) {
             const int n = n0 + u; /* rows n >= N (the last group) are clamped rows, not stored */
-            uint32_t a[MT][S][4]; /* A fragments: k-slots 2t, 2t+1 | 2t+8, 2t+9 = samples 4t..4t+3 */
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int s = 0; s < S; s++) {
-                    a[mt][s][0] = mma_h2<0x4140u>(raw[u][mt][s][0]);
-                    a[mt][s][1] = mma_h2<0x4140u>(raw[u][mt][s][1]);
-                    a[mt][s][2] = mma_h2<0x4342u>(raw[u][mt][s][0]);
-                    a[mt][s][3] = mma_h2<0x4342u>(raw[u][mt][s][1]);
-                }
+            uint32_t a[MT][S][4];
+            mma_frag(raw[u], a);
             load_row(n + P, raw[u]); /* past the strip: a clamped row, unused (no copies) */
-
-            /* row n feeds output rows n - ky, whose accumulators sit in slot (n - ky) mod K */
-#pragma unroll
-            for (int ky = 0; ky < K; ky++) {
-                const int slot = ((u - ky) % K + K) % K;
-#pragma unroll
-                for (int o = 0; o < NOUT; o++)
-#pragma unroll
-                    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                        for (int s = 0; s < S; s++) {
-                            /* ky = 0 starts output row n: its slot was finished by row n - 1 */
-                            if (ky == 0 && s == 0)
-                                mma_16816<true>(acc[o][slot][mt], a[mt][s], bf[o][ky][s]);
-                            else
-                                mma_16816<false>(acc[o][slot][mt], a[mt][s], bf[o][ky][s]);
-                        }
-            }
-
+            mma_row(acc, a, bf, u % K);
             /* output row m = n - (K - 1) is complete (its slot restarts fresh at row n + 1) */
-            const int done = (u + 1) % K, m = n - (K - 1);
-            if (m >= 0 && m < rows) {
-                const uint32_t y = (uint32_t)(y0 + m);
-                unsigned char *op = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)(base + 8 * g + 2 * t));
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    const float(&a0)[4] = acc[0][done][mt];
-                    const float(&a1)[4] = acc[NOUT - 1][done][mt];
-                    uint32_t v[4];
-#pragma unroll
-                    for (int i = 0; i < 4; i++)
-                        v[i] = mma_out<NOUT, EPI>(p, a0[i], a1[i]);
-                    const uint32_t w0 = __byte_perm(v[0], v[1], 0x0040u), w1 = __byte_perm(v[2], v[3], 0x0040u);
-                    if (!BORDER && CH != 2 && CH != 4) {
-                        *(uint16_t *)(op + MMA_SEG * mt) = (uint16_t)w0;
-                        *(uint16_t *)(op + MMA_SEG * mt + 64) = (uint16_t)w1;
-                    } else {
-                        const int q = base + MMA_SEG * mt + 8 * g + 2 * t;
-                        mma_put<CH, BORDER>(p, y, q, w0, amask);
-                        mma_put<CH, BORDER>(p, y, q + 64, w1, amask);
-                    }
-                }
-            }
+            const int m = n - (K - 1);
+            if (m >= 0 && m < rows)
+                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K, (uint32_t)(y0 + m),
+                                                           base, amask);
         }
     }
 }
 
-/* Blocks an SM must hold (the register cap): more warps hide more latency, but spills and fewer
- * rows in flight a warp can cost more; see the knobs above. */
-template <int K, int NOUT> constexpr int mma_min_blocks()
+/* The same strip fed by a warp-private ring of MMA_NS input rows in shared memory (conv_common.cuh:
+ * cp.async, MMA_NS - 1 rows in flight without registers): samples base - 16 .. base + 128 MT + 15
+ * of each row, the border replicated into the ring row by BORDER warps. */
+template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
+__device__ __forceinline__ void mma_ring_strip(const conv_params &p,
+                                               const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
+                                               int base, int y0, int rows, uint32_t amask,
+                                               unsigned char *ring)
 {
-    return K == 3 ? (NOUT == 2 ? MMA_MINB3_PAIR : MMA_MINB3) : K == 5 ? MMA_MINB5 : MMA_MINB7;
+#if __CUDA_ARCH__ >= 800
+    using G = mma_geo<K, CH>;
+    constexpr int R = G::R, A = G::A, S = G::S, H = G::H, RB = MMA_RING_ROW(MT);
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int N = rows + K - 1, s0 = base - 16;
+    const int rd0 = 16 + 8 * g - 4 * A + 4 * t; /* ring offset of segment g, M-tile 0, k-step 0 */
+    auto issue = [&](int n) {
+        const int yy = min(max(y0 - R + n, 0), p.height - 1);
+        conv_ring_fill<1, RB / 16>(ring + (n % MMA_NS) * RB, p.in + (size_t)yy * p.in_pitch, s0,
+                                   p.wch, lane);
+    };
+
+    float acc[NOUT][K][MT][4];
+    mma_clear(acc);
+#pragma unroll
+    for (int j = 0; j < MMA_NS - 1; j++) {
+        if (j < N)
+            issue(j);
+        conv_cp_commit(); /* empty groups keep the count: the wait below always means row n */
+    }
+    for (int n0 = 0; n0 < N; n0 += K) {
+#pragma unroll
+        for (int u = 0; u < K; u++) {
+            const int n = n0 + u;
+            if (n >= N) /* not a break: the unrolled slots must stay compile-time */
+                continue;
+            if (n + MMA_NS - 1 < N)
+                issue(n + MMA_NS - 1);
+            conv_cp_commit();
+            conv_cp_wait<MMA_NS - 1>(); /* this lane's copies of row n have landed */
+            __syncwarp();               /* ... and every lane's */
+            unsigned char *rrow = ring + (n % MMA_NS) * RB;
+            if (BORDER) {
+                conv_ring_border<CH, 1, H>(rrow, s0, RB, p.wch, lane);
+                __syncwarp();
+            }
+            uint32_t raw[MT][S][2], a[MT][S][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int s = 0; s < S; s++)
+#pragma unroll
+                    for (int hm = 0; hm < 2; hm++)
+                        raw[mt][s][hm] = *(const uint32_t *)(rrow + rd0 + MMA_SEG * mt + 64 * hm + 16 * s);
+            __syncwarp(); /* the ring row is read: the copy issued next may refill it */
+            mma_frag(raw, a);
+            mma_row(acc, a, bf, u);
+            const int m = n - (K - 1);
+            if (m >= 0)
+                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K, (uint32_t)(y0 + m),
+                                                           base, amask);
+        }
+    }
+#endif
 }
 
-template <int K, int CH, int NOUT, int EPI, int MT>
-__global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT>()))
+/* Blocks an SM must hold (the register cap): more warps hide more latency, but spills and fewer
+ * rows in flight a warp can cost more; see the knobs above. */
+template <int K, int NOUT, bool RING> constexpr int mma_min_blocks()
+{
+    return RING ? 1 : K == 3 ? (NOUT == 2 ? MMA_MINB3_PAIR : MMA_MINB3) : K == 5 ? MMA_MINB5 : MMA_MINB7;
+}
+
+template <int K, int CH, int NOUT, int EPI, int MT, bool RING>
+__global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>()))
     conv_mma_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long ntasks)
 {
 #if __CUDA_ARCH__ >= 800
@@ -327,10 +421,19 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT>()))
          task += wstride) {
         const int base = (int)(task % nsx) * (MMA_SEG * MT), y0 = (int)(task / nsx) * sh;
         const int rows = min(sh, p.height - y0);
-        if (base - 4 * A < 0 || base + MMA_SEG * (MT - 1) + 136 - 4 * A + 16 * (S - 1) > p.wch)
+        if constexpr (RING) {
+            extern __shared__ __align__(16) unsigned char mma_smem[];
+            unsigned char *ring = mma_smem + (threadIdx.x >> 5) * (MMA_NS * MMA_RING_ROW(MT));
+            if (base == 0 || base + MMA_RING_ROW(MT) - 16 > p.wch)
+                mma_ring_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask, ring);
+            else
+                mma_ring_strip<K, CH, NOUT, EPI, MT, false>(p, bf, base, y0, rows, amask, ring);
+        } else if (base - 4 * A < 0 ||
+                   base + MMA_SEG * (MT - 1) + 136 - 4 * A + 16 * (S - 1) > p.wch) {
             mma_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask);
-        else
+        } else {
             mma_strip<K, CH, NOUT, EPI, MT, false>(p, bf, base, y0, rows, amask);
+        }
     }
 #endif
 }
@@ -380,6 +483,12 @@ extern "C" int conv_mma_supports(const ts_job *job)
     return mma_fp16_ok(&job->op->filter, t.nout, 255, (a + 2) / 2);
 }
 
+/* mmapipe: mma's jobs whose input rows start 16-byte aligned (the ring's 16-byte copies). */
+extern "C" int conv_mmapipe_supports(const ts_job *job)
+{
+    return conv_mma_supports(job) && (((uintptr_t)job->in.data | job->in.pitch) & 15) == 0;
+}
+
 /* ROUND_NC trusts the float weights not to leave [0, maxv]; their FP16 roundings may add up to a
  * little more, so keep it only while the FP16 sum cannot reach maxv + 1/2. */
 static void mma_fix_epi(const ts_filter *f, conv_params *p)
@@ -397,18 +506,22 @@ static void mma_fix_epi(const ts_filter *f, conv_params *p)
  * where the registers are needed for the accumulators. */
 template <int K, int NOUT> constexpr int mma_mt() { return K == 3 && NOUT == 1 ? MMA_MT3 : 1; }
 
-template <int K, int CH, int NOUT, int EPI>
+template <int K, int CH, int NOUT, int EPI, bool RING>
 static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
     constexpr int MT = mma_mt<K, NOUT>();
-    /* strips whose input rows fill whole groups of P (no rows computed in vain) */
-    constexpr int P = mma_geo<K, CH>::P;
+    /* strips whose input rows fill whole groups of P (K with the ring): no rows computed in vain */
+    constexpr int P = RING ? K : mma_geo<K, CH>::P;
     const int sh = job->param > 0 ? job->param : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
     const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
-    auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT>;
+    auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT, RING>;
+    const size_t smem = RING ? (size_t)MMA_WARPS * MMA_NS * MMA_RING_ROW(MT) : 0;
+    const ts_status st = conv_smem_allow((const void *)kernel, smem);
+    if (st != TS_OK)
+        return st;
     int per_sm = 0, sms = job->dev ? job->dev->sms : 0;
-    TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * MMA_WARPS, 0));
+    TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * MMA_WARPS, smem));
     if (sms <= 0) {
         int dev = 0;
         TS_CUDA_TRY(cudaGetDevice(&dev));
@@ -417,59 +530,66 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     /* persistent blocks: the weight fragments are built once per block, warps take strips */
     long long blocks = (ntasks + MMA_WARPS - 1) / MMA_WARPS;
     const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms;
-    kernel<<<(unsigned)(blocks < fit ? blocks : fit), 32 * MMA_WARPS, 0,
+    kernel<<<(unsigned)(blocks < fit ? blocks : fit), 32 * MMA_WARPS, smem,
              (cudaStream_t)job->stream>>>(p, sh, nsx, ntasks);
     TS_LAUNCH_CHECK("conv_mma_kernel");
     return TS_OK;
 }
 
 /* The compile-time epilogue: gray and RGB get the common roundings inlined, the rest the switch. */
-template <int K, int CH> static ts_status mma_epi(const ts_job *job, const conv_params &p)
+template <int K, int CH, bool RING> static ts_status mma_epi(const ts_job *job, const conv_params &p)
 {
     if constexpr (CH == 1 || CH == 3) {
         if (p.nout == 2 && p.epi == CONV_EPI_IMAG)
-            return mma_launch<K, CH, 2, MMA_EPI_MAG>(job, p);
+            return mma_launch<K, CH, 2, MMA_EPI_MAG, RING>(job, p);
     }
     if (p.nout == 2)
-        return mma_launch<K, CH, 2, MMA_EPI_ANY>(job, p);
+        return mma_launch<K, CH, 2, MMA_EPI_ANY, RING>(job, p);
     if constexpr (CH == 1 || CH == 3) {
         switch (p.epi) {
-        case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC>(job, p);
-        case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP>(job, p);
+        case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC, RING>(job, p);
+        case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP, RING>(job, p);
         case CONV_EPI_DIVF:
-        case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF>(job, p);
+        case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF, RING>(job, p);
         default: break;
         }
     }
-    return mma_launch<K, CH, 1, MMA_EPI_ANY>(job, p);
+    return mma_launch<K, CH, 1, MMA_EPI_ANY, RING>(job, p);
 }
 
-template <int K> static ts_status mma_ch(const ts_job *job, const conv_params &p)
+template <int K, bool RING> static ts_status mma_ch(const ts_job *job, const conv_params &p)
 {
     switch (p.ch) {
-    case 1: return mma_epi<K, 1>(job, p);
-    case 2: return mma_epi<K, 2>(job, p);
-    case 3: return mma_epi<K, 3>(job, p);
-    default: return mma_epi<K, 4>(job, p);
+    case 1: return mma_epi<K, 1, RING>(job, p);
+    case 2: return mma_epi<K, 2, RING>(job, p);
+    case 3: return mma_epi<K, 3, RING>(job, p);
+    default: return mma_epi<K, 4, RING>(job, p);
     }
 }
 
-extern "C" ts_status conv_mma(const ts_job *job)
+template <bool RING> static ts_status mma_run(const ts_job *job)
 {
-    if (!conv_mma_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv mma: needs an 8-bit image, K 3, 5 or 7, weights "
+    const char *name = RING ? "mmapipe" : "mma";
+    if (!(RING ? conv_mmapipe_supports(job) : conv_mma_supports(job)))
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv %s: needs an 8-bit image, K 3, 5 or 7, weights "
                                            "that FP16 holds (exact, or within %.2f of a step) and "
-                                           "aligned rows", MMA_FP16_MAX_ERR);
+                                           "%s rows", name, MMA_FP16_MAX_ERR,
+                       RING ? "16-byte aligned" : "aligned");
     if (job->dev && job->dev->cc < 80)
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv mma: needs sm_80 (mma.sync m16n8k16)");
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv %s: needs sm_80 (mma.sync m16n8k16%s)", name,
+                       RING ? ", cp.async" : "");
     conv_params *p = new (std::nothrow) conv_params;
     if (!p)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
     ts_status st = conv_params_init(job, p);
     if (st == TS_OK) {
         mma_fix_epi(&job->op->filter, p);
-        st = p->k == 3 ? mma_ch<3>(job, *p) : p->k == 5 ? mma_ch<5>(job, *p) : mma_ch<7>(job, *p);
+        st = p->k == 3 ? mma_ch<3, RING>(job, *p) : p->k == 5 ? mma_ch<5, RING>(job, *p)
+                                                             : mma_ch<7, RING>(job, *p);
     }
     delete p;
     return st;
 }
+
+extern "C" ts_status conv_mma(const ts_job *job) { return mma_run<false>(job); }
+extern "C" ts_status conv_mmapipe(const ts_job *job) { return mma_run<true>(job); }

@@ -25,18 +25,6 @@
 #define PIPE_SH 32                   /* output rows per strip (default; job->param overrides) */
 #define PIPE_ROW_BYTES(B) (34 * 16 * (B)) /* 16 halo samples, 512 own, 16 halo; 16-byte chunks */
 
-#if __CUDA_ARCH__ >= 800
-__device__ __forceinline__ void pipe_copy16(unsigned char *dst, const unsigned char *src)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-}
-__device__ __forceinline__ void pipe_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void pipe_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-#endif
 
 /* Blocks per SM the register budget must allow: 4 (128 registers) at K = 3 keeps 16 warps and
  * 60 KB of copies in flight per SM; larger K need the registers for their K rows of sums. */
@@ -48,7 +36,6 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int R = K / 2, H = R * CH, NWIN = ROLL_TX + 2 * H, RB = PIPE_ROW_BYTES(B);
-    constexpr int SPC = 16 / B; /* samples per 16-byte chunk */
     static_assert(H <= ROLL_TX, "the halo must fit in the ring row's 16 extra samples");
     extern __shared__ __align__(16) unsigned char pipe_smem[];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
@@ -60,25 +47,13 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
     const int s0 = wx * PIPE_SEG - ROLL_TX;    /* sample at byte 0 of a ring row */
     const int s = s0 + ROLL_TX + lane * ROLL_TX; /* this lane's first output sample */
     const int rows_out = min(sh, p.height - y0), N = rows_out + K - 1; /* input rows */
-    /* warps whose ring rows reach past the image's sides: at most H samples each side matter
-     * (the outputs past the row's end are not stored) */
-    const bool fix_left = s0 < 0, fix_right = p.wch - s0 < 34 * ROLL_TX;
+    const bool fix = s0 < 0 || p.wch - s0 < RB / B; /* the ring row reaches past a side */
 
-    /* input row n into ring row n mod PIPE_NS: this lane's B chunks, and a halo chunk for lanes
-     * below 2B; chunks that start outside the row are not copied (the border fix-up covers the
-     * samples that matter; a chunk that starts inside stays inside the pitch: rows are 16-byte
-     * aligned) */
+    /* input row n into ring row n mod PIPE_NS (conv_common.cuh) */
     auto issue = [&](int n) {
         const int yy = min(max(y0 - R + n, 0), p.height - 1);
-        const unsigned char *row = p.in + (size_t)yy * p.in_pitch;
-        unsigned char *dst = ring + (n % PIPE_NS) * RB;
-#pragma unroll
-        for (int h = 0; h <= B; h++) {
-            const int c = h < B ? B + lane * B + h : (lane < B ? lane : 32 * B + lane);
-            const int q = s0 + c * SPC;
-            if ((h < B || lane < 2 * B) && q >= 0 && q < p.wch)
-                pipe_copy16(dst + c * 16, row + (size_t)q * B);
-        }
+        conv_ring_fill<B, RB / 16>(ring + (n % PIPE_NS) * RB, p.in + (size_t)yy * p.in_pitch, s0,
+                                   p.wch, lane);
     };
 
     float acc[K][ROLL_TX];
@@ -92,7 +67,7 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
     for (int j = 0; j < PIPE_NS - 1; j++) {
         if (j < N)
             issue(j);
-        pipe_commit(); /* empty groups keep the count: wait_group below always means row n */
+        conv_cp_commit(); /* empty groups keep the count: wait_group below always means row n */
     }
 
     for (int n0 = 0; n0 < N; n0 += K) {
@@ -103,19 +78,13 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
                 continue;
             if (n + PIPE_NS - 1 < N)
                 issue(n + PIPE_NS - 1);
-            pipe_commit();
-            pipe_wait<PIPE_NS - 1>(); /* this lane's copies of row n have landed */
+            conv_cp_commit();
+            conv_cp_wait<PIPE_NS - 1>(); /* this lane's copies of row n have landed */
             __syncwarp();             /* ... and every lane's */
 
             unsigned char *rrow = ring + (n % PIPE_NS) * RB;
-            if (fix_left || fix_right) { /* replicate the border into the ring row */
-                if (lane < H) {
-                    if (fix_left) /* samples -H .. -1: the first pixel's */
-                        conv_st<B>(rrow, ROLL_TX - H + lane, conv_ld<B>(rrow, ROLL_TX + lane % CH));
-                    if (fix_right && p.wch - s0 + lane < 34 * ROLL_TX) /* wch .. wch + H - 1 */
-                        conv_st<B>(rrow, p.wch - s0 + lane,
-                                   conv_ld<B>(rrow, p.wch - s0 - CH + lane % CH));
-                }
+            if (fix) { /* replicate the border into the ring row */
+                conv_ring_border<CH, B, H>(rrow, s0, RB / B, p.wch, lane);
                 __syncwarp();
             }
 
@@ -145,7 +114,7 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
                 acc[done][i] = 0.0f;
         }
     }
-    pipe_wait<0>(); /* no copy outlives the block */
+    conv_cp_wait<0>(); /* no copy outlives the block */
 #endif
 }
 

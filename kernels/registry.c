@@ -49,6 +49,10 @@ static const ts_variant table[] = {
      "tensor cores: each filter row a banded Toeplitz matrix, mma.sync m16n8k16 (FP16 in, FP32 "
      "accumulate) on 16 row segments at a time, K=3/5/7 on 8-bit, exact filters bit-exact",
      80, 6, conv_mma_supports, NULL, conv_mma},
+    {TS_FAM_CONV, "mmapipe",
+     "mma fed by pipe's cp.async ring: 7 input rows in flight per warp in shared memory instead of "
+     "registers, the border replicated into the ring",
+     80, 8, conv_mmapipe_supports, NULL, conv_mmapipe},
 #endif
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),

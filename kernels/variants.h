@@ -26,6 +26,8 @@ int conv_pipe_supports(const ts_job *job);
 ts_status conv_pipe(const ts_job *job);
 int conv_mma_supports(const ts_job *job);
 ts_status conv_mma(const ts_job *job);
+int conv_mmapipe_supports(const ts_job *job);
+ts_status conv_mmapipe(const ts_job *job);
 
 /* geom.cu, geom_opt.cu: transpose, rotation, flips (every op, pixel size and image size) */
 ts_status geom_naive(const ts_job *job);
