@@ -40,6 +40,7 @@
 #define MMA_DIAG 24      /* diagonals j - n of one k-step's T: -7 .. 15, stored from index 0 */
 #define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
 #define MMA_NS 8         /* mmapipe: ring rows per warp (MMA_NS - 1 in flight) */
+#define MMA_SH_MIN 8     /* mmapipe: output rows per strip at least */
 #define MMA_RING_ROW(MT) (MMA_SEG * (MT) + 32) /* mmapipe: bytes of a ring row, 16 halo each side */
 /* Register budget and work per warp (compile-time knobs, defaults chosen by measurement on an
  * H200, 8K RGB8): blocks an SM must hold at K = 3 (one filter, two filters), 5 and 7 (launch bounds;
@@ -510,11 +511,6 @@ template <int K, int CH, int NOUT, int EPI, bool RING>
 static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
     constexpr int MT = mma_mt<K, NOUT>();
-    /* strips whose input rows fill whole groups of P (K with the ring): no rows computed in vain */
-    constexpr int P = RING ? K : mma_geo<K, CH>::P;
-    const int sh = job->param > 0 ? job->param : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
-    const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
-    const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT, RING>;
     const size_t smem = RING ? (size_t)MMA_WARPS * MMA_NS * MMA_RING_ROW(MT) : 0;
     const ts_status st = conv_smem_allow((const void *)kernel, smem);
@@ -527,16 +523,31 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
         TS_CUDA_TRY(cudaGetDevice(&dev));
         TS_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
+    const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms; /* resident blocks */
+    const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
+    /* mma: strips whose input rows fill whole groups of P (no rows computed in vain); mmapipe:
+     * one wave, every resident warp one strip as tall as that allows (one ring start-up per
+     * warp, K - 1 halo rows per strip, and the warps of a band read the same rows together) */
+    constexpr int P = mma_geo<K, CH>::P;
+    int sh = (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
+    if (RING && fit * MMA_WARPS >= nsx) {
+        const long long bands = fit * MMA_WARPS / nsx;
+        sh = (int)((p.height + bands - 1) / bands);
+        sh = sh < MMA_SH_MIN ? MMA_SH_MIN : sh;
+    }
+    if (job->param > 0)
+        sh = job->param;
+    const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     /* persistent blocks: the weight fragments are built once per block, warps take strips */
     long long blocks = (ntasks + MMA_WARPS - 1) / MMA_WARPS;
-    const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms;
     kernel<<<(unsigned)(blocks < fit ? blocks : fit), 32 * MMA_WARPS, smem,
              (cudaStream_t)job->stream>>>(p, sh, nsx, ntasks);
     TS_LAUNCH_CHECK("conv_mma_kernel");
     return TS_OK;
 }
 
-/* The compile-time epilogue: gray and RGB get the common roundings inlined, the rest the switch. */
+/* The compile-time epilogue: gray and RGB (and every channel count in mmapipe) get the common
+ * roundings inlined, the rest the switch. */
 template <int K, int CH, bool RING> static ts_status mma_epi(const ts_job *job, const conv_params &p)
 {
     if constexpr (CH == 1 || CH == 3) {
@@ -545,7 +556,7 @@ template <int K, int CH, bool RING> static ts_status mma_epi(const ts_job *job, 
     }
     if (p.nout == 2)
         return mma_launch<K, CH, 2, MMA_EPI_ANY, RING>(job, p);
-    if constexpr (CH == 1 || CH == 3) {
+    if constexpr (RING || CH == 1 || CH == 3) { /* mmapipe: for alpha images too */
         switch (p.epi) {
         case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC, RING>(job, p);
         case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP, RING>(job, p);
