@@ -43,6 +43,12 @@
 #define MMA_NS 8         /* mmapipe: ring rows per warp (MMA_NS - 1 in flight) */
 #endif
 #define MMA_RING_SH 16   /* mmapipe: output rows per strip (default; job->param overrides) */
+#ifndef MMA_RING_MT3
+#define MMA_RING_MT3 4   /* mmapipe: M-tiles per warp at K = 3, one filter (8K RGB8 gauss:3 on an */
+#endif                   /* H200: 2 M-tiles 0.0765 ms, 4 0.0718; ncu: issue-bound at 2) */
+#ifndef MMA_RING_MT
+#define MMA_RING_MT 2    /* mmapipe: M-tiles per warp otherwise */
+#endif
 #define MMA_RING_ROW(MT) (MMA_SEG * (MT) + 32) /* mmapipe: bytes of a ring row, 16 halo each side */
 /* Register budget and work per warp (compile-time knobs, defaults chosen by measurement on an
  * H200, 8K RGB8): blocks an SM must hold at K = 3 (one filter, two filters), 5 and 7 (launch bounds;
@@ -507,12 +513,17 @@ static void mma_fix_epi(const ts_filter *f, conv_params *p)
 
 /* M-tiles per warp: two at K = 3 with one filter (per-row costs shared by 8 outputs a lane), one
  * where the registers are needed for the accumulators. */
-template <int K, int NOUT> constexpr int mma_mt() { return K == 3 && NOUT == 1 ? MMA_MT3 : 1; }
+template <int K, int NOUT, bool RING> constexpr int mma_mt()
+{
+    if (RING) /* no rows held in registers: room for wider warps (less per-row work an output) */
+        return K == 3 && NOUT == 1 ? MMA_RING_MT3 : MMA_RING_MT;
+    return K == 3 && NOUT == 1 ? MMA_MT3 : 1;
+}
 
 template <int K, int CH, int NOUT, int EPI, bool RING>
 static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
-    constexpr int MT = mma_mt<K, NOUT>();
+    constexpr int MT = mma_mt<K, NOUT, RING>();
     auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT, RING>;
     const size_t smem = RING ? (size_t)MMA_WARPS * MMA_NS * MMA_RING_ROW(MT) : 0;
     const ts_status st = conv_smem_allow((const void *)kernel, smem);
