@@ -42,7 +42,8 @@
 #ifndef MMA_NS
 #define MMA_NS 8         /* mmapipe: ring rows per warp (MMA_NS - 1 in flight) */
 #endif
-#define MMA_RING_SH 16   /* mmapipe: output rows per strip (default; job->param overrides) */
+#define MMA_RING_SH3 24  /* mmapipe: output rows per strip at K = 3 (default; job->param ... */
+#define MMA_RING_SH 32   /* ... overrides), and at K = 5, 7 */
 #ifndef MMA_RING_MT3
 #define MMA_RING_MT3 4   /* mmapipe: M-tiles per warp at K = 3, one filter (8K RGB8 gauss:3 on an */
 #endif                   /* H200: 2 M-tiles 0.0765 ms, 4 0.0718; ncu: issue-bound at 2) */
@@ -161,16 +162,17 @@ __device__ __forceinline__ uint32_t mma_out(const conv_params &p, float a, float
     return conv_finish(p, a * MMA_UNSCALE, 0.0f);
 }
 
-/* Stores output pair (q, q + 1) of the row at byte offset `roff` (q even); alpha bytes (amask)
- * come from the input. EDGE: the pair may end or lie past the row's end. */
+/* Stores output pair (q, q + 1) of output row y (q even); alpha bytes (amask) come from the
+ * input row, arow[q] being its sample q (global memory, or mmapipe's ring). EDGE: the pair may
+ * end or lie past the row's end. */
 template <int CH, bool EDGE>
 __device__ __forceinline__ void mma_put(const conv_params &p, uint32_t y, int q, uint32_t pair,
-                                        uint32_t amask)
+                                        uint32_t amask, const unsigned char *arow)
 {
     if (EDGE && q >= p.wch)
         return;
-    if (CH == 2 || CH == 4) {
-        uint32_t in = *(const uint16_t *)(p.in + (y * (uint32_t)p.in_pitch + (uint32_t)q));
+    if ((CH == 2 || CH == 4) && amask) {
+        uint32_t in = *(const uint16_t *)(arow + q);
         pair = (pair & ~amask) | (in & amask);
     }
     unsigned char *o = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)q);
@@ -222,7 +224,8 @@ __device__ __forceinline__ void mma_row(float (&acc)[NOUT][K][MT][4], const uint
 /* Rounds and stores the finished output row y from accumulator slot `done`. */
 template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
 __device__ __forceinline__ void mma_store_row(const conv_params &p, const float (&acc)[NOUT][K][MT][4],
-                                              int done, uint32_t y, int base, uint32_t amask)
+                                              int done, uint32_t y, int base, uint32_t amask,
+                                              const unsigned char *arow)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     unsigned char *op = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)(base + 8 * g + 2 * t));
@@ -240,8 +243,8 @@ __device__ __forceinline__ void mma_store_row(const conv_params &p, const float 
             *(uint16_t *)(op + MMA_SEG * mt + 64) = (uint16_t)w1;
         } else {
             const int q = base + MMA_SEG * mt + 8 * g + 2 * t;
-            mma_put<CH, BORDER>(p, y, q, w0, amask);
-            mma_put<CH, BORDER>(p, y, q + 64, w1, amask);
+            mma_put<CH, BORDER>(p, y, q, w0, amask, arow);
+            mma_put<CH, BORDER>(p, y, q + 64, w1, amask, arow);
         }
     }
 }
@@ -310,9 +313,11 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
             mma_row(acc, a, bf, u % K);
             /* output row m = n - (K - 1) is complete (its slot restarts fresh at row n + 1) */
             const int m = n - (K - 1);
-            if (m >= 0 && m < rows)
-                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K, (uint32_t)(y0 + m),
-                                                           base, amask);
+            if (m >= 0 && m < rows) {
+                const uint32_t y = (uint32_t)(y0 + m);
+                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K, y, base, amask,
+                                                           p.in + y * (uint32_t)p.in_pitch);
+            }
         }
     }
 }
@@ -332,6 +337,11 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int N = rows + K - 1, s0 = base - 16;
     const int rd0 = 16 + 8 * g - 4 * A + 4 * t; /* ring offset of segment g, M-tile 0, k-step 0 */
+    /* rows copied ahead; alpha images keep R more rows in the ring: an output row's alpha comes
+     * from its centre input row, R rows back */
+    constexpr bool ALPHA = CH == 2 || CH == 4;
+    constexpr int D = ALPHA ? MMA_NS - 1 - R : MMA_NS - 1;
+    static_assert(D >= 1, "ring too short");
     auto issue = [&](int n) {
         const int yy = min(max(y0 - R + n, 0), p.height - 1);
         conv_ring_fill<1, RB / 16>(ring + (n % MMA_NS) * RB, p.in + (size_t)yy * p.in_pitch, s0,
@@ -341,7 +351,7 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
     float acc[NOUT][K][MT][4];
     mma_clear(acc);
 #pragma unroll
-    for (int j = 0; j < MMA_NS - 1; j++) {
+    for (int j = 0; j < D; j++) {
         if (j < N)
             issue(j);
         conv_cp_commit(); /* empty groups keep the count: the wait below always means row n */
@@ -352,11 +362,13 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
             const int n = n0 + u;
             if (n >= N) /* not a break: the unrolled slots must stay compile-time */
                 continue;
-            if (n + MMA_NS - 1 < N)
-                issue(n + MMA_NS - 1);
+            if (ALPHA)
+                __syncwarp(); /* the alpha read from the slot refilled next is done */
+            if (n + D < N)
+                issue(n + D);
             conv_cp_commit();
-            conv_cp_wait<MMA_NS - 1>(); /* this lane's copies of row n have landed */
-            __syncwarp();               /* ... and every lane's */
+            conv_cp_wait<D>(); /* this lane's copies of row n have landed */
+            __syncwarp();      /* ... and every lane's */
             unsigned char *rrow = ring + (n % MMA_NS) * RB;
             if (BORDER) {
                 conv_ring_border<CH, 1, H>(rrow, s0, RB, p.wch, lane);
@@ -374,9 +386,10 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
             mma_frag(raw, a);
             mma_row(acc, a, bf, u);
             const int m = n - (K - 1);
-            if (m >= 0)
-                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K, (uint32_t)(y0 + m),
-                                                           base, amask);
+            if (m >= 0) /* alpha from ring row n - R (input row y0 + m), sample q at 16 + q - base */
+                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(
+                    p, acc, (u + 1) % K, (uint32_t)(y0 + m), base, amask,
+                    ring + ((n - R) % MMA_NS) * RB + 16 - base);
         }
     }
 #endif
@@ -539,11 +552,13 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms; /* resident blocks */
     const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
     /* mma: strips whose input rows fill whole groups of P (no rows computed in vain); mmapipe:
-     * MMA_RING_SH rows (measured: 8K RGB8 3x3 on an H200, 16 rows 0.0765 ms, 32 0.0771, 8 0.082,
-     * 64 0.082, one wave of strips as tall as the resident warps allow 0.088) */
+     * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond (measured, 8K RGB8 on an H200, 4 M-tiles:
+     * gauss:3 16 rows 0.0743 ms, 24 0.0709, 32 0.0716; gauss:5 0.1246, 0.1181, 0.1166; with 2
+     * M-tiles 8 and 64 rows were slower, and one wave of strips as tall as the resident warps
+     * allow 0.088 against 0.0765 at 16) */
     constexpr int P = mma_geo<K, CH>::P;
     const int sh = job->param > 0 ? job->param
-                   : RING       ? MMA_RING_SH
+                   : RING       ? (K == 3 ? MMA_RING_SH3 : MMA_RING_SH)
                                 : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     /* persistent blocks: the weight fragments are built once per block, warps take strips */

@@ -3,7 +3,7 @@
 # the minute): build, the GPU tests (also with the pre-sm_90 fallback forced), the CLI and the
 # unit suite on the GPU, compute-sanitizer at the odd sizes, the benchmark, bank conflicts (ncu).
 # Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test test-conv fallback cli sanitize
-# bench bench-full conv-sweep profile viewer racecheck racecheck-conv (default: build test fallback
+# bench bench-full conv-sweep profile viewer racecheck sanitize-conv (default: build test fallback
 # cli bench). Logs go to OUTDIR (the device tool brings back 8 files: the steps keep to a few).
 set -u
 OUT=${1:?outdir}; shift
@@ -103,22 +103,28 @@ if has racecheck; then
         grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed, |^FAIL" "$OUT/racecheck.log" | tail -2 | tee -a "$OUT/tests.log"
     done
 fi
-if has racecheck-conv; then
-    # One racecheck process per conv variant, side by side (TESSERA_TEST_VARIANTS), each on the
-    # quick set: 1x1, 33x17, 4097x3, one filter per K and accumulation path, every format.
-    log "racecheck conv, one process per variant" | tee -a "$OUT/tests.log"
-    vs=$(build/tessera --list 2>/dev/null | sed -n '/^conv:/,/^$/p' | awk '$2 ~ /^sm_/ {print $1}')
-    for v in $vs; do
-        TESSERA_TEST_VARIANTS=$v TESSERA_SANITIZE_QUICK=1 TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 \
-            timeout ${RACE_CONV_TIMEOUT:-300} compute-sanitizer --tool racecheck --error-exitcode 9 \
-            build/test_unit gpu_conv_small >/tmp/racecheck-conv-$v.log 2>&1 &
+if has sanitize-conv; then
+    # One compute-sanitizer process per conv variant and tool, side by side (TESSERA_TEST_VARIANTS),
+    # each on the quick set: 1x1, 33x17, 4097x3, one filter per K and accumulation path, every
+    # format. CONV_VARIANTS (default: every GPU conv variant), CONV_TOOLS (default: racecheck).
+    log "compute-sanitizer on conv, one process per variant and tool" | tee -a "$OUT/tests.log"
+    vs=${CONV_VARIANTS:-$(build/tessera --list 2>/dev/null | sed -n '/^conv:/,/^$/p' | awk '$2 ~ /^sm_/ {print $1}')}
+    for tool in ${CONV_TOOLS:-racecheck}; do
+        for v in $vs; do
+            TESSERA_TEST_VARIANTS=$v TESSERA_SANITIZE_QUICK=1 TESSERA_SMALL_ONLY=1 TESSERA_REQUIRE_GPU=1 \
+                timeout ${RACE_CONV_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 \
+                build/test_unit gpu_conv_small >/tmp/cs-conv-$tool-$v.log 2>&1 &
+        done
     done
     wait
-    for v in $vs; do
-        echo "== racecheck conv $v" >>"$OUT/racecheck-conv.log"
-        cat /tmp/racecheck-conv-$v.log >>"$OUT/racecheck-conv.log"
-        printf '%s: %s / %s / %s\n' "$v" "$(grep -E 'RACECHECK SUMMARY' /tmp/racecheck-conv-$v.log | tail -1)" \
-            "$(grep -E '^# conv' /tmp/racecheck-conv-$v.log | tail -1)" "$(tail -1 /tmp/racecheck-conv-$v.log)" | tee -a "$OUT/tests.log"
+    for tool in ${CONV_TOOLS:-racecheck}; do
+        for v in $vs; do
+            f=/tmp/cs-conv-$tool-$v.log
+            echo "== $tool conv $v" >>"$OUT/sanitize-conv.log"
+            cat $f >>"$OUT/sanitize-conv.log"
+            printf '%s %s: %s / %s / %s\n' "$tool" "$v" "$(grep -E '(RACECHECK|ERROR) SUMMARY' $f | tail -1)" \
+                "$(grep -E '^# conv' $f | tail -1)" "$(tail -1 $f)" | tee -a "$OUT/tests.log"
+        done
     done
 fi
 if has profile; then
