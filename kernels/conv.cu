@@ -7,8 +7,10 @@
  *          Programming Guide's tiled GEMM (16 x 16 tiles of W and of the patch matrix in shared
  *          memory), with bounds checks for sizes that are not multiples of the tile. Depthwise, the
  *          colour channels fold into the columns: Im2col[t][pixel * cc + c].
- *   tiled, sep, roll, mma: conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_mma.cu (implicit GEMMs:
- *          no im2col; mma runs the filter rows as Toeplitz matrices on the tensor cores).
+ *   tiled, sep, roll, pipe, mma, mmapipe: conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu,
+ *          conv_mma.cu (implicit GEMMs: no im2col; pipe and mmapipe feed roll's and mma's
+ *          arithmetic from a cp.async ring of input rows; mma runs the filter rows as Toeplitz
+ *          matrices on the tensor cores).
  * This file also turns a job into conv_params (conv_common.cuh), the one place that decides how
  * each filter is accumulated and rounded.
  *

@@ -25,7 +25,15 @@
  * sum |w - fp16(w)| * 255; `supports` takes a float filter only when that, plus a bound of the FP32
  * accumulation's rounding, is <= 0.25, so the result stays within 1 step of the reference. 16-bit samples are not exact in FP16: refused.
  *
- * Layout: interleaved u8 samples; input rows 4-byte aligned, output rows 2-byte aligned.
+ * Variant `mmapipe` (RING): the same strips fed by a warp-private ring of MMA_NS input rows in
+ * shared memory, filled by cp.async (conv_common.cuh) MMA_NS - 1 rows ahead instead of P rows held
+ * in registers; the border is replicated into the ring row, alpha bytes come from the ring, and
+ * the registers saved let a warp take 4 M-tiles (512 outputs) at K = 3. ncu (H200, 8K RGB8
+ * gauss:3, 2 M-tiles): DRAM 50% of peak, issue slots 74% busy: per-row instructions, not memory,
+ * bound it, hence the wider warps.
+ *
+ * Layout: interleaved u8 samples; input rows 4-byte aligned (mmapipe: 16-byte), output rows
+ * 2-byte aligned.
  */
 #include "conv_common.cuh"
 

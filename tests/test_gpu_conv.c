@@ -238,7 +238,7 @@ TEST(gpu_conv_8k)
     TU_GPU_OR_SKIP(dev);
     if (tu_n_odd_sizes <= tu_n_small_sizes)
         SKIP("TESSERA_SMALL_ONLY: large images left out");
-    static const char *const fast[] = {"tiled", "sep", "roll", "mma", NULL};
+    static const char *const fast[] = {"tiled", "sep", "roll", "pipe", "mma", "mmapipe", NULL};
     const ts_variant *all[64], *vs[64];
     int na = gpu_conv_variants(dev, all, NULL), nv = gpu_conv_variants(dev, vs, fast);
     int ran[64] = {0};
@@ -341,6 +341,42 @@ static int mma_takes(const char *optext, int k_text, int ch, int bytes, size_t p
     job.in = (ts_image){NULL, pitch, 1000, 500, ch, bytes};
     job.out = job.in;
     return v->supports(&job);
+}
+
+/* Whether variant `name` takes `op` on a 1000x500 image of this shape (shapes only). */
+static int variant_takes(const char *name, const char *optext, int ch, int bytes, size_t pitch)
+{
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, name);
+    ts_op op = tu_op(optext);
+    ts_job job;
+    memset(&job, 0, sizeof job);
+    job.op = &op;
+    job.in = (ts_image){NULL, pitch, 1000, 500, ch, bytes};
+    job.out = job.in;
+    return v && v->supports && v->supports(&job);
+}
+
+/* The ring variants copy 16-byte chunks: they need 16-byte aligned rows; pipe takes 16-bit and
+ * float filters (FP32 sums), mmapipe 8-bit only (FP16 operands), both K 3, 5, 7 only. */
+TEST(conv_ring_variants_supports)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    for (int ch = 1; ch <= 4; ch++) {
+        CHECKF(variant_takes("pipe", "gauss:3", ch, 1, 4096), "pipe refuses gauss:3 on %d ch", ch);
+        CHECKF(variant_takes("pipe", "sharpen", ch, 2, 8192), "pipe refuses 16-bit sharpen");
+        CHECKF(variant_takes("mmapipe", "gauss:7", ch, 1, 4096), "mmapipe refuses gauss:7 on %d ch",
+               ch);
+    }
+    CHECKF(!variant_takes("pipe", "gauss:3", 3, 1, 4100), "pipe takes rows 4-byte aligned only");
+    CHECKF(!variant_takes("mmapipe", "gauss:3", 3, 1, 4100),
+           "mmapipe takes rows 4-byte aligned only");
+    CHECKF(variant_takes("mma", "gauss:3", 3, 1, 4100), "mma refuses rows 4-byte aligned");
+    CHECKF(!variant_takes("mmapipe", "gauss:3", 3, 2, 8192), "mmapipe takes a 16-bit image");
+    CHECKF(!variant_takes("pipe", "gauss:9", 3, 1, 4096), "pipe takes K = 9");
+    CHECKF(!variant_takes("mmapipe", "box:1", 3, 1, 4096), "mmapipe takes K = 1");
+    CHECKF(!variant_takes("pipe", "edge", 3, 1, 4096), "pipe takes a magnitude (two filters)");
+    CHECKF(variant_takes("mmapipe", "edge", 3, 1, 4096), "mmapipe refuses edge");
 }
 
 /* mma's supports: exact filters only with weights FP16 holds exactly (|w| <= 2048), float filters
