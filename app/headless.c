@@ -446,6 +446,8 @@ int ts_headless(const ts_options *o)
         return 1;
     }
     int workers = o->jobs < b.n ? o->jobs : b.n;
+    /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
+    ts_ref_set_threads(o->jobs / workers);
     if (open_pipelines(&b, workers) != 0)
         return 1;
     install_signals();

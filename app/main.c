@@ -28,5 +28,6 @@ int main(int argc, char **argv)
         return ts_list(&o);
     if (o.headless)
         return ts_headless(&o);
+    ts_ref_set_threads(o.jobs); /* one image at a time: the CPU fallback may use every core */
     return ts_viewer(&o);
 }

@@ -8,10 +8,22 @@
 #include "tessera.h"
 #include "ts_math.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BAND_ROWS 64 /* rows of output planes held at once by ts_ref_conv */
+#define BAND_ROWS 64 /* rows of output planes held at once by ts_ref_conv (per thread) */
+#define MAX_THREADS 64
+
+static atomic_int ref_threads = 1;
+
+void ts_ref_set_threads(int n)
+{
+    atomic_store(&ref_threads, n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n);
+}
+
+int ts_ref_threads(void) { return atomic_load(&ref_threads); }
 
 /* Clamped column index table: xi[x + kx] = clamp(x + kx - r, 0, w - 1), for x in [0, w), kx < k. */
 static int *clamp_table(int n, int k)
@@ -162,24 +174,94 @@ static void copy_alpha(const ts_image *in, ts_image *out)
             ts_put(out, x, y, a, ts_get(in, x, y, a));
 }
 
-/* A depthwise op as the general bank: outputs (c, f) see only colour channel c. */
+/* A depthwise convolution in bands of rows: what each thread shares (read-only but `next`). */
+typedef struct conv_job {
+    const ts_filter *f;
+    const ts_image *in;
+    ts_image *out;
+    const float *wf;
+    const int32_t *wi;
+    const int *xi;
+    int nout, band, nbands;
+    atomic_int next;   /* the next band to take */
+    atomic_int failed; /* a thread could not allocate its planes */
+} conv_job;
+
+/* Output rows [y0, y1) from the bank's planes (one band). */
+static void conv_band(const conv_job *j, int y0, int y1, void *planes)
+{
+    const ts_filter *f = j->f;
+    const ts_image *in = j->in;
+    int F = f->outputs, cc = ts_color_channels(in->channels), maxv = ts_max_value(in->bytes);
+    int k = f->k;
+    size_t pl = (size_t)(y1 - y0) * in->width;
+    if (f->exact)
+        bank_rows_i(in, j->wi, j->nout, k, j->xi, y0, y1, planes);
+    else
+        bank_rows_f(in, j->wf, j->nout, k, j->xi, y0, y1, planes);
+    for (int c = 0; c < cc; c++)
+        for (int y = y0; y < y1; y++)
+            for (int x = 0; x < in->width; x++) {
+                size_t i = (size_t)(y - y0) * in->width + x;
+                size_t o0 = (size_t)(c * F) * pl + i, o1 = o0 + pl;
+                unsigned v;
+                if (f->exact) {
+                    const int64_t *p = planes;
+                    v = F == 2 && f->magnitude ? ts_magnitude_i(p[o0], p[o1], maxv)
+                                               : ts_round_sat_i(p[o0], f->divisor, maxv);
+                } else {
+                    const float *p = planes;
+                    v = F == 2 && f->magnitude ? ts_magnitude_f(p[o0], p[o1], maxv)
+                                               : ts_round_sat_f(p[o0], maxv);
+                }
+                ts_put(j->out, x, y, c, v);
+            }
+}
+
+/* A thread's share: bands taken in turn until none is left. Every output sample is computed by
+ * the same code whichever thread takes its band, so the result does not depend on the count. */
+static void *conv_worker(void *arg)
+{
+    conv_job *j = arg;
+    size_t plane = (size_t)j->band * j->in->width;
+    void *planes = malloc(plane * j->nout * (j->f->exact ? sizeof(int64_t) : sizeof(float)));
+    if (!planes) {
+        atomic_store(&j->failed, 1);
+        return NULL;
+    }
+    for (int b; !atomic_load(&j->failed) && (b = atomic_fetch_add(&j->next, 1)) < j->nbands;) {
+        int y0 = b * j->band, y1 = y0 + j->band < j->in->height ? y0 + j->band : j->in->height;
+        conv_band(j, y0, y1, planes);
+    }
+    free(planes);
+    return NULL;
+}
+
+/* A depthwise op as the general bank: outputs (c, f) see only colour channel c. Bands of
+ * BAND_ROWS rows go to up to ts_ref_threads() threads (the caller's among them). */
 static ts_status conv_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
     const ts_filter *f = &op->filter;
     int k = f->k, taps = k * k, F = f->outputs, ch = in->channels;
-    int cc = ts_color_channels(ch), maxv = ts_max_value(in->bytes);
-    int nout = cc * F;
+    int cc = ts_color_channels(ch);
     ts_status st = check_bank(in, F, k);
     if (st != TS_OK)
         return st;
-    size_t bank_n = (size_t)nout * ch * taps;
-    int band = in->height < BAND_ROWS ? in->height : BAND_ROWS;
-    size_t plane = (size_t)band * in->width;
+    conv_job j;
+    memset(&j, 0, sizeof j);
+    j.f = f;
+    j.in = in;
+    j.out = out;
+    j.nout = cc * F;
+    j.band = in->height < BAND_ROWS ? in->height : BAND_ROWS;
+    j.nbands = (in->height + j.band - 1) / j.band;
+    atomic_init(&j.next, 0);
+    atomic_init(&j.failed, 0);
+    size_t bank_n = (size_t)j.nout * ch * taps;
     float *wf = calloc(bank_n, sizeof *wf);
     int32_t *wi = calloc(bank_n, sizeof *wi);
-    void *planes = malloc(plane * nout * (f->exact ? sizeof(int64_t) : sizeof(float)));
     int *xi = clamp_table(in->width, k);
-    if (!wf || !wi || !planes || !xi) {
+    if (!wf || !wi || !xi) {
         st = ts_fail(TS_ERR_NOMEM, "out of memory for a %dx%d convolution", in->width, in->height);
         goto done;
     }
@@ -189,36 +271,26 @@ static ts_status conv_into(const ts_op *op, const ts_image *in, ts_image *out)
             memcpy(wf + at, f->w + o * taps, taps * sizeof *wf);
             memcpy(wi + at, f->iw + o * taps, taps * sizeof *wi);
         }
-    for (int y0 = 0; y0 < in->height; y0 += band) {
-        int y1 = y0 + band < in->height ? y0 + band : in->height;
-        size_t pl = (size_t)(y1 - y0) * in->width;
-        if (f->exact)
-            bank_rows_i(in, wi, nout, k, xi, y0, y1, planes);
-        else
-            bank_rows_f(in, wf, nout, k, xi, y0, y1, planes);
-        for (int c = 0; c < cc; c++)
-            for (int y = y0; y < y1; y++)
-                for (int x = 0; x < in->width; x++) {
-                    size_t i = (size_t)(y - y0) * in->width + x;
-                    size_t o0 = (size_t)(c * F) * pl + i, o1 = o0 + pl;
-                    unsigned v;
-                    if (f->exact) {
-                        const int64_t *p = planes;
-                        v = F == 2 && f->magnitude ? ts_magnitude_i(p[o0], p[o1], maxv)
-                                                   : ts_round_sat_i(p[o0], f->divisor, maxv);
-                    } else {
-                        const float *p = planes;
-                        v = F == 2 && f->magnitude ? ts_magnitude_f(p[o0], p[o1], maxv)
-                                                   : ts_round_sat_f(p[o0], maxv);
-                    }
-                    ts_put(out, x, y, c, v);
-                }
+    j.wf = wf;
+    j.wi = wi;
+    j.xi = xi;
+    int nt = ts_ref_threads() < j.nbands ? ts_ref_threads() : j.nbands;
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    for (; started < nt - 1; started++)
+        if (pthread_create(&tid[started], NULL, conv_worker, &j) != 0)
+            break; /* fewer threads: the bands still all get done */
+    conv_worker(&j);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    if (atomic_load(&j.failed)) {
+        st = ts_fail(TS_ERR_NOMEM, "out of memory for a %dx%d convolution", in->width, in->height);
+        goto done;
     }
     copy_alpha(in, out);
 done:
     free(wf);
     free(wi);
-    free(planes);
     free(xi);
     return st;
 }

@@ -176,6 +176,10 @@ ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, in
 /* Same with integer weights and int64 accumulation (exact). */
 ts_status ts_ref_filter_bank_int(const ts_image *in, const int32_t *w, int outputs, int k,
                                  int64_t *out);
+/* Threads the reference convolution may use (bands of rows; the result is the same for any
+ * count): 1 (the default) to 64. The CLI and the viewer set it from --jobs and the batch size. */
+void ts_ref_set_threads(int n);
+int ts_ref_threads(void);
 /* Each op on host images; `out` is allocated by the call (host, packed). */
 ts_status ts_ref_conv(const ts_op *op, const ts_image *in, ts_image *out);
 ts_status ts_ref_geom(ts_geom g, const ts_image *in, ts_image *out);

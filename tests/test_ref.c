@@ -316,3 +316,41 @@ TEST(histograms_count_every_pixel)
     free(h);
     ts_image_free(&in);
 }
+
+/* The reference convolution in parallel bands gives the bytes of the single-threaded one, for
+ * sizes below, at and across the 64-row bands, every channel count and depth, float, exact and
+ * magnitude filters. */
+TEST(ref_conv_threads_give_the_same_bytes)
+{
+    static const int sizes[][2] = {{1, 1}, {33, 17}, {4097, 3}, {70, 129}, {31, 200}, {5, 64}};
+    static const char *const ops[] = {"gauss:5", "sharpen", "edge", "box:7"};
+    uint64_t st = tu_seed() ^ 0x7E4Du;
+    int saved = ts_ref_threads();
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int ch = 1; ch <= 4; ch++)
+            for (int bytes = 1; bytes <= 2; bytes++) {
+                ts_image in = tu_random_image(sizes[s][0], sizes[s][1], ch, bytes, &st);
+                for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+                    ts_op op = tu_op(ops[i]);
+                    ts_image one, many;
+                    ts_ref_set_threads(1);
+                    CHECK(ts_ref_conv(&op, &in, &one) == TS_OK);
+                    ts_ref_set_threads(5);
+                    CHECK(ts_ref_conv(&op, &in, &many) == TS_OK);
+                    int x = 0, y = 0, c = 0;
+                    long d = tu_max_diff(&one, &many, &x, &y, &c);
+                    CHECKF(d == 0, "%s on %dx%dx%d %d-bit: 5 threads differ from 1 by %ld at "
+                           "x=%d y=%d c=%d", ops[i], sizes[s][0], sizes[s][1], ch, 8 * bytes, d,
+                           x, y, c);
+                    ts_image_free(&one);
+                    ts_image_free(&many);
+                }
+                ts_image_free(&in);
+            }
+    ts_ref_set_threads(saved);
+    ts_ref_set_threads(0);
+    CHECKF(ts_ref_threads() == 1, "0 threads must mean 1, got %d", ts_ref_threads());
+    ts_ref_set_threads(1000);
+    CHECKF(ts_ref_threads() == 64, "1000 threads must mean 64, got %d", ts_ref_threads());
+    ts_ref_set_threads(saved);
+}
