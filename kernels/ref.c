@@ -261,34 +261,31 @@ static ts_status conv_into(const ts_op *op, const ts_image *in, ts_image *out)
     float *wf = calloc(bank_n, sizeof *wf);
     int32_t *wi = calloc(bank_n, sizeof *wi);
     int *xi = clamp_table(in->width, k);
-    if (!wf || !wi || !xi) {
-        st = ts_fail(TS_ERR_NOMEM, "out of memory for a %dx%d convolution", in->width, in->height);
-        goto done;
+    if (wf && wi && xi) {
+        for (int c = 0; c < cc; c++)
+            for (int o = 0; o < F; o++) {
+                size_t at = ((size_t)(c * F + o) * ch + c) * taps;
+                memcpy(wf + at, f->w + o * taps, taps * sizeof *wf);
+                memcpy(wi + at, f->iw + o * taps, taps * sizeof *wi);
+            }
+        j.wf = wf;
+        j.wi = wi;
+        j.xi = xi;
+        int nt = ts_ref_threads();
+        nt = nt < j.nbands ? nt : j.nbands;
+        pthread_t tid[MAX_THREADS];
+        int started = 0;
+        for (; started < nt - 1; started++)
+            if (pthread_create(&tid[started], NULL, conv_worker, &j) != 0)
+                break; /* fewer threads: the bands still all get done */
+        conv_worker(&j);
+        for (int i = 0; i < started; i++)
+            pthread_join(tid[i], NULL);
     }
-    for (int c = 0; c < cc; c++)
-        for (int o = 0; o < F; o++) {
-            size_t at = ((size_t)(c * F + o) * ch + c) * taps;
-            memcpy(wf + at, f->w + o * taps, taps * sizeof *wf);
-            memcpy(wi + at, f->iw + o * taps, taps * sizeof *wi);
-        }
-    j.wf = wf;
-    j.wi = wi;
-    j.xi = xi;
-    int nt = ts_ref_threads() < j.nbands ? ts_ref_threads() : j.nbands;
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    for (; started < nt - 1; started++)
-        if (pthread_create(&tid[started], NULL, conv_worker, &j) != 0)
-            break; /* fewer threads: the bands still all get done */
-    conv_worker(&j);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
-    if (atomic_load(&j.failed)) {
+    if (!wf || !wi || !xi || atomic_load(&j.failed))
         st = ts_fail(TS_ERR_NOMEM, "out of memory for a %dx%d convolution", in->width, in->height);
-        goto done;
-    }
-    copy_alpha(in, out);
-done:
+    else
+        copy_alpha(in, out);
     free(wf);
     free(wi);
     free(xi);

@@ -326,34 +326,29 @@ TEST(conv_sanitize_quick_filters_exist)
            kept, (int)N_QUICK);
 }
 
-/* Whether mma takes a job: shapes and weights only (8-bit, K 3/5/7, weights FP16 holds). */
-static int mma_takes(const char *optext, int k_text, int ch, int bytes, size_t pitch)
-{
-    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mma");
-    ts_op op;
-    ts_job job;
-    memset(&job, 0, sizeof job);
-    if (k_text)
-        op = kernel_op("k", optext);
-    else
-        op = tu_op(optext);
-    job.op = &op;
-    job.in = (ts_image){NULL, pitch, 1000, 500, ch, bytes};
-    job.out = job.in;
-    return v->supports(&job);
-}
-
 /* Whether variant `name` takes `op` on a 1000x500 image of this shape (shapes only). */
-static int variant_takes(const char *name, const char *optext, int ch, int bytes, size_t pitch)
+static int takes_op(const char *name, const ts_op *op, int ch, int bytes, size_t pitch)
 {
     const ts_variant *v = ts_variant_find(TS_FAM_CONV, name);
-    ts_op op = tu_op(optext);
     ts_job job;
     memset(&job, 0, sizeof job);
-    job.op = &op;
+    job.op = op;
     job.in = (ts_image){NULL, pitch, 1000, 500, ch, bytes};
     job.out = job.in;
     return v && v->supports && v->supports(&job);
+}
+
+static int variant_takes(const char *name, const char *optext, int ch, int bytes, size_t pitch)
+{
+    ts_op op = tu_op(optext);
+    return takes_op(name, &op, ch, bytes, pitch);
+}
+
+/* Whether mma takes a job: shapes and weights only (8-bit, K 3/5/7, weights FP16 holds). */
+static int mma_takes(const char *optext, int k_text, int ch, int bytes, size_t pitch)
+{
+    ts_op op = k_text ? kernel_op("k", optext) : tu_op(optext);
+    return takes_op("mma", &op, ch, bytes, pitch);
 }
 
 /* The ring variants copy 16-byte chunks: they need 16-byte aligned rows; pipe takes 16-bit and
