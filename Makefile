@@ -12,8 +12,12 @@ STB_INC ?= /usr/include/stb
 SDL_CONFIG ?= $(shell command -v sdl2-config 2>/dev/null)
 CPU_ONLY_WHY ?= nvcc not found (PATH, $(CUDA)/bin)
 
-# sm_90 machine code plus compute_75 PTX that the driver compiles for older GPUs (nvcc 13's floor).
-GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+# sm_90 machine code plus PTX that the driver compiles for older GPUs: compute_80 for Ampere and
+# Ada (the driver picks the newest PTX a GPU can take: with compute_75 alone, an sm_80 GPU would
+# get the kernels built without their sm_80 paths: mma, cp.async), compute_75 (nvcc 13's floor)
+# for Turing.
+GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 \
+           -gencode arch=compute_75,code=compute_75
 
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g

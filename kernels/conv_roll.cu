@@ -1,4 +1,4 @@
-/* conv_roll.cu - convolution, variant `roll`: K = 3, 5, 7 at memory speed (see conv.cu for the op).
+/* conv_roll.cu - convolution, variant `roll`: K = 1, 3, 5, 7 at memory speed (see conv.cu for the op).
  *
  * At 3x3 a convolution of 8-bit RGB is a copy with 9 FMAs per byte: it is won by moving each byte
  * once, 16 bytes per access, and by spending few instructions per sample. So, per warp:
@@ -18,12 +18,15 @@
  * window stays in registers. Alpha samples (C = 2, 4) are skipped by the FMAs and merged back from
  * the input with a bit mask. Float accumulation only (float filters, and exact filters whose
  * partial sums stay below 2^24), one output per tap (no magnitude), rows 16-byte aligned.
+ * K = 1 (a per-sample scale) is the same loop with no halo: every lane writes, nothing is shuffled,
+ * and a warp's rows stream through at the copy's pace.
  */
 #include "conv_roll.cuh"
 
 #include <limits.h>
 
-#define ROLL_SEG (30 * ROLL_TX)    /* output samples per warp: lanes 1..30 */
+/* output samples per warp: lanes 1..30 (K = 1 needs no halo: all 32 lanes) */
+template <int K> __host__ __device__ constexpr int roll_seg() { return (K == 1 ? 32 : 30) * ROLL_TX; }
 #define ROLL_WARPS 4               /* warps per block */
 #define ROLL_SH 16                 /* output rows per strip (default) */
 
@@ -31,16 +34,17 @@ template <int K, int CH, int B>
 __global__ void __launch_bounds__(32 * ROLL_WARPS)
     conv_roll_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long nwarps)
 {
-    constexpr int R = K / 2, H = R * CH, NWIN = ROLL_TX + 2 * H;
+    constexpr int R = K / 2, H = R * CH, NWIN = ROLL_TX + 2 * H, SEG = roll_seg<K>();
+    constexpr int LEAD = K == 1 ? 0 : ROLL_TX; /* samples of lane 0 left of the segment */
     static_assert(H <= ROLL_TX, "the halo must come from one neighbour lane");
     const int lane = threadIdx.x & 31;
     const long long gw = (long long)blockIdx.x * ROLL_WARPS + (threadIdx.x >> 5);
     if (gw >= nwarps)
         return; /* whole warps only: no shuffle loses a partner */
     const int wx = (int)(gw % nsx), y0 = (int)(gw / nsx) * sh;
-    const int s = wx * ROLL_SEG - ROLL_TX + lane * ROLL_TX; /* first sample of this lane */
-    const bool writer = lane >= 1 && lane <= 30 && s < p.wch;
-    const bool border_warp = wx == 0 || wx * ROLL_SEG - ROLL_TX + 32 * ROLL_TX > p.wch;
+    const int s = wx * SEG - LEAD + lane * ROLL_TX; /* first sample of this lane */
+    const bool writer = (K == 1 || (lane >= 1 && lane <= 30)) && s < p.wch;
+    const bool border_warp = wx == 0 || wx * SEG - LEAD + 32 * ROLL_TX > p.wch;
     const int rows_out = min(sh, p.height - y0), N = rows_out + K - 1; /* input rows */
 
     float acc[K][ROLL_TX];
@@ -72,7 +76,7 @@ __global__ void __launch_bounds__(32 * ROLL_WARPS)
 #pragma unroll
             for (int i = 0; i < ROLL_TX; i++)
                 f[i] = conv_word_sample<B, float>(roll_word<B>(raw0, i * B / 4), i % (4 / B));
-            if (border_warp && (s < 0 || s + ROLL_TX > p.wch)) {
+            if (H > 0 && border_warp && (s < 0 || s + ROLL_TX > p.wch)) {
                 /* outside the row: the first or last pixel's sample of the same channel */
                 const unsigned char *row = p.in + (size_t)row_y(n) * p.in_pitch;
                 float first[CH], last[CH];
@@ -126,7 +130,7 @@ __global__ void __launch_bounds__(32 * ROLL_WARPS)
 extern "C" int conv_roll_supports(const ts_job *job)
 {
     conv_traits t;
-    if (!conv_job_traits(job, &t) || (t.k != 3 && t.k != 5 && t.k != 7) || t.nout != 1 || t.acc_int)
+    if (!conv_job_traits(job, &t) || (t.k != 1 && t.k != 3 && t.k != 5 && t.k != 7) || t.nout != 1 || t.acc_int)
         return 0;
     return (((uintptr_t)job->in.data | (uintptr_t)job->out.data | job->in.pitch | job->out.pitch) &
             15) == 0;
@@ -137,7 +141,7 @@ struct roll_launcher {
     template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
     {
         const int sh = job->param > 0 ? job->param : ROLL_SH;
-        const int nsx = (p.wch + ROLL_SEG - 1) / ROLL_SEG;
+        const int nsx = (p.wch + roll_seg<K>() - 1) / roll_seg<K>();
         const long long nwarps = (long long)nsx * ((p.height + sh - 1) / sh);
         const long long blocks = (nwarps + ROLL_WARPS - 1) / ROLL_WARPS;
         if (blocks > INT_MAX)

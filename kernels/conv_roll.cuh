@@ -143,9 +143,9 @@ __device__ __forceinline__ void roll_accumulate(const conv_params &p, float (&ac
 }
 
 /* What roll and pipe take (conv_roll_supports): */
-#define ROLL_NEEDS "needs K 3, 5 or 7, one filter, float-exact sums and 16-byte aligned rows"
+#define ROLL_NEEDS "needs K 1, 3, 5 or 7, one filter, float-exact sums and 16-byte aligned rows"
 
-/* Runs L::run<K, CH, B>(job, p) for the job's K (3, 5, 7), channel count and depth, with the
+/* Runs L::run<K, CH, B>(job, p) for the job's K (1, 3, 5, 7), channel count and depth, with the
  * conv_params (11 KB: on the heap, not the stack) filled from the job. */
 template <class L, int K> static ts_status roll_run_k(const ts_job *job, const conv_params &p)
 {
@@ -164,8 +164,10 @@ template <class L> static ts_status roll_run(const ts_job *job)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
     ts_status st = conv_params_init(job, p);
     if (st == TS_OK)
-        st = p->k == 3 ? roll_run_k<L, 3>(job, *p) : p->k == 5 ? roll_run_k<L, 5>(job, *p)
-                                                              : roll_run_k<L, 7>(job, *p);
+        st = p->k == 1   ? roll_run_k<L, 1>(job, *p)
+             : p->k == 3 ? roll_run_k<L, 3>(job, *p)
+             : p->k == 5 ? roll_run_k<L, 5>(job, *p)
+                         : roll_run_k<L, 7>(job, *p);
     delete p;
     return st;
 }

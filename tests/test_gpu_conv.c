@@ -352,7 +352,8 @@ static int mma_takes(const char *optext, int k_text, int ch, int bytes, size_t p
 }
 
 /* The ring variants copy 16-byte chunks: they need 16-byte aligned rows; pipe takes 16-bit and
- * float filters (FP32 sums), mmapipe 8-bit only (FP16 operands), both K 3, 5, 7 only. */
+ * float filters (FP32 sums) and, as roll does, K 1, 3, 5, 7; mmapipe 8-bit only (FP16 operands),
+ * K 3, 5, 7. */
 TEST(conv_ring_variants_supports)
 {
     if (!ts_gpu_compiled())
@@ -370,6 +371,11 @@ TEST(conv_ring_variants_supports)
     CHECKF(!variant_takes("mmapipe", "gauss:3", 3, 2, 8192), "mmapipe takes a 16-bit image");
     CHECKF(!variant_takes("pipe", "gauss:9", 3, 1, 4096), "pipe takes K = 9");
     CHECKF(!variant_takes("mmapipe", "box:1", 3, 1, 4096), "mmapipe takes K = 1");
+    for (int ch = 1; ch <= 4; ch++)
+        for (int b = 1; b <= 2; b++) {
+            CHECKF(variant_takes("roll", "box:1", ch, b, 8192), "roll refuses box:1 on %d ch", ch);
+            CHECKF(variant_takes("pipe", "box:1", ch, b, 8192), "pipe refuses box:1 on %d ch", ch);
+        }
     CHECKF(!variant_takes("pipe", "edge", 3, 1, 4096), "pipe takes a magnitude (two filters)");
     CHECKF(variant_takes("mmapipe", "edge", 3, 1, 4096), "mmapipe refuses edge");
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct bench {
     bench_plan plan;
@@ -364,9 +365,9 @@ static void fill_meta(bench *b, int argc, char **argv)
                "median of %d runs after a warm-up, CUDA events around each run, L2 (%.0f MB) "
                "flushed before each run by reading 3x its size; random inputs, --seed %llu "
                "replays them; outputs checked once per op/format at %dx%d against the CPU "
-               "reference",
+               "reference (%d threads)",
                b->plan.runs, b->dev.l2_bytes / 1048576.0, (unsigned long long)b->plan.seed,
-               BENCH_CHECK_W, BENCH_CHECK_H);
+               BENCH_CHECK_W, BENCH_CHECK_H, ts_ref_threads());
     if (b->plan.vendor)
         bv_describe(m->vendors, sizeof m->vendors);
     else
@@ -413,6 +414,9 @@ int main(int argc, char **argv)
         printf("%s\n", slug);
         return 0;
     }
+    /* the CPU reference (the check, --cpu rows) on every core: at K = 31 one thread takes minutes */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    ts_ref_set_threads(ncpu > 0 ? (int)ncpu : 1);
     if (!b.plan.have_seed)
         b.plan.seed = (unsigned long long)time(NULL) * 2654435761ull ^ (unsigned long long)clock();
     if (bg_open(&b.env.g, &b.dev, b.plan.runs) != TS_OK) {

@@ -3,8 +3,8 @@
 # the minute): build, the GPU tests (also with the pre-sm_90 fallback forced), the CLI and the
 # unit suite on the GPU, compute-sanitizer at the odd sizes, the benchmark, bank conflicts (ncu).
 # Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test test-conv fallback cli sanitize
-# bench bench-full conv-sweep profile viewer racecheck sanitize-conv (default: build test fallback
-# cli bench). Logs go to OUTDIR (the device tool brings back 8 files: the steps keep to a few).
+# bench bench-full conv-sweep conv-k profile profile-conv sass-conv viewer racecheck sanitize-conv
+# (default: build test fallback cli bench). Logs go to OUTDIR (the device tool brings back 8 files: the steps keep to a few).
 set -u
 OUT=${1:?outdir}; shift
 STEPS=${*:-build test fallback cli bench}
@@ -43,6 +43,38 @@ if has conv-sweep; then
         --runs 20 --md "$OUT/conv-sweep.md" >>"$OUT/tests.log" 2>&1
     echo "conv sweep exit $?" | tee -a "$OUT/tests.log"
     grep -E "^\| (gauss|sharpen)" "$OUT/conv-sweep.md" | awk -F'|' '{print $2,$3,$5,$6,$10}' | tail -60
+fi
+if has conv-k; then
+    # K = 1 and K = 31 at 8K RGB8 against cuDNN and NPP (no naive: at K = 31 it alone takes minutes).
+    log "conv K=1, K=31" | tee -a "$OUT/tests.log"
+    timeout ${CONVK_TIMEOUT:-400} build/bench --op ${CONVK_OPS:-box:1,gauss:31,box:31} --size 8k \
+        --format rgb8 --variant ${CONVK_VARIANTS:-roll,pipe,tiled,sep,cudnn,npp} --runs ${CONVK_RUNS:-10} \
+        --md "$OUT/conv-k.md" --csv "$OUT/conv-k.csv" >>"$OUT/tests.log" 2>&1
+    echo "conv K exit $?" | tee -a "$OUT/tests.log"
+    grep -E "^\| (gauss|box)" "$OUT/conv-k.md" | awk -F'|' '{print $2,$3,$5,$6,$10,$13}' | tail -30
+fi
+if has sass-conv; then
+    # The SASS of the 8-bit RGB 3x3 conv kernels, and an opcode count per kernel (SASS_KERNELS: a
+    # grep -E pattern on the mangled names).
+    log "SASS of conv kernels" | tee -a "$OUT/tests.log"
+    cuobjdump -sass build/bench 2>/dev/null | awk -v pat="${SASS_KERNELS:-conv_mma_kernelILi3ELi3ELi1ELi0ELi4ELb1E}" \
+        '/Function :/ {on = ($0 ~ pat)} on' >"$OUT/sass.txt"
+    grep -E "^ +/\*[0-9a-f]+\*/" "$OUT/sass.txt" | awk '{print $2 == "@P0" || $2 ~ /^@/ ? $3 : $2}' |
+        sed 's/\..*//; s/;//' | sort | uniq -c | sort -rn | head -30 | tee -a "$OUT/tests.log"
+fi
+if has profile-conv; then
+    # ncu on conv variants at 8K RGB8 gauss:3 (PROFILE_CONV: variants): speed of light, warp
+    # states, instruction mix; the third launch (the first is the check at 1080p, the second the
+    # warm-up).
+    for v in ${PROFILE_CONV:-mmapipe}; do
+        log "ncu conv $v" | tee -a "$OUT/ncu.log"
+        timeout 120 ncu --section SpeedOfLight --section WarpStateStats --section InstructionStats \
+            --section Occupancy --section LaunchStats --print-details all -k regex:${PROFILE_KERNEL:-conv_} --launch-skip 2 -c 1 \
+            build/bench --op ${PROFILE_OP:-gauss:3} --size 8k --format rgb8 --variant $v --runs 1 \
+            >>"$OUT/ncu.log" 2>&1
+        echo "ncu exit $?" | tee -a "$OUT/ncu.log"
+    done
+    grep -E "Duration|DRAM Throughput|Issue Slots|Issued Ipc|Executed Instructions |Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued" "$OUT/ncu.log" | head -60
 fi
 if has fallback; then
     log "forced pre-sm_90 fallback (TESSERA_MAX_CC=80)" | tee -a "$OUT/tests.log"
