@@ -262,6 +262,24 @@ template <int N> __device__ __forceinline__ void conv_cp_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* The same copy to a 32-bit shared address. */
+__device__ __forceinline__ void conv_cp16s(uint32_t dst, const unsigned char *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
+/* conv_ring_fill for a ring row wholly inside the image row: no bounds checks, and the lane's
+ * addresses computed once by the caller (dst: shared address of this lane's first chunk, src: its
+ * first byte in the image row). */
+template <int NCHUNK>
+__device__ __forceinline__ void conv_ring_fill_in(uint32_t dst, const unsigned char *src, int lane)
+{
+#pragma unroll
+    for (int c0 = 0; c0 < NCHUNK; c0 += 32)
+        if (c0 + 32 <= NCHUNK || lane < NCHUNK - c0)
+            conv_cp16s(dst + 16 * c0, src + 16 * c0);
+}
+
 /* Starts the copies of one ring row from image row `row` (chunk c by lane c mod 32). */
 template <int B, int NCHUNK>
 __device__ __forceinline__ void conv_ring_fill(unsigned char *dst, const unsigned char *row, int s0,

@@ -7,7 +7,8 @@
  * Cross-correlation mode, like tessera; cuDNN pads with zeros where tessera replicates the border,
  * so only the interior is compared with the gold output. The algorithm is the fastest that
  * cudnnFindConvolutionForwardAlgorithmEx measures (cudnnGetConvolutionForwardAlgorithm_v7's
- * first choice if that fails), with its workspace; only cudnnConvolutionForward is timed.
+ * first choice if that fails), with its workspace; only cudnnConvolutionForward is timed. Above
+ * K = 15 FindEx is not called (it did not return at K = 31 on 8K; dnn_pick_implicit).
  * Math type CUDNN_DEFAULT_MATH: TF32 tensor cores allowed on sm_80+, as PyTorch does by default.
  */
 #include "bench_vendor.cuh"
@@ -21,6 +22,7 @@
 #include <cudnn.h>
 
 #define WS_LIMIT ((size_t)1 << 30) /* the most workspace an algorithm may ask for */
+#define FIND_MAX_K 15 /* FindEx at K <= 15; above it, dnn_pick_implicit */
 
 struct bv_cudnn {
     cudnnHandle_t handle;
@@ -122,6 +124,52 @@ static ts_status dnn_start(bench_vendor *v)
     return TS_OK;
 }
 
+/* Above FIND_MAX_K: cudnnFindConvolutionForwardAlgorithmEx on gauss:31 at 7680x4320 RGB (H200,
+ * cuDNN 9.14 and 9.19) ran past 200 s and 130 GB of host memory without returning, twice. So there
+ * the two implicit GEMM algorithms (FindEx's pick at K = 15) are timed here, one run each after a
+ * warm-up, and the faster is kept. */
+static ts_status dnn_pick_implicit(dnn_job *j, size_t ws_cap, cudaStream_t s)
+{
+    static const cudnnConvolutionFwdAlgo_t cand[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    TS_CUDA_TRY(cudaEventCreate(&e0));
+    ts_status st = TS_OK;
+    if (cudaEventCreate(&e1) != cudaSuccess) {
+        e1 = NULL;
+        st = ts_fail(TS_ERR_CUDA, "cudaEventCreate failed");
+    }
+    float best = -1;
+    cudnnConvolutionFwdAlgo_t pick = cand[0];
+    size_t pick_ws = 0;
+    for (size_t i = 0; st == TS_OK && i < sizeof cand / sizeof cand[0]; i++) {
+        size_t ws = 0;
+        float ms = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(j->h, j->xd, j->wd, j->cd, j->yd, cand[i], &ws) !=
+                CUDNN_STATUS_SUCCESS ||
+            ws > ws_cap)
+            continue;
+        j->algo = cand[i];
+        j->ws_bytes = ws;
+        if (dnn_run(j) != TS_OK || cudaEventRecord(e0, s) != cudaSuccess || dnn_run(j) != TS_OK ||
+            cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+            continue;
+        if (best < 0 || ms < best)
+            best = ms, pick = cand[i], pick_ws = ws;
+    }
+    cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (st != TS_OK)
+        return st;
+    if (best < 0)
+        return ts_fail(TS_ERR_UNSUPPORTED, "no implicit GEMM cuDNN algorithm for this convolution");
+    j->algo = pick;
+    j->ws_bytes = pick_ws;
+    return TS_OK;
+}
+
 /* Descriptors, buffers and the algorithm for one group; then the checked run. */
 static ts_status dnn_setup(bench_vendor *v, const bench_group *grp, dnn_job *j, char *note,
                            size_t len)
@@ -176,6 +224,15 @@ static ts_status dnn_setup(bench_vendor *v, const bench_group *grp, dnn_job *j, 
     size_t limit = free_b / 4 < WS_LIMIT ? free_b / 4 : WS_LIMIT;
     if ((st = bg_reserve(&d->d_ws, &d->ws_cap, limit)) != TS_OK)
         return st;
+    j->ws = d->d_ws;
+    if (k > FIND_MAX_K) {
+        if ((st = dnn_pick_implicit(j, d->ws_cap, (cudaStream_t)v->env->stream)) != TS_OK)
+            return st;
+        bench_text(note, len, "cuDNN %zu fp32 NCHW, groups %d, %s (the faster implicit GEMM: "
+                   "FindEx does not return at K > %d), workspace %.1f MB", cudnnGetVersion(), C,
+                   algo_name(j->algo), FIND_MAX_K, j->ws_bytes / 1048576.0);
+        return TS_OK;
+    }
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int got = 0, pick = -1;
     const char *how = "fastest measured by FindEx";
