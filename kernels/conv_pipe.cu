@@ -12,7 +12,7 @@
  *   - rows are waited for with cp.async.wait_group and published to the warp with __syncwarp: no
  *     block barrier, warps never wait for each other;
  *   - at the image's sides, H lanes write the replicated border samples into the ring row.
- * Same arithmetic, epilogue and stores as roll (conv_roll.cuh), so the same filters (K = 1, 3, 5, 7,
+ * Same arithmetic, epilogue and stores as roll (conv_roll.cuh), so the same filters (K = 3, 5, 7,
  * one output, float-exact sums) and the same results. Measured (H200, 8K RGB8 gauss:3): roll
  * 0.189 ms, pipe 0.101; what bounds pipe then is the FP32 work (K*K FMAs a sample), which mmapipe
  * moves to the tensor cores. cp.async needs sm_80.
@@ -30,7 +30,7 @@
 
 /* Blocks per SM the register budget must allow: 4 (128 registers) at K = 3 keeps 16 warps and
  * 60 KB of copies in flight per SM; larger K need the registers for their K rows of sums. */
-template <int K> constexpr int pipe_min_blocks() { return K <= 3 ? 4 : K == 5 ? 3 : 2; }
+template <int K> constexpr int pipe_min_blocks() { return K == 3 ? 4 : K == 5 ? 3 : 2; }
 
 template <int K, int CH, int B>
 __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
@@ -120,10 +120,14 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
 #endif
 }
 
-extern "C" int conv_pipe_supports(const ts_job *job) { return conv_roll_supports(job); }
+extern "C" int conv_pipe_supports(const ts_job *job)
+{
+    return conv_roll_supports(job) && job->op->filter.k != 1;
+}
 
 /* The launch of one instantiation, for roll_run (conv_roll.cuh). */
 struct pipe_launcher {
+    static constexpr bool k1 = false;
     template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
     {
         const int sh = job->param > 0 ? job->param : PIPE_SH;
@@ -147,6 +151,6 @@ struct pipe_launcher {
 extern "C" ts_status conv_pipe(const ts_job *job)
 {
     if (!conv_pipe_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv pipe: " ROLL_NEEDS);
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv pipe: " PIPE_NEEDS);
     return roll_run<pipe_launcher>(job);
 }

@@ -138,6 +138,7 @@ extern "C" int conv_roll_supports(const ts_job *job)
 
 /* The launch of one instantiation, for roll_run (conv_roll.cuh). */
 struct roll_launcher {
+    static constexpr bool k1 = true;
     template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
     {
         const int sh = job->param > 0 ? job->param : ROLL_SH;

@@ -38,7 +38,7 @@ static const ts_variant table[] = {
      "2K FMAs per output instead of K*K",
      75, 4, conv_sep_supports, NULL, conv_sep},
     {TS_FAM_CONV, "roll",
-     "K=3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
+     "K=1/3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
      "rolling register rows, no shared memory or barrier",
      75, 5, conv_roll_supports, NULL, conv_roll},
     {TS_FAM_CONV, "pipe",

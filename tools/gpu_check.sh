@@ -3,8 +3,8 @@
 # the minute): build, the GPU tests (also with the pre-sm_90 fallback forced), the CLI and the
 # unit suite on the GPU, compute-sanitizer at the odd sizes, the benchmark, bank conflicts (ncu).
 # Usage: sh tools/gpu_check.sh OUTDIR [steps...]; steps: build test test-conv fallback cli sanitize
-# bench bench-full conv-sweep conv-k profile profile-conv sass-conv viewer racecheck sanitize-conv
-# (default: build test fallback cli bench). Logs go to OUTDIR (the device tool brings back 8 files: the steps keep to a few).
+# bench bench-full conv-sweep conv-k profile profile-conv sass-conv ptx-jit viewer racecheck
+# sanitize-conv (default: build test fallback cli bench). Logs go to OUTDIR (the device tool brings back 8 files: the steps keep to a few).
 set -u
 OUT=${1:?outdir}; shift
 STEPS=${*:-build test fallback cli bench}
@@ -75,6 +75,16 @@ if has profile-conv; then
         echo "ncu exit $?" | tee -a "$OUT/ncu.log"
     done
     grep -E "Duration|DRAM Throughput|Issue Slots|Issued Ipc|Executed Instructions |Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued" "$OUT/ncu.log" | head -60
+fi
+if has ptx-jit; then
+    # The compute_80 PTX compiled by the driver, as an Ampere or Ada GPU gets it: the sm_80 paths
+    # of the conv variants (mma.sync, cp.async rings) against the CPU reference. Conv only: forced
+    # JIT also drops the sm_90 code of the cluster histogram, which an sm_90 GPU never runs as PTX.
+    log "conv tests on the JIT-compiled compute_80 PTX" | tee -a "$OUT/tests.log"
+    CUDA_FORCE_PTX_JIT=1 TESSERA_REQUIRE_GPU=1 TESSERA_TEST_VARIANTS=${JIT_VARIANTS:-roll,pipe,mma,mmapipe,tiled} \
+        timeout 400 build/test_unit gpu_conv_small gpu_conv_1080p >"$OUT/jit.log" 2>&1
+    echo "ptx-jit exit $?" | tee -a "$OUT/tests.log"
+    grep -E "^(FAIL|# conv)|passed, " "$OUT/jit.log" | tee -a "$OUT/tests.log"
 fi
 if has fallback; then
     log "forced pre-sm_90 fallback (TESSERA_MAX_CC=80)" | tee -a "$OUT/tests.log"
