@@ -50,7 +50,7 @@
 #ifndef MMA_NS
 #define MMA_NS 8         /* mmapipe: ring rows per warp (MMA_NS - 1 in flight) */
 #endif
-#define MMA_RING_SH3 24  /* mmapipe: output rows per strip at K = 3 (default; job->param ... */
+#define MMA_RING_SH3 16  /* mmapipe: output rows per strip at K = 3 (default; job->param ... */
 #define MMA_RING_SH 32   /* ... overrides), and at K = 5, 7 */
 #ifndef MMA_RING_MT3
 #define MMA_RING_MT3 4   /* mmapipe: M-tiles per warp at K = 3, one filter (8K RGB8 gauss:3 on an */
@@ -576,10 +576,12 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms; /* resident blocks */
     const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
     /* mma: strips whose input rows fill whole groups of P (no rows computed in vain); mmapipe:
-     * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond (measured, 8K RGB8 on an H200, 4 M-tiles:
-     * gauss:3 16 rows 0.0743 ms, 24 0.0709, 32 0.0716; gauss:5 0.1246, 0.1181, 0.1166; with 2
-     * M-tiles 8 and 64 rows were slower, and one wave of strips as tall as the resident warps
-     * allow 0.088 against 0.0765 at 16) */
+     * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond (measured, 8K on an H200, 4 M-tiles, 20-30
+     * runs: at K = 3 with 6 blocks an SM, RGB8 gauss:3 8 rows 0.0702 ms, 12 0.0653-0.0658, 14
+     * 0.0651, 16 0.0658-0.0667, 24 0.0719, 48 0.0794; sharpen 0.0803, 0.0729, 0.0740, 0.0730,
+     * 0.0750; gray8 gauss:3 16 rows 0.0308, 24 0.0336; RGBA8 0.1050, 0.1052. At K = 5 and 7 (no
+     * register cap) taller is better: gauss:5 16 rows 0.1286, 32 0.1190; gauss:7 0.1638, 0.1479;
+     * edge 0.1180, 0.1136) */
     constexpr int P = mma_geo<K, CH>::P;
     const int sh = job->param > 0 ? job->param
                    : RING       ? (K == 3 ? MMA_RING_SH3 : MMA_RING_SH)
