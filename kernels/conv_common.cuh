@@ -250,22 +250,21 @@ __device__ void conv_stage(const conv_params &p, Acc *s, int spitch, int a0, int
  * Per row: conv_ring_fill, conv_cp_commit; later conv_cp_wait, __syncwarp, conv_ring_border at
  * the image's sides, __syncwarp, read, __syncwarp before the row's slot is filled again. */
 #if __CUDA_ARCH__ >= 800
+/* 16 bytes from src (global) to the 32-bit shared address dst. */
+__device__ __forceinline__ void conv_cp16s(uint32_t dst, const unsigned char *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+/* The same to a generic pointer into shared memory. */
 __device__ __forceinline__ void conv_cp16(unsigned char *dst, const unsigned char *src)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+    conv_cp16s((uint32_t)__cvta_generic_to_shared(dst), src);
 }
 __device__ __forceinline__ void conv_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 /* Waits until at most N of this thread's committed groups are pending. */
 template <int N> __device__ __forceinline__ void conv_cp_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-/* The same copy to a 32-bit shared address. */
-__device__ __forceinline__ void conv_cp16s(uint32_t dst, const unsigned char *src)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 
 /* conv_ring_fill for a ring row wholly inside the image row: no bounds checks, and the lane's

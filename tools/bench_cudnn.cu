@@ -126,43 +126,29 @@ static ts_status dnn_start(bench_vendor *v)
 
 /* Above FIND_MAX_K: cudnnFindConvolutionForwardAlgorithmEx on gauss:31 at 7680x4320 RGB (H200,
  * cuDNN 9.14 and 9.19) ran past 200 s and 130 GB of host memory without returning, twice. So there
- * the two implicit GEMM algorithms (FindEx's pick at K = 15) are timed here, one run each after a
- * warm-up, and the faster is kept. */
-static ts_status dnn_pick_implicit(dnn_job *j, size_t ws_cap, cudaStream_t s)
+ * the two implicit GEMM algorithms (FindEx's pick at K = 15) are timed by the harness, one run
+ * each after a warm-up, and the faster is kept. */
+static ts_status dnn_pick_implicit(bench_gpu *g, dnn_job *j, size_t ws_cap)
 {
     static const cudnnConvolutionFwdAlgo_t cand[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
                                                      CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    TS_CUDA_TRY(cudaEventCreate(&e0));
-    ts_status st = TS_OK;
-    if (cudaEventCreate(&e1) != cudaSuccess) {
-        e1 = NULL;
-        st = ts_fail(TS_ERR_CUDA, "cudaEventCreate failed");
-    }
-    float best = -1;
+    double best = -1;
     cudnnConvolutionFwdAlgo_t pick = cand[0];
     size_t pick_ws = 0;
-    for (size_t i = 0; st == TS_OK && i < sizeof cand / sizeof cand[0]; i++) {
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
         size_t ws = 0;
-        float ms = 0;
+        bg_timing t;
         if (cudnnGetConvolutionForwardWorkspaceSize(j->h, j->xd, j->wd, j->cd, j->yd, cand[i], &ws) !=
                 CUDNN_STATUS_SUCCESS ||
             ws > ws_cap)
             continue;
         j->algo = cand[i];
         j->ws_bytes = ws;
-        if (dnn_run(j) != TS_OK || cudaEventRecord(e0, s) != cudaSuccess || dnn_run(j) != TS_OK ||
-            cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
-            cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+        if (bg_time(g, dnn_run, j, 1, &t) != TS_OK)
             continue;
-        if (best < 0 || ms < best)
-            best = ms, pick = cand[i], pick_ws = ws;
+        if (best < 0 || t.median_ms < best)
+            best = t.median_ms, pick = cand[i], pick_ws = ws;
     }
-    cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
-    if (st != TS_OK)
-        return st;
     if (best < 0)
         return ts_fail(TS_ERR_UNSUPPORTED, "no implicit GEMM cuDNN algorithm for this convolution");
     j->algo = pick;
@@ -226,7 +212,7 @@ static ts_status dnn_setup(bench_vendor *v, const bench_group *grp, dnn_job *j, 
         return st;
     j->ws = d->d_ws;
     if (k > FIND_MAX_K) {
-        if ((st = dnn_pick_implicit(j, d->ws_cap, (cudaStream_t)v->env->stream)) != TS_OK)
+        if ((st = dnn_pick_implicit(v->env->g, j, d->ws_cap)) != TS_OK)
             return st;
         bench_text(note, len, "cuDNN %zu fp32 NCHW, groups %d, %s (the faster implicit GEMM: "
                    "FindEx does not return at K > %d), workspace %.1f MB", cudnnGetVersion(), C,
