@@ -41,17 +41,26 @@
 #include <limits.h>
 #include <math.h>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 #define MMA_WARPS 4      /* warps per block */
 #define MMA_SEG 128      /* output samples per warp: 16 segments (M) x 8 outputs (N) */
 #define MMA_SH 32        /* output rows per strip at least (default; job->param overrides) */
 #define MMA_DIAG 24      /* diagonals j - n of one k-step's T: -7 .. 15, stored from index 0 */
 #define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
-#ifndef MMA_NS
-#define MMA_NS 8         /* mmapipe: ring rows per warp (MMA_NS - 1 in flight) */
+#ifndef MMA_NS_K
+#define MMA_NS_K 2       /* mmapipe: ring rows per warp, in multiples of K (NS - 1 in flight) */
 #endif
-#define MMA_RING_SH3 16  /* mmapipe: output rows per strip at K = 3 (default; job->param ... */
-#define MMA_RING_SH 32   /* ... overrides), and at K = 5, 7 */
+#ifndef MMA_L2PF
+#define MMA_L2PF 0       /* mmapipe: L2 prefetch this many rows past the ring's copies (0: off) */
+#endif
+#ifndef MMA_RING_SH3
+#define MMA_RING_SH3 12  /* mmapipe: output rows per strip at K = 3 (default; job->param ... */
+#endif
+#ifndef MMA_RING_SH
+#define MMA_RING_SH 40   /* ... overrides), and at K = 5, 7 (rounded to a multiple of NS) */
+#endif
 #ifndef MMA_RING_MT3
 #define MMA_RING_MT3 4   /* mmapipe: M-tiles per warp at K = 3, one filter (8K RGB8 gauss:3 on an */
 #endif                   /* H200: 2 M-tiles 0.0765 ms, 4 0.0718; ncu: issue-bound at 2) */
@@ -89,6 +98,10 @@
 #ifndef MMA_PK3
 #define MMA_PK3 2
 #endif
+
+/* mmapipe's ring rows per warp: a multiple of K, so that in a loop unrolled by NS both a row's ring
+ * slot and its accumulator slot are compile-time (mma_ring_steady). */
+template <int K> __host__ __device__ constexpr int mma_ns() { return MMA_NS_K * K; }
 
 /* Window geometry of K x K on CH channels: halo H samples each side, padded to A words of 4; S
  * k-steps of 16 samples cover the 8 + 8 A samples a segment of 8 outputs needs. */
@@ -176,21 +189,20 @@ __device__ __forceinline__ uint32_t mma_out(const conv_params &p, float a, float
     return conv_finish(p, a * MMA_UNSCALE, 0.0f);
 }
 
-/* Stores output pair (q, q + 1) of output row y (q even); alpha bytes (amask) come from the
+/* Stores output pair (q, q + 1) of an output row at o (q even); alpha bytes (amask) come from the
  * input row, arow[q] being its sample q (global memory, or mmapipe's ring). EDGE: the pair may
  * end or lie past the row's end. */
 template <int CH, bool EDGE>
-__device__ __forceinline__ void mma_put(const conv_params &p, uint32_t y, int q, uint32_t pair,
+__device__ __forceinline__ void mma_put(unsigned char *o, int q, int wch, uint32_t pair,
                                         uint32_t amask, const unsigned char *arow)
 {
-    if (EDGE && q >= p.wch)
+    if (EDGE && q >= wch)
         return;
     if ((CH == 2 || CH == 4) && amask) {
         uint32_t in = *(const uint16_t *)(arow + q);
         pair = (pair & ~amask) | (in & amask);
     }
-    unsigned char *o = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)q);
-    if (!EDGE || q + 2 <= p.wch)
+    if (!EDGE || q + 2 <= wch)
         *(uint16_t *)o = (uint16_t)pair;
     else
         *o = (unsigned char)pair;
@@ -235,14 +247,32 @@ __device__ __forceinline__ void mma_row(float (&acc)[NOUT][K][MT][4], const uint
     }
 }
 
-/* Rounds and stores the finished output row y from accumulator slot `done`. */
+/* One ring row's A words (rr: this lane's first word in the row), read, then its K products. */
+template <int K, int NOUT, int MT, int S>
+__device__ __forceinline__ void mma_ring_mul(float (&acc)[NOUT][K][MT][4],
+                                             const uint32_t (&bf)[NOUT][K][S][2],
+                                             const unsigned char *rr, int u)
+{
+    uint32_t raw[MT][S][2], a[MT][S][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int s = 0; s < S; s++)
+#pragma unroll
+            for (int hm = 0; hm < 2; hm++)
+                raw[mt][s][hm] = *(const uint32_t *)(rr + MMA_SEG * mt + 64 * hm + 16 * s);
+    __syncwarp(); /* the ring row is read: the copy issued next may refill it */
+    mma_frag(raw, a);
+    mma_row(acc, a, bf, u);
+}
+
+/* Rounds and stores a finished output row from accumulator slot `done`: lp is this lane's first
+ * output (sample q0 = base + 8g + 2t of the row). */
 template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
 __device__ __forceinline__ void mma_store_row(const conv_params &p, const float (&acc)[NOUT][K][MT][4],
-                                              int done, uint32_t y, int base, uint32_t amask,
+                                              int done, unsigned char *lp, int q0, uint32_t amask,
                                               const unsigned char *arow)
 {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    unsigned char *op = p.out + (y * (uint32_t)p.out_pitch + (uint32_t)(base + 8 * g + 2 * t));
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
         const float(&a0)[4] = acc[0][done][mt];
@@ -253,14 +283,25 @@ __device__ __forceinline__ void mma_store_row(const conv_params &p, const float 
             v[i] = mma_out<NOUT, EPI>(p, a0[i], a1[i]);
         const uint32_t w0 = __byte_perm(v[0], v[1], 0x0040u), w1 = __byte_perm(v[2], v[3], 0x0040u);
         if (!BORDER && CH != 2 && CH != 4) {
-            *(uint16_t *)(op + MMA_SEG * mt) = (uint16_t)w0;
-            *(uint16_t *)(op + MMA_SEG * mt + 64) = (uint16_t)w1;
+#if MMA_STORE_CS
+            __stcs((unsigned short *)(lp + MMA_SEG * mt), (unsigned short)w0);
+            __stcs((unsigned short *)(lp + MMA_SEG * mt + 64), (unsigned short)w1);
+#else
+            *(uint16_t *)(lp + MMA_SEG * mt) = (uint16_t)w0;
+            *(uint16_t *)(lp + MMA_SEG * mt + 64) = (uint16_t)w1;
+#endif
         } else {
-            const int q = base + MMA_SEG * mt + 8 * g + 2 * t;
-            mma_put<CH, BORDER>(p, y, q, w0, amask, arow);
-            mma_put<CH, BORDER>(p, y, q + 64, w1, amask, arow);
+            const int q = q0 + MMA_SEG * mt;
+            mma_put<CH, BORDER>(lp + MMA_SEG * mt, q, p.wch, w0, amask, arow);
+            mma_put<CH, BORDER>(lp + MMA_SEG * mt + 64, q + 64, p.wch, w1, amask, arow);
         }
     }
+}
+
+/* This lane's first output of row y (sample base + 8g + 2t), through 32-bit offsets (supports). */
+__device__ __forceinline__ unsigned char *mma_out_lane(const conv_params &p, uint32_t y, int q0)
+{
+    return p.out + (y * (uint32_t)p.out_pitch + (uint32_t)q0);
 }
 
 template <int K, int NOUT, int MT> __device__ __forceinline__ void mma_clear(float (&acc)[NOUT][K][MT][4])
@@ -289,6 +330,7 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int N = rows + K - 1;                    /* input rows */
     const int pos0 = base + 8 * g - 4 * A + 4 * t; /* segment g of M-tile 0, k-step 0 */
+    const int q0 = base + 8 * g + 2 * t;           /* this lane's first output sample */
 
     /* one input row: [mt][s][0] segment g, [mt][s][1] segment g + 8 (32-bit offsets: supports) */
     auto load_row = [&](int n, uint32_t(&r)[MT][S][2]) {
@@ -329,7 +371,8 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
             const int m = n - (K - 1);
             if (m >= 0 && m < rows) {
                 const uint32_t y = (uint32_t)(y0 + m);
-                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K, y, base, amask,
+                mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(p, acc, (u + 1) % K,
+                                                           mma_out_lane(p, y, q0), q0, amask,
                                                            p.in + y * (uint32_t)p.in_pitch);
             }
         }
@@ -347,14 +390,14 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
 {
 #if __CUDA_ARCH__ >= 800
     using G = mma_geo<K, CH>;
-    constexpr int R = G::R, A = G::A, S = G::S, H = G::H, RB = MMA_RING_ROW(MT);
+    constexpr int R = G::R, A = G::A, H = G::H, RB = MMA_RING_ROW(MT), NS = mma_ns<K>();
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int N = rows + K - 1, s0 = base - 16;
+    const int N = rows + K - 1, s0 = base - 16, q0 = base + 8 * g + 2 * t;
     const int rd0 = 16 + 8 * g - 4 * A + 4 * t; /* ring offset of segment g, M-tile 0, k-step 0 */
     /* rows copied ahead; alpha images keep R more rows in the ring: an output row's alpha comes
      * from its centre input row, R rows back */
     constexpr bool ALPHA = CH == 2 || CH == 4;
-    constexpr int D = ALPHA ? MMA_NS - 1 - R : MMA_NS - 1;
+    constexpr int D = ALPHA ? NS - 1 - R : NS - 1;
     static_assert(D >= 1, "ring too short");
     /* interior strips: this lane's chunk addresses once per strip, 32-bit row offsets (supports),
      * no bounds checks (measured: the same speed as conv_ring_fill's path, within 3%) */
@@ -363,15 +406,16 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
     auto issue = [&](int n) {
         const int yy = min(max(y0 - R + n, 0), p.height - 1);
         if (!BORDER)
-            conv_ring_fill_in<RB / 16>(ring_lane + (n % MMA_NS) * RB,
+            conv_ring_fill_in<RB / 16>(ring_lane + (n % NS) * RB,
                                        in_lane + (uint32_t)yy * (uint32_t)p.in_pitch, lane);
         else
-            conv_ring_fill<1, RB / 16>(ring + (n % MMA_NS) * RB, p.in + (size_t)yy * p.in_pitch,
+            conv_ring_fill<1, RB / 16>(ring + (n % NS) * RB, p.in + (size_t)yy * p.in_pitch,
                                        s0, p.wch, lane);
     };
 
     float acc[NOUT][K][MT][4];
     mma_clear(acc);
+    __syncwarp(); /* the last strip's alpha reads of the ring are done */
 #pragma unroll
     for (int j = 0; j < D; j++) {
         if (j < N)
@@ -391,29 +435,134 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
             conv_cp_commit();
             conv_cp_wait<D>(); /* this lane's copies of row n have landed */
             __syncwarp();      /* ... and every lane's */
-            unsigned char *rrow = ring + (n % MMA_NS) * RB;
+            unsigned char *rrow = ring + (n % NS) * RB;
             if (BORDER) {
                 conv_ring_border<CH, 1, H>(rrow, s0, RB, p.wch, lane);
                 __syncwarp();
             }
-            uint32_t raw[MT][S][2], a[MT][S][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int s = 0; s < S; s++)
-#pragma unroll
-                    for (int hm = 0; hm < 2; hm++)
-                        raw[mt][s][hm] = *(const uint32_t *)(rrow + rd0 + MMA_SEG * mt + 64 * hm + 16 * s);
-            __syncwarp(); /* the ring row is read: the copy issued next may refill it */
-            mma_frag(raw, a);
-            mma_row(acc, a, bf, u);
+            mma_ring_mul(acc, bf, rrow + rd0, u);
             const int m = n - (K - 1);
             if (m >= 0) /* alpha from ring row n - R (input row y0 + m), sample q at 16 + q - base */
                 mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(
-                    p, acc, (u + 1) % K, (uint32_t)(y0 + m), base, amask,
-                    ring + ((n - R) % MMA_NS) * RB + 16 - base);
+                    p, acc, (u + 1) % K, mma_out_lane(p, (uint32_t)(y0 + m), q0), q0, amask,
+                    ring + ((n - R) % NS) * RB + 16 - base);
         }
     }
+#endif
+}
+
+/* f(std::integral_constant<int, j>()) for j = 0 .. N - 1: an unrolled loop whose index is a
+ * compile-time constant inside f (register arrays need compile-time indices). */
+template <typename F, int... J>
+__device__ __forceinline__ void mma_unroll_seq(F &&f, std::integer_sequence<int, J...>)
+{
+    (f(std::integral_constant<int, J>()), ...);
+}
+template <int N, typename F> __device__ __forceinline__ void mma_unroll(F &&f)
+{
+    mma_unroll_seq(f, std::make_integer_sequence<int, N>());
+}
+
+/* One strip of the persistent task list: output samples base .. base + 128 MT - 1 of output rows
+ * y0 .. y0 + rows - 1 (tasks run along a row band first). */
+struct mma_task {
+    int base, y0, rows;
+};
+__device__ __forceinline__ mma_task mma_task_at(long long task, int nsx, int sh, int seg, int height)
+{
+    mma_task t;
+    t.base = (int)(task % nsx) * seg;
+    t.y0 = (int)(task / nsx) * sh;
+    t.rows = min(sh, height - t.y0);
+    return t;
+}
+
+/* The strips mma_ring_steady takes: inside the image on every side (no border samples, no clamped
+ * rows) and output rows a multiple of the ring (NS), so that input row n sits in a compile-time
+ * slot of a loop unrolled by NS rows. */
+template <int K, int MT>
+__device__ __forceinline__ bool mma_ring_is_steady(const conv_params &p, const mma_task &t)
+{
+    constexpr int R = K / 2;
+    return t.base > 0 && t.base + MMA_RING_ROW(MT) - 16 <= p.wch && t.rows % mma_ns<K>() == 0 &&
+           t.y0 >= R && t.y0 + t.rows + R <= p.height;
+}
+
+/* mma_ring_strip for a steady strip. Unrolled by NS rows, each row's ring slot and accumulator
+ * slot are compile-time and the lane's addresses advance by a pitch a row: per row, no address
+ * arithmetic and no checks but whether a copy is left to issue (in the SASS of the general loop,
+ * 8K RGB8 gauss:3, those took about 40 of 136 instructions a row; here 97 a row). Measured on an
+ * H200 against the general loop at the same strip height: 0.0643 -> 0.0639 ms; the kernel is not
+ * issue-bound any more. Streaming the ring on into the warp's next strip (no pipeline start per
+ * strip) and deeper rings (NS = 9, 12 at K = 3) were measured slower or no faster. */
+template <int K, int CH, int NOUT, int EPI, int MT>
+__device__ __forceinline__ void mma_ring_steady(const conv_params &p,
+                                                const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
+                                                const mma_task &tk, const mma_task *nt, uint32_t amask,
+                                                unsigned char *ring)
+{
+#if __CUDA_ARCH__ >= 800
+    using G = mma_geo<K, CH>;
+    constexpr int R = G::R, A = G::A, RB = MMA_RING_ROW(MT), NS = mma_ns<K>();
+    constexpr bool ALPHA = CH == 2 || CH == 4;
+    constexpr int D = ALPHA ? NS - 1 - R : NS - 1; /* as mma_ring_strip */
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int N = tk.rows + K - 1, q0 = tk.base + 8 * g + 2 * t;
+    const uint32_t wr = (uint32_t)__cvta_generic_to_shared(ring) + 16 * lane; /* slot 0 chunk */
+    const unsigned char *rr = ring + (16 + 8 * g - 4 * A + 4 * t);             /* slot 0 word */
+    const size_t ipitch = p.in_pitch, opitch = p.out_pitch;
+    const unsigned char *src = /* this lane's chunk of input row 0 (32-bit offsets: supports) */
+        p.in + ((uint32_t)(tk.y0 - R) * (uint32_t)p.in_pitch + (uint32_t)(tk.base - 16 + 16 * lane));
+    unsigned char *lp = mma_out_lane(p, (uint32_t)tk.y0, q0);
+    /* L2 prefetch (lane 0): input row n + D + MMA_L2PF at row n, then the next strip's first rows */
+    constexpr int Q = D + MMA_L2PF;
+    const unsigned char *pf = p.in + ((uint32_t)(tk.y0 - R + Q) * (uint32_t)p.in_pitch + (uint32_t)(tk.base - 16));
+    const unsigned char *npf = nt ? p.in + ((uint32_t)max(nt->y0 - R, 0) * (uint32_t)p.in_pitch +
+                                            (uint32_t)max(nt->base - 16, 0))
+                                  : NULL;
+    const int pf_end = Q > N ? 0 : N + (nt ? min(Q, nt->rows) : 0);
+
+    float acc[NOUT][K][MT][4];
+    mma_clear(acc);
+    __syncwarp(); /* the last strip's alpha reads of the ring are done */
+#pragma unroll
+    for (int j = 0; j < D; j++) {
+        conv_ring_fill_in<RB / 16>(wr + j * RB, src, lane);
+        src += ipitch;
+        conv_cp_commit();
+    }
+    /* input row n in ring slot J = n mod NS (compile-time); STORE: row n finishes output n - K + 1 */
+    auto row = [&](int n, auto slot, bool store) {
+        constexpr int J = decltype(slot)::value, U = J % K;
+        if (ALPHA)
+            __syncwarp(); /* the alpha read from the slot refilled next is done */
+        if (n + D < N) {
+            conv_ring_fill_in<RB / 16>(wr + (J + D) % NS * RB, src, lane);
+            src += ipitch;
+        }
+        if (MMA_L2PF > 0) {
+            if (n + Q == N)
+                pf = npf;
+            if (lane == 0 && n + Q < pf_end)
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(pf), "n"(RB) : "memory");
+            pf += ipitch;
+        }
+        conv_cp_commit();
+        conv_cp_wait<D>(); /* this lane's copies of row n have landed */
+        __syncwarp();      /* ... and every lane's */
+        mma_ring_mul(acc, bf, rr + J * RB, U);
+        if (store) { /* alpha from ring row n - R, sample q at 16 + q - base */
+            mma_store_row<K, CH, NOUT, EPI, MT, false>(p, acc, (U + 1) % K, lp, q0, amask,
+                                                       ring + ((J - R + NS) % NS * RB + 16 - tk.base));
+            lp += opitch;
+        }
+    };
+    /* rows 0 .. K - 2 finish no output row; then groups of NS rows, the first in slot K - 1 */
+    mma_unroll<K - 1>([&](auto j) { row(decltype(j)::value, j, false); });
+    for (int n0 = K - 1; n0 < N; n0 += NS)
+        mma_unroll<NS>([&](auto j) {
+            row(n0 + decltype(j)::value, std::integral_constant<int, (K - 1 + decltype(j)::value) % NS>(), true);
+        });
 #endif
 }
 
@@ -463,14 +612,23 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>
     const uint32_t amask = (CH == 2 || (CH == 4 && (t & 1))) ? 0xFF00u : 0u;
 
     const long long wstride = (long long)gridDim.x * MMA_WARPS;
-    for (long long task = (long long)blockIdx.x * MMA_WARPS + (threadIdx.x >> 5); task < ntasks;
-         task += wstride) {
-        const int base = (int)(task % nsx) * (MMA_SEG * MT), y0 = (int)(task / nsx) * sh;
-        const int rows = min(sh, p.height - y0);
+    for (long long task = (long long)blockIdx.x * MMA_WARPS + (threadIdx.x >> 5); task < ntasks;) {
+        const mma_task tk = mma_task_at(task, nsx, sh, MMA_SEG * MT, p.height);
+        const int base = tk.base, y0 = tk.y0, rows = tk.rows;
         if constexpr (RING) {
             extern __shared__ __align__(16) unsigned char mma_smem[];
-            unsigned char *ring = mma_smem + (threadIdx.x >> 5) * (MMA_NS * MMA_RING_ROW(MT));
-            if (base == 0 || base + MMA_RING_ROW(MT) - 16 > p.wch)
+            constexpr int NS = mma_ns<K>();
+            unsigned char *ring = mma_smem + (threadIdx.x >> 5) * (NS * MMA_RING_ROW(MT));
+            if (mma_ring_is_steady<K, MT>(p, tk)) {
+                mma_task nt;
+                bool more = MMA_L2PF > 0 && task + wstride < ntasks;
+                if (more) { /* its first rows prefetched if inside the row (no border samples) */
+                    nt = mma_task_at(task + wstride, nsx, sh, MMA_SEG * MT, p.height);
+                    more = nt.base > 0 && nt.base + MMA_RING_ROW(MT) - 16 <= p.wch;
+                }
+                mma_ring_steady<K, CH, NOUT, EPI, MT>(p, bf, tk, more ? &nt : NULL, amask, ring);
+            }
+            else if (base == 0 || base + MMA_RING_ROW(MT) - 16 > p.wch)
                 mma_ring_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask, ring);
             else
                 mma_ring_strip<K, CH, NOUT, EPI, MT, false>(p, bf, base, y0, rows, amask, ring);
@@ -480,6 +638,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>
         } else {
             mma_strip<K, CH, NOUT, EPI, MT, false>(p, bf, base, y0, rows, amask);
         }
+        task += wstride;
     }
 #endif
 }
@@ -562,7 +721,8 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
     constexpr int MT = mma_mt<K, NOUT, RING>();
     auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT, RING>;
-    const size_t smem = RING ? (size_t)MMA_WARPS * MMA_NS * MMA_RING_ROW(MT) : 0;
+    constexpr int NS = mma_ns<K>();
+    const size_t smem = RING ? (size_t)MMA_WARPS * NS * MMA_RING_ROW(MT) : 0;
     const ts_status st = conv_smem_allow((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
@@ -583,8 +743,9 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
      * register cap) taller is better: gauss:5 16 rows 0.1286, 32 0.1190; gauss:7 0.1638, 0.1479;
      * edge 0.1180, 0.1136) */
     constexpr int P = mma_geo<K, CH>::P;
+    constexpr int RSH = ((K == 3 ? MMA_RING_SH3 : MMA_RING_SH) + NS / 2) / NS * NS;
     const int sh = job->param > 0 ? job->param
-                   : RING       ? (K == 3 ? MMA_RING_SH3 : MMA_RING_SH)
+                   : RING       ? (RSH > NS ? RSH : NS)
                                 : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     /* persistent blocks: the weight fragments are built once per block, warps take strips */

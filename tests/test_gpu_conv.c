@@ -107,16 +107,16 @@ static int quick_filter(const char *text)
 /* Runs variant v on `in` and compares with `want`. Returns 1 if it ran and matched, 0 if it was
  * skipped (a specialized variant that does not take the job), -1 after reporting a failure. */
 static int check_variant(const ts_variant *v, const ts_op *op, const ts_image *in,
-                         const ts_image *want)
+                         const ts_image *want, int param)
 {
     ts_image got;
-    ts_status st = tu_gpu_run(v, op, in, &got, 0);
+    ts_status st = tu_gpu_run(v, op, in, &got, param);
     if (st == TS_ERR_UNSUPPORTED && strcmp(v->name, "naive") && strcmp(v->name, "gemm") &&
         strcmp(v->name, "tiled"))
         return 0;
     if (st != TS_OK) {
-        tst_fail(__FILE__, __LINE__, "conv %s on %s %dx%dx%d %d-bit: %s: %s", v->name, op->text,
-                 in->width, in->height, in->channels, 8 * in->bytes, ts_status_str(st),
+        tst_fail(__FILE__, __LINE__, "conv %s/%d on %s %dx%dx%d %d-bit: %s: %s", v->name, param,
+                 op->text, in->width, in->height, in->channels, 8 * in->bytes, ts_status_str(st),
                  ts_error_detail());
         return -1;
     }
@@ -126,9 +126,9 @@ static int check_variant(const ts_variant *v, const ts_op *op, const ts_image *i
     int ok = d >= 0 && d <= tol;
     if (!ok)
         tst_fail(__FILE__, __LINE__,
-                 "conv %s on %s %dx%dx%d %d-bit: %s tolerance (%s) broken: max diff %ld at "
+                 "conv %s/%d on %s %dx%dx%d %d-bit: %s tolerance (%s) broken: max diff %ld at "
                  "x=%d y=%d c=%d: got %u, want %u (TESSERA_SEED=%llu)",
-                 v->name, op->text, in->width, in->height, in->channels, 8 * in->bytes,
+                 v->name, param, op->text, in->width, in->height, in->channels, 8 * in->bytes,
                  tol ? "float filter" : "exact filter", tol ? "<= 1 step" : "bit-exact", d, x, y,
                  c, ts_get(&got, x, y, c), ts_get(want, x, y, c), (unsigned long long)tu_seed());
     ts_image_free(&got);
@@ -172,7 +172,7 @@ static int check_shape(const ts_variant *const *vs, int nv, const ts_op *op, int
     }
     int res = 0;
     for (int i = 0; i < nv && res == 0; i++) {
-        int r = check_variant(vs[i], op, &in, &want);
+        int r = check_variant(vs[i], op, &in, &want, 0);
         if (r < 0)
             res = -1;
         else
@@ -248,6 +248,52 @@ TEST(gpu_conv_8k)
     if (check_shape(all, na, &box, w, h, 3, 1, &st, ran) < 0) /* the benchmark's image */
         return;
     check_shape(vs, nv, &gauss, w, h, 4, 1, &st, ran);
+}
+
+/* The row kernels' strips take one of three paths: border (samples past a row's side), steady
+ * (mmapipe: inside the image, rows a multiple of its ring) and general (the rest: clamped top or
+ * bottom rows, a short last strip, other heights). An image wide and tall enough for all three on
+ * every channel count, at the default strip height (param 0) and at heights that move strips
+ * between the paths (6: steady at K = 3; 14: at K = 7; 20: at K = 5; 7: general everywhere). */
+TEST(gpu_conv_strip_paths)
+{
+    TU_GPU_OR_SKIP(dev);
+    static const char *const rows_kernels[] = {"mma", "mmapipe", "pipe", "roll", NULL};
+    static const int params[] = {0, 6, 7, 14, 20};
+    const ts_variant *vs[64];
+    int nv = gpu_conv_variants(dev, vs, rows_kernels);
+    uint64_t st = tu_seed() + 3, kst = tu_seed() ^ 0x57121Bu;
+    ts_op ops[7] = {tu_op("gauss:3"), tu_op("box:3"), tu_op("sharpen"), tu_op("edge"),
+                    tu_op("gauss:5"), random_int_kernel("k7-wide", 7, -60, 60, 0, &kst),
+                    random_float_kernel("k3-float", 3, &kst)};
+    for (int ch = 1; ch <= 4; ch++) {
+        int ran[64] = {0};
+        ts_image in = tu_random_image(1101, 101, ch, 1, &st);
+        for (int f = 0; f < 7; f++) {
+            ts_image want;
+            if (ts_ref_conv(&ops[f], &in, &want) != TS_OK) {
+                tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", ops[f].text,
+                         ts_error_detail());
+                ts_image_free(&in);
+                return;
+            }
+            int bad = 0;
+            for (int i = 0; i < nv && !bad; i++)
+                for (size_t k = 0; k < sizeof params / sizeof params[0] && !bad; k++) {
+                    int r = check_variant(vs[i], &ops[f], &in, &want, params[k]);
+                    bad = r < 0;
+                    ran[i] += r > 0;
+                }
+            ts_image_free(&want);
+            if (bad) {
+                ts_image_free(&in);
+                return;
+            }
+        }
+        ts_image_free(&in);
+        for (int i = 0; i < nv; i++) /* each of these takes 8-bit K = 3 on any channel count */
+            CHECKF(ran[i] > 0, "conv %s ran no job on %d channels", vs[i]->name, ch);
+    }
 }
 
 /* ---------------------------------------------------------------- CPU tests */
