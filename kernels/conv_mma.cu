@@ -11,7 +11,8 @@
  * does: each input row, loaded once, is multiplied by the K weight matrices T_ky into the K output
  * rows it touches (rolling accumulators, compile-time slots); a finished row is rounded by the
  * project's epilogues and stored. The weight fragments are built once per block (shared memory) and
- * then live in registers; blocks are persistent (grid = what fits), warps take strips in turn.
+ * then live in registers; mma's blocks are persistent (grid = what fits), warps take strips in
+ * turn; mmapipe launches a block per 4 strips (below).
  *
  * Fragment layout: the A and B k-index is a permutation of the window, chosen so that a lane's
  * k-slots {2t, 2t+1, 2t+8, 2t+9} (t = lane % 4) are window samples 4t..4t+3: one aligned 32-bit
@@ -52,14 +53,11 @@
 #ifndef MMA_NS_K
 #define MMA_NS_K 2       /* mmapipe: ring rows per warp, in multiples of K (NS - 1 in flight) */
 #endif
-#ifndef MMA_L2PF
-#define MMA_L2PF 0       /* mmapipe: L2 prefetch this many rows past the ring's copies (0: off) */
-#endif
 #ifndef MMA_RING_SH3
 #define MMA_RING_SH3 12  /* mmapipe: output rows per strip at K = 3 (default; job->param ... */
 #endif
 #ifndef MMA_RING_SH
-#define MMA_RING_SH 40   /* ... overrides), and at K = 5, 7 (rounded to a multiple of NS) */
+#define MMA_RING_SH 30   /* ... overrides), and at K = 5, 7 (rounded to a multiple of NS) */
 #endif
 #ifndef MMA_RING_MT3
 #define MMA_RING_MT3 4   /* mmapipe: M-tiles per warp at K = 3, one filter (8K RGB8 gauss:3 on an */
@@ -283,13 +281,8 @@ __device__ __forceinline__ void mma_store_row(const conv_params &p, const float 
             v[i] = mma_out<NOUT, EPI>(p, a0[i], a1[i]);
         const uint32_t w0 = __byte_perm(v[0], v[1], 0x0040u), w1 = __byte_perm(v[2], v[3], 0x0040u);
         if (!BORDER && CH != 2 && CH != 4) {
-#if MMA_STORE_CS
-            __stcs((unsigned short *)(lp + MMA_SEG * mt), (unsigned short)w0);
-            __stcs((unsigned short *)(lp + MMA_SEG * mt + 64), (unsigned short)w1);
-#else
             *(uint16_t *)(lp + MMA_SEG * mt) = (uint16_t)w0;
             *(uint16_t *)(lp + MMA_SEG * mt + 64) = (uint16_t)w1;
-#endif
         } else {
             const int q = q0 + MMA_SEG * mt;
             mma_put<CH, BORDER>(lp + MMA_SEG * mt, q, p.wch, w0, amask, arow);
@@ -463,7 +456,7 @@ template <int N, typename F> __device__ __forceinline__ void mma_unroll(F &&f)
     mma_unroll_seq(f, std::make_integer_sequence<int, N>());
 }
 
-/* One strip of the persistent task list: output samples base .. base + 128 MT - 1 of output rows
+/* One strip of the task list: output samples base .. base + 128 MT - 1 of output rows
  * y0 .. y0 + rows - 1 (tasks run along a row band first). */
 struct mma_task {
     int base, y0, rows;
@@ -498,8 +491,7 @@ __device__ __forceinline__ bool mma_ring_is_steady(const conv_params &p, const m
 template <int K, int CH, int NOUT, int EPI, int MT>
 __device__ __forceinline__ void mma_ring_steady(const conv_params &p,
                                                 const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
-                                                const mma_task &tk, const mma_task *nt, uint32_t amask,
-                                                unsigned char *ring)
+                                                const mma_task &tk, uint32_t amask, unsigned char *ring)
 {
 #if __CUDA_ARCH__ >= 800
     using G = mma_geo<K, CH>;
@@ -514,13 +506,6 @@ __device__ __forceinline__ void mma_ring_steady(const conv_params &p,
     const unsigned char *src = /* this lane's chunk of input row 0 (32-bit offsets: supports) */
         p.in + ((uint32_t)(tk.y0 - R) * (uint32_t)p.in_pitch + (uint32_t)(tk.base - 16 + 16 * lane));
     unsigned char *lp = mma_out_lane(p, (uint32_t)tk.y0, q0);
-    /* L2 prefetch (lane 0): input row n + D + MMA_L2PF at row n, then the next strip's first rows */
-    constexpr int Q = D + MMA_L2PF;
-    const unsigned char *pf = p.in + ((uint32_t)(tk.y0 - R + Q) * (uint32_t)p.in_pitch + (uint32_t)(tk.base - 16));
-    const unsigned char *npf = nt ? p.in + ((uint32_t)max(nt->y0 - R, 0) * (uint32_t)p.in_pitch +
-                                            (uint32_t)max(nt->base - 16, 0))
-                                  : NULL;
-    const int pf_end = Q > N ? 0 : N + (nt ? min(Q, nt->rows) : 0);
 
     float acc[NOUT][K][MT][4];
     mma_clear(acc);
@@ -539,13 +524,6 @@ __device__ __forceinline__ void mma_ring_steady(const conv_params &p,
         if (n + D < N) {
             conv_ring_fill_in<RB / 16>(wr + (J + D) % NS * RB, src, lane);
             src += ipitch;
-        }
-        if (MMA_L2PF > 0) {
-            if (n + Q == N)
-                pf = npf;
-            if (lane == 0 && n + Q < pf_end)
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(pf), "n"(RB) : "memory");
-            pf += ipitch;
         }
         conv_cp_commit();
         conv_cp_wait<D>(); /* this lane's copies of row n have landed */
@@ -619,15 +597,8 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>
             extern __shared__ __align__(16) unsigned char mma_smem[];
             constexpr int NS = mma_ns<K>();
             unsigned char *ring = mma_smem + (threadIdx.x >> 5) * (NS * MMA_RING_ROW(MT));
-            if (mma_ring_is_steady<K, MT>(p, tk)) {
-                mma_task nt;
-                bool more = MMA_L2PF > 0 && task + wstride < ntasks;
-                if (more) { /* its first rows prefetched if inside the row (no border samples) */
-                    nt = mma_task_at(task + wstride, nsx, sh, MMA_SEG * MT, p.height);
-                    more = nt.base > 0 && nt.base + MMA_RING_ROW(MT) - 16 <= p.wch;
-                }
-                mma_ring_steady<K, CH, NOUT, EPI, MT>(p, bf, tk, more ? &nt : NULL, amask, ring);
-            }
+            if (mma_ring_is_steady<K, MT>(p, tk))
+                mma_ring_steady<K, CH, NOUT, EPI, MT>(p, bf, tk, amask, ring);
             else if (base == 0 || base + MMA_RING_ROW(MT) - 16 > p.wch)
                 mma_ring_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask, ring);
             else
@@ -736,21 +707,27 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms; /* resident blocks */
     const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
     /* mma: strips whose input rows fill whole groups of P (no rows computed in vain); mmapipe:
-     * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond (measured, 8K on an H200, 4 M-tiles, 20-30
-     * runs: at K = 3 with 6 blocks an SM, RGB8 gauss:3 8 rows 0.0702 ms, 12 0.0653-0.0658, 14
-     * 0.0651, 16 0.0658-0.0667, 24 0.0719, 48 0.0794; sharpen 0.0803, 0.0729, 0.0740, 0.0730,
-     * 0.0750; gray8 gauss:3 16 rows 0.0308, 24 0.0336; RGBA8 0.1050, 0.1052. At K = 5 and 7 (no
-     * register cap) taller is better: gauss:5 16 rows 0.1286, 32 0.1190; gauss:7 0.1638, 0.1479;
-     * edge 0.1180, 0.1136) */
+     * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond, rounded to a multiple of NS so that whole
+     * strips take mma_ring_steady (measured, 8K on an H200, 30 runs, a block per 4 strips: RGB8
+     * gauss:3 6 rows 0.0618 ms, 12 0.0604, 18 0.0642; RGBA8 0.0875, 0.0832, 0.0874; gray8 0.0274,
+     * 0.0269, 0.0304. Persistent blocks before: 12 0.0644-0.0651, 24 0.0691; at K = 5, 7: gauss:5
+     * 20 rows 0.1024, 30 0.0989-0.1002, 40 0.1046-0.1069; gauss:7 28 rows 0.1339, 42 0.1302-0.1334) */
     constexpr int P = mma_geo<K, CH>::P;
     constexpr int RSH = ((K == 3 ? MMA_RING_SH3 : MMA_RING_SH) + NS / 2) / NS * NS;
     const int sh = job->param > 0 ? job->param
                    : RING       ? (RSH > NS ? RSH : NS)
                                 : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
-    /* persistent blocks: the weight fragments are built once per block, warps take strips */
+    /* mma: persistent blocks (the weight fragments built once per block, warps take strips in
+     * turn). mmapipe: a block per MMA_WARPS strips, so that the block scheduler hands out the
+     * strips as SMs free up: with persistent blocks the last strips of the static round robin
+     * ran on a partly idle GPU (ncu: 17-21 of 24 warps an SM active). Measured (H200, 8K, 30 runs,
+     * same process): gauss:3 RGB8 0.0644 -> 0.0604 ms, RGBA8 0.0892 -> 0.0832, sharpen RGB8
+     * 0.0654 -> 0.0628, gray8 0.0272 -> 0.0269. */
     long long blocks = (ntasks + MMA_WARPS - 1) / MMA_WARPS;
-    kernel<<<(unsigned)(blocks < fit ? blocks : fit), 32 * MMA_WARPS, smem,
+    if (RING || blocks > fit)
+        blocks = RING ? (blocks < INT_MAX ? blocks : INT_MAX) : fit;
+    kernel<<<(unsigned)blocks, 32 * MMA_WARPS, smem,
              (cudaStream_t)job->stream>>>(p, sh, nsx, ntasks);
     TS_LAUNCH_CHECK("conv_mma_kernel");
     return TS_OK;

@@ -82,7 +82,7 @@ if has ptx-jit; then
     # JIT also drops the sm_90 code of the cluster histogram, which an sm_90 GPU never runs as PTX.
     log "conv tests on the JIT-compiled compute_80 PTX" | tee -a "$OUT/tests.log"
     CUDA_FORCE_PTX_JIT=1 TESSERA_REQUIRE_GPU=1 TESSERA_TEST_VARIANTS=${JIT_VARIANTS:-roll,pipe,mma,mmapipe,tiled} \
-        timeout 400 build/test_unit gpu_conv_small gpu_conv_1080p >"$OUT/jit.log" 2>&1
+        timeout 400 build/test_unit gpu_conv_small gpu_conv_1080p gpu_conv_strip_paths >"$OUT/jit.log" 2>&1
     echo "ptx-jit exit $?" | tee -a "$OUT/tests.log"
     grep -E "^(FAIL|# conv)|passed, " "$OUT/jit.log" | tee -a "$OUT/tests.log"
 fi
