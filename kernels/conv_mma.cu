@@ -26,12 +26,14 @@
  * sum |w - fp16(w)| * 255; `supports` takes a float filter only when that, plus a bound of the FP32
  * accumulation's rounding, is <= 0.25, so the result stays within 1 step of the reference. 16-bit samples are not exact in FP16: refused.
  *
- * Variant `mmapipe` (RING): the same strips fed by a warp-private ring of MMA_NS input rows in
- * shared memory, filled by cp.async (conv_common.cuh) MMA_NS - 1 rows ahead instead of P rows held
+ * Variant `mmapipe` (RING): the same strips fed by a warp-private ring of NS = 2K input rows in
+ * shared memory, filled by cp.async (conv_common.cuh) NS - 1 rows ahead instead of P rows held
  * in registers; the border is replicated into the ring row, alpha bytes come from the ring, and
  * the registers saved let a warp take 4 M-tiles (512 outputs) at K = 3. ncu (H200, 8K RGB8
  * gauss:3, 2 M-tiles): DRAM 50% of peak, issue slots 74% busy: per-row instructions, not memory,
- * bound it, hence the wider warps.
+ * bound it, hence the wider warps. Strips inside the image take a loop unrolled by NS with
+ * compile-time slots (mma_ring_steady), and a block per 4 strips lets the block scheduler balance
+ * the last ones (ncu before: latency-bound, SMs partly idle at the end of the round robin).
  *
  * Layout: interleaved u8 samples; input rows 4-byte aligned (mmapipe: 16-byte), output rows
  * 2-byte aligned.
@@ -372,8 +374,8 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
     }
 }
 
-/* The same strip fed by a warp-private ring of MMA_NS input rows in shared memory (conv_common.cuh:
- * cp.async, MMA_NS - 1 rows in flight without registers): samples base - 16 .. base + 128 MT + 15
+/* The same strip fed by a warp-private ring of NS input rows in shared memory (conv_common.cuh:
+ * cp.async, NS - 1 rows in flight without registers): samples base - 16 .. base + 128 MT + 15
  * of each row, the border replicated into the ring row by BORDER warps. */
 template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
 __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
