@@ -250,6 +250,9 @@ ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err,
         KF_FAIL("%d weights is not a square K x K", n);
     if (k % 2 == 0)
         KF_FAIL("%d weights make K = %d, which is even (K must be odd)", n, k);
+    for (int t = 0; t < n; t++) /* a tiny divisor takes a weight past float (found by fuzzing) */
+        if (!(fabs(v[t] / div) <= 1e9))
+            KF_FAIL("weight %g / divisor %g is out of range (|w| <= 1e9)", v[t], div);
 #undef KF_FAIL
     f->k = k;
     f->outputs = 1;

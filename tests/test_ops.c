@@ -146,6 +146,8 @@ TEST(kernel_file_rejects)
         {"1 1 1\ndivisor: 2\n1 1 1 1 1 1", "after the divisor"},
         {"1 x 1 1 1 1 1 1 1", "not a number"},
         {"1e300 1 1 1 1 1 1 1 1", "out of range"},
+        {"5 / .00000000000000000000000000000000000000000000000000000000000005", "out of range"},
+        {"1 1 1 1 2e8 1 1 1 1\ndivisor: 0.01", "divisor"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ts_filter f;
