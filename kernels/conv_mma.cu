@@ -689,6 +689,20 @@ template <int K, int NOUT, bool RING> constexpr int mma_mt()
     return K == 3 && NOUT == 1 ? MMA_MT3 : 1;
 }
 
+/* Blocks of `kernel` the device holds at once (*fit >= 1): mma's persistent grid. */
+static ts_status mma_resident_blocks(const ts_job *job, const void *kernel, size_t smem, long long *fit)
+{
+    int per_sm = 0, sms = job->dev ? job->dev->sms : 0;
+    TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * MMA_WARPS, smem));
+    if (sms <= 0) {
+        int dev = 0;
+        TS_CUDA_TRY(cudaGetDevice(&dev));
+        TS_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    *fit = (long long)(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
+    return TS_OK;
+}
+
 template <int K, int CH, int NOUT, int EPI, bool RING>
 static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
@@ -699,14 +713,6 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     const ts_status st = conv_smem_allow((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
-    int per_sm = 0, sms = job->dev ? job->dev->sms : 0;
-    TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * MMA_WARPS, smem));
-    if (sms <= 0) {
-        int dev = 0;
-        TS_CUDA_TRY(cudaGetDevice(&dev));
-        TS_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
-    const long long fit = (long long)(per_sm > 0 ? per_sm : 1) * sms; /* resident blocks */
     const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
     /* mma: strips whose input rows fill whole groups of P (no rows computed in vain); mmapipe:
      * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond, rounded to a multiple of NS so that whole
@@ -727,8 +733,14 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
      * same process): gauss:3 RGB8 0.0644 -> 0.0604 ms, RGBA8 0.0892 -> 0.0832, sharpen RGB8
      * 0.0654 -> 0.0628, gray8 0.0272 -> 0.0269. */
     long long blocks = (ntasks + MMA_WARPS - 1) / MMA_WARPS;
-    if (RING || blocks > fit)
-        blocks = RING ? (blocks < INT_MAX ? blocks : INT_MAX) : fit;
+    if (!RING) { /* the occupancy query only where the grid uses it: not on every mmapipe launch */
+        long long fit;
+        const ts_status fst = mma_resident_blocks(job, (const void *)kernel, smem, &fit);
+        if (fst != TS_OK)
+            return fst;
+        blocks = blocks < fit ? blocks : fit;
+    }
+    blocks = blocks < INT_MAX ? blocks : INT_MAX;
     kernel<<<(unsigned)blocks, 32 * MMA_WARPS, smem,
              (cudaStream_t)job->stream>>>(p, sh, nsx, ntasks);
     TS_LAUNCH_CHECK("conv_mma_kernel");
