@@ -363,7 +363,7 @@ static void print_messages(const batch *b, int *failed)
             ts_warn("%s", b->items[i].error);
 }
 
-int ts_headless(const ts_options *o)
+static int run_batch(const ts_options *o)
 {
     batch b;
     char err[512];
@@ -384,8 +384,6 @@ int ts_headless(const ts_options *o)
     int workers = o->jobs < b.n ? o->jobs : b.n > 0 ? b.n : 1;
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
-    pthread_t sig_tid;
-    int have_sig = start_signal_thread(&sig_tid) == 0; /* before any thread, CUDA's included */
     if (open_pipelines(&b, workers) != 0) {
         close_pipelines(&b);
         batch_free_items(&b);
@@ -405,13 +403,21 @@ int ts_headless(const ts_options *o)
     int report_bad = o->report && batch_write_report(&b, o->report) != 0;
     if (!o->quiet)
         batch_print_summary(&b, failed);
-    if (have_sig) {
-        pthread_cancel(sig_tid);
-        pthread_join(sig_tid, NULL);
-    }
     close_pipelines(&b);
     pthread_mutex_destroy(&b.lock);
     batch_free_items(&b);
     ts_chain_free(&b.chain);
     return failed || report_bad ? 1 : 0;
+}
+
+int ts_headless(const ts_options *o)
+{
+    pthread_t sig_tid;
+    int have_sig = start_signal_thread(&sig_tid) == 0; /* before any thread, CUDA's included */
+    int rc = run_batch(o);
+    if (have_sig) {
+        pthread_cancel(sig_tid);
+        pthread_join(sig_tid, NULL);
+    }
+    return rc;
 }
