@@ -55,9 +55,10 @@ void ts_print_usage(void)
 
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
-    int n = snprintf(NULL, 0, fmt, a, b); /* no fixed buffer: a long argument keeps the reason */
-    char *msg = xmalloc(n > 0 ? (size_t)n + 1 : 1);
-    snprintf(msg, n > 0 ? (size_t)n + 1 : 1, fmt, a, b);
+    /* sized from the arguments: a long one keeps the reason that follows it */
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *msg = xmalloc(n);
+    snprintf(msg, n, fmt, a, b);
     ts_warn("%s (see tessera --help)", msg);
     free(msg);
     return 2;

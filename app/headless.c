@@ -222,6 +222,9 @@ static void *signal_thread(void *arg)
     int sig = 0;
     while (sigwait(&stop_signals, &sig) != 0) {
     }
+    /* the batch's end cancels this thread: not once it has begun, or the temp lock stays held
+     * and the process would end without the message and the status */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     tsio_remove_temps_final();
     static const char msg[] = "\ntessera: interrupted; temporary files removed\n";
     if (write(2, msg, sizeof msg - 1) < 0) {

@@ -46,13 +46,19 @@ char *ts_escape(const char *s)
 
 char *ts_vformat(const char *fmt, va_list ap)
 {
+    char small[256]; /* most messages fit; a larger one is formatted again at its length */
     va_list again;
     va_copy(again, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     if (n < 0)
-        n = 0;
-    char *s = xmalloc((size_t)n + 1);
-    vsnprintf(s, (size_t)n + 1, fmt, again);
+        n = 0, small[0] = '\0';
+    char *s;
+    if ((size_t)n < sizeof small) {
+        s = xstrdup(small);
+    } else {
+        s = xmalloc((size_t)n + 1);
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    }
     va_end(again);
     return s;
 }

@@ -212,7 +212,7 @@ ln -s "$T/rp/target.json" "$T/rp/link.json"
 run --headless -q -o "$T/rp" --format pnm --report "$T/rp/link.json" "$T/rp/keep.png"
 expect "a dangling symlink at the report path is not followed" 1 "exists (use --force)"
 [ ! -e "$T/rp/target.json" ] && ok "the symlink's target is not created" || bad "the symlink's target is not created"
-run --headless -q -o "$T/rp" --format pnm --force --report "$T/rp/link.json" "$T/rp/keep.png"
+run --headless -q -o "$T/rp" --format pnm --force --backend cpu --report "$T/rp/link.json" "$T/rp/keep.png"
 [ ! -e "$T/rp/target.json" ] && [ -f "$T/rp/link.json" ] && [ ! -L "$T/rp/link.json" ] && ok "--force replaces the symlink itself, not its target" || bad "--force replaces the symlink itself, not its target"
 no_temps "$T/rp" && ok "no report temp files left" || bad "no report temp files left ($(ls -a "$T/rp" | tr '\n' ' '))"
 if /usr/bin/python3 -c 'import json' 2>/dev/null; then
@@ -228,9 +228,22 @@ assert st["read+decode"] > 0 and st["encode+write"] > 0, st
 assert i["total_ms"] >= i["load_ms"] + i["save_ms"], i
 PY
 fi
-run --headless -o "$T/rp" --format jpg --timings "$T/rp/keep.png"
+run --headless -o "$T/rp" --format jpg --backend cpu --timings "$T/rp/keep.png"
 grep -q "decode cpu, device -1:.*read+decode .*encode+write .*total" "$T/out" && ok "--timings gives the decode path and each stage" || bad "--timings gives the decode path and each stage"
 grep -q "images/s, .* MP/s" "$T/err" && ok "the summary gives images/s and MP/s" || bad "the summary gives images/s and MP/s"
+if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU" && /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    run --headless -q -o "$T/rp" --format tga --devices all --ops gauss:3 --report "$T/rp/gpu.json" "$T/rp/keep.png" "$T/in/rgba8.png"
+    expect "a GPU batch with --devices all" 0
+    /usr/bin/python3 - "$T/rp/gpu.json" <<'PY' >"$T/err" 2>&1 && ok "report on the GPU: the device of each image and its images/s" || bad "report on the GPU: the device of each image and its images/s"
+import json, sys
+r = json.load(open(sys.argv[1]))
+devs = {d["device"]: d for d in r["devices"]}
+assert all(d >= 0 for d in devs), devs
+assert sum(d["images"] for d in devs.values()) == 2 and all(d["images_per_s"] > 0 for d in devs.values() if d["images"]), devs
+for i in r["images"]:
+    assert i["device"] in devs and i["stages_ms"]["upload"] >= 0, i
+PY
+fi
 
 # ---------------------------------------------------------------- hostile names and paths
 mkdir -p "$T/cc"
