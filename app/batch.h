@@ -30,7 +30,9 @@ typedef struct item {
     const char *decode_path; /* "cpu" (the nvJPEG codec: "engine", "cuda") */
     double ms[ST_COUNT];
     unsigned merged;    /* bit s: stage s was timed together with stage s + 1 */
-    double total_ms;    /* from the first read to the renamed output */
+    double t_start;     /* when its read began (now_ms) */
+    double total_ms;    /* from the first read to the renamed output, waits between stages
+                           included */
     ts_run_report rep;
 } item;
 
@@ -39,6 +41,7 @@ typedef struct device_slot {
     int id;              /* CUDA device number; -1: the CPU */
     ts_pipeline *shared; /* GPU: one pipeline behind `lock`; CPU: NULL (one per worker) */
     pthread_mutex_t lock;
+    int busy;            /* a worker runs its chain now (guarded by the batch lock) */
     int images;          /* guarded by the batch lock */
     double mpix;
 } device_slot;

@@ -1,12 +1,13 @@
 /* headless.c - `tessera --headless`: batch conversion with a chain of ops.
  *
  * Plan first, then work (batch_plan.c): every input is expanded and given its output path before
- * any pixel is decoded. Then --jobs workers take images from one shared queue (the next index), so
- * a slow image never stalls the others. Each worker is bound to a device slot: on the GPU the
- * slot's pipeline is shared behind its mutex (it is faster than the codecs); on the CPU every
- * worker has its own pipeline. An image goes through three stage functions, decode, ops and
- * encode, each timed; they are the seams where an overlapped pipeline (a reader/decoder pool, the
- * GPU stage and a writer joined by bounded queues) and a GPU codec plug in:
+ * any pixel is decoded. Then --jobs workers share the images through one scheduler (sched): an
+ * image goes through three stages, decode, ops and encode (each a function, each timed), and
+ * between them waits in a bounded queue; any worker takes any stage's work, so a slow image
+ * never stalls the others and at most 2 x --jobs images are in memory. Each worker is bound to a
+ * device slot, whose op chain it runs: on the GPU the slot's pipeline is shared (one worker at a
+ * time; the others decode and encode meanwhile); on the CPU every worker has its own pipeline.
+ * The seam where a GPU codec plugs in:
  *
  *   batch_codec  - a decode/encode backend, tried in the order of `codecs`: a codec that does
  *                  not take a file (TS_ERR_UNSUPPORTED) leaves it to the next one, and the last
@@ -133,7 +134,9 @@ static int stage_encode(const batch *b, item *it, ts_image *out)
         int made, e = path_mkdirs(dir, &made);
         free(dir);
         if (e) {
-            item_error(it, "%s: cannot create its folder: %s", it->output, strerror(e));
+            char eb[128];
+            item_error(it, "%s: cannot create its folder: %s", it->output,
+                       tsio_errtext(e, eb, sizeof eb));
             ts_image_free(out);
             return -1;
         }
@@ -150,17 +153,6 @@ static int stage_encode(const batch *b, item *it, ts_image *out)
     return 0;
 }
 
-static void process(batch *b, item *it, device_slot *d, ts_pipeline *p)
-{
-    ts_image in, out;
-    double t0 = now_ms();
-    if (stage_decode(b, it, &in) || stage_ops(b, it, d, p, &in, &out) || stage_encode(b, it, &out))
-        return;
-    it->total_ms = now_ms() - t0;
-    append_notice(it, it->input, it->rep.notice);
-    it->ok = 1;
-}
-
 /* ---------------------------------------------------------------- workers */
 
 static void draw_progress(batch *b, const char *name)
@@ -173,39 +165,137 @@ static void draw_progress(batch *b, const char *name)
     free(shown);
 }
 
+/* An image between two stages: decoded and waiting for its device, or processed and waiting for
+ * the encoder. */
+typedef struct staged {
+    int idx;
+    ts_image im;
+} staged;
+
+/* A FIFO of at most `cap` images; the batch lock guards it. */
+typedef struct stage_queue {
+    staged *q;
+    int head, count, cap;
+} stage_queue;
+
+static void push(stage_queue *s, int idx, ts_image im)
+{
+    s->q[(s->head + s->count++) % s->cap] = (staged){idx, im};
+}
+
+static staged pop(stage_queue *s)
+{
+    staged x = s->q[s->head];
+    s->head = (s->head + 1) % s->cap;
+    s->count--;
+    return x;
+}
+
+/* The scheduler of the workers. Images in flight (decoded, not yet written) are at most `cap`,
+ * so memory stays bounded whatever the batch's length; a worker takes, in this order, an image
+ * to encode (frees memory first), an image for its device when that device is free, or the next
+ * input to decode. On the GPU a worker whose device is busy decodes or encodes meanwhile instead
+ * of waiting, so reads, codecs and the op chain of different images overlap. */
+typedef struct sched {
+    stage_queue to_ops, to_encode;
+    int in_flight, cap;
+    pthread_cond_t wake;
+} sched;
+
 typedef struct worker_arg {
     batch *b;
+    sched *s;
     int id;   /* the worker's own CPU pipeline */
-    int slot; /* its device slot */
+    int slot; /* its device slot: the one whose op chain it runs */
 } worker_arg;
+
+enum { W_DONE, W_DECODE, W_OPS, W_ENCODE };
+
+/* Picks the next piece of work (the batch lock held); waits while there is none yet. */
+static int next_work(batch *b, sched *s, device_slot *d, staged *job)
+{
+    for (;;) {
+        if (s->to_encode.count) {
+            *job = pop(&s->to_encode);
+            return W_ENCODE;
+        }
+        if (s->to_ops.count && !d->busy) {
+            *job = pop(&s->to_ops);
+            d->busy = d->shared != NULL; /* a CPU slot runs one chain per worker */
+            return W_OPS;
+        }
+        while (b->next < b->n && b->items[b->next].error) { /* failed at planning */
+            b->next++;
+            b->finished++;
+        }
+        if (b->next < b->n && s->in_flight < s->cap) {
+            job->idx = b->next++;
+            s->in_flight++;
+            return W_DECODE;
+        }
+        if (b->next >= b->n && s->in_flight == 0)
+            return W_DONE;
+        pthread_cond_wait(&s->wake, &b->lock);
+    }
+}
+
+/* An image is finished (written or failed): its figures, the progress bar. Lock held. */
+static void finish(batch *b, sched *s, item *it)
+{
+    s->in_flight--;
+    b->finished++;
+    if (it->ok) {
+        device_slot *d = &b->devs[it->device];
+        d->images++;
+        d->mpix += (double)it->width * it->height / 1e6;
+    }
+    if (b->progress)
+        draw_progress(b, path_base(it->input));
+}
 
 static void *worker(void *arg)
 {
     worker_arg *w = arg;
     batch *b = w->b;
+    sched *s = w->s;
     device_slot *d = &b->devs[w->slot];
     ts_pipeline *p = d->shared ? d->shared : b->own[w->id];
+    pthread_mutex_lock(&b->lock);
     for (;;) {
-        pthread_mutex_lock(&b->lock);
-        int i = b->next < b->n ? b->next++ : -1;
-        pthread_mutex_unlock(&b->lock);
-        if (i < 0)
+        staged job;
+        int kind = next_work(b, s, d, &job);
+        if (kind == W_DONE)
             break;
-        item *it = &b->items[i];
-        if (!it->error) {
+        item *it = &b->items[job.idx];
+        pthread_mutex_unlock(&b->lock);
+        ts_image out;
+        int failed;
+        if (kind == W_DECODE) {
+            it->t_start = now_ms();
+            failed = stage_decode(b, it, &job.im);
+        } else if (kind == W_OPS) {
             it->device = w->slot;
-            process(b, it, d, p);
+            failed = stage_ops(b, it, d, p, &job.im, &out);
+            job.im = out;
+        } else {
+            failed = stage_encode(b, it, &job.im);
+            if (!failed) {
+                it->total_ms = now_ms() - it->t_start;
+                append_notice(it, it->input, it->rep.notice);
+                it->ok = 1;
+            }
         }
         pthread_mutex_lock(&b->lock);
-        b->finished++;
-        if (it->ok) {
-            d->images++;
-            d->mpix += (double)it->width * it->height / 1e6;
-        }
-        if (b->progress)
-            draw_progress(b, path_base(it->input));
-        pthread_mutex_unlock(&b->lock);
+        if (kind == W_OPS)
+            d->busy = 0;
+        if (failed || kind == W_ENCODE)
+            finish(b, s, it);
+        else
+            push(kind == W_DECODE ? &s->to_ops : &s->to_encode, job.idx, job.im);
+        pthread_cond_broadcast(&s->wake);
     }
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&b->lock);
     return NULL;
 }
 
@@ -286,6 +376,12 @@ static int open_pipelines(batch *b, int workers)
         devices_notice(b, ts_pipeline_device(first));
         return 0;
     }
+    if (getenv("TESSERA_TEST_SHARED_CPU")) { /* tests: the GPU's scheduling, on the CPU */
+        b->devs[0].shared = first;
+        b->devs[0].id = -1;
+        devices_notice(b, NULL);
+        return 0;
+    }
     devices_notice(b, NULL);
     b->devs[0].id = -1;
     b->own = xcalloc((size_t)workers, sizeof *b->own);
@@ -325,9 +421,16 @@ static void run_workers(batch *b, int workers)
 {
     pthread_t *tid = xcalloc((size_t)workers, sizeof *tid);
     worker_arg *args = xcalloc((size_t)workers, sizeof *args);
+    sched s;
+    memset(&s, 0, sizeof s);
+    /* two images in flight per worker: one being worked on, one waiting in a queue */
+    s.cap = 2 * workers;
+    s.to_ops = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+    s.to_encode = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+    pthread_cond_init(&s.wake, NULL);
     double t0 = now_ms();
     for (int w = 0; w < workers; w++) {
-        args[w] = (worker_arg){b, w, w % b->n_devs};
+        args[w] = (worker_arg){b, &s, w, w % b->n_devs};
         if (w > 0 && pthread_create(&tid[w], NULL, worker, &args[w]) != 0) {
             ts_warn("cannot start thread %d: running with %d", w, w);
             workers = w;
@@ -338,6 +441,9 @@ static void run_workers(batch *b, int workers)
     for (int w = 1; w < workers; w++)
         pthread_join(tid[w], NULL);
     b->secs = (now_ms() - t0) / 1000;
+    pthread_cond_destroy(&s.wake);
+    free(s.to_ops.q);
+    free(s.to_encode.q);
     free(tid);
     free(args);
 }

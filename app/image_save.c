@@ -3,9 +3,10 @@
  *
  * Every write goes through a FILE* whose errors are checked (fwrite, fflush, ferror, fclose), so a
  * full disk is an error; a failed save removes the file it wrote. The safe save creates
- * ".NAME.XXXXXX.tmp" beside the target, registered in a lock-free table before it exists so that
- * a signal handler can unlink it (tsio_remove_temps), and renames it over the target at the end
- * (link() first when not forced, so that a file that appeared meanwhile is never replaced).
+ * ".NAME.XXXXXX.tmp" beside the target (O_EXCL, a random name), registered in a lock-free table
+ * that a signal handler can walk (tsio_remove_temps) under a lock that a signal-handling thread
+ * takes (tsio_remove_temps_final), and renames it over the target at the end (link() first when
+ * not forced, so that a file that appeared meanwhile is never replaced).
  */
 #include "image_io.h"
 

@@ -188,6 +188,10 @@ i=0; while [ $i -lt 200 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 +
 run --headless -q -j 1 -o "$T/j1" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 1 batch" 0
 run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 batch" 0
 [ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/j8" && md5sum * | LC_ALL=C sort)" ] && ok "--jobs 8 gives the bytes of --jobs 1" || bad "--jobs 8 gives the bytes of --jobs 1"
+# one pipeline shared by the workers, as on the GPU: the others decode and encode meanwhile
+mkdir -p "$T/jsh"
+TESSERA_TEST_SHARED_CPU=1 run --headless -q -j 8 -o "$T/jsh" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 with one shared pipeline" 0
+[ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/jsh" && md5sum * | LC_ALL=C sort)" ] && ok "a shared pipeline gives the bytes of --jobs 1" || bad "a shared pipeline gives the bytes of --jobs 1"
 
 # ---------------------------------------------------------------- --report is an output like an image
 mkdir -p "$T/rp"
