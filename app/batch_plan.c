@@ -343,6 +343,16 @@ static int batch_check_report(const batch *b)
     } else if (errno != ENOENT) {
         ts_warn("--report %s: %s", r, strerror(errno));
         return 2;
+    } else {
+        /* its folder must be there now, not found missing once the whole batch has run */
+        const char *base = path_base(r);
+        char *dir = base == r ? xstrdup(".") : ts_format("%.*s", (int)(base - r), r);
+        int e = path_stat_errno(dir), is_dir = path_is_dir(dir);
+        free(dir);
+        if (e || !is_dir) {
+            ts_warn("--report %s: %s", r, strerror(e ? e : ENOTDIR));
+            return 2;
+        }
     }
     char *want = canonical(r);
     int clash = 0;

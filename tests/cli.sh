@@ -218,6 +218,8 @@ expect "a dangling symlink at the report path is not followed" 1 "exists (use --
 [ ! -e "$T/rp/target.json" ] && ok "the symlink's target is not created" || bad "the symlink's target is not created"
 run --headless -q -o "$T/rp" --format pnm --force --backend cpu --report "$T/rp/link.json" "$T/rp/keep.png"
 [ ! -e "$T/rp/target.json" ] && [ -f "$T/rp/link.json" ] && [ ! -L "$T/rp/link.json" ] && ok "--force replaces the symlink itself, not its target" || bad "--force replaces the symlink itself, not its target"
+run --headless -q -o "$T/rp" --format pnm --force --report "$T/rp/nodir/r.json" "$T/rp/keep.png"
+expect "--report into a missing folder is refused before the batch" 2 "No such file or directory"
 no_temps "$T/rp" && ok "no report temp files left" || bad "no report temp files left ($(ls -a "$T/rp" | tr '\n' ' '))"
 if /usr/bin/python3 -c 'import json' 2>/dev/null; then
     /usr/bin/python3 - "$T/rp/link.json" <<'PY' >"$T/err" 2>&1 && ok "report: device, decode path, stages, total covers load and save" || bad "report: device, decode path, stages, total covers load and save"
