@@ -75,10 +75,28 @@ static const char *unreadable_format(const char *name)
     return NULL;
 }
 
+/* The directories being walked, outermost first: a symlink back to one of them is a loop. */
+typedef struct dir_chain {
+    dev_t dev;
+    ino_t ino;
+    const struct dir_chain *up;
+} dir_chain;
+
 /* Adds the images of a directory in name order, subdirectories with -r; `rel` is the directory's
  * path under the input argument ("" at the top). */
-static void add_dir(batch *b, const char *dir, const char *rel, int depth)
+static void add_dir(batch *b, const char *dir, const char *rel, int depth, const dir_chain *up)
 {
+    struct stat sb;
+    dir_chain here = {0, 0, up};
+    if (stat(dir, &sb) == 0) {
+        here.dev = sb.st_dev, here.ino = sb.st_ino;
+        for (const dir_chain *c = up; c; c = c->up)
+            if (c->dev == sb.st_dev && c->ino == sb.st_ino) {
+                item_error(add_item(b, dir, rel, 1), "%s: a link back to a folder above it "
+                           "(skipped, not followed again)", dir);
+                return;
+            }
+    }
     DIR *d = opendir(dir);
     if (!d) {
         item_error(add_item(b, dir, rel, 1), "%s: %s", dir, strerror(errno));
@@ -109,7 +127,7 @@ static void add_dir(batch *b, const char *dir, const char *rel, int depth)
         const char *fmt;
         if (path_is_dir(p)) {
             if (b->o->recursive && depth < 64)
-                add_dir(b, p, r, depth + 1);
+                add_dir(b, p, r, depth + 1, &here);
         } else if (tsio_is_image_name(p)) {
             add_item(b, p, r, 1);
         } else if ((fmt = unreadable_format(p)) != NULL) {
@@ -131,7 +149,7 @@ int batch_collect(batch *b)
         const char *in = o->inputs[i];
         if (path_is_dir(in)) {
             int before = b->n;
-            add_dir(b, in, "", 0);
+            add_dir(b, in, "", 0, NULL);
             if (b->n == before)
                 item_error(add_item(b, in, in, 0), "%s: a directory without images%s", in,
                            o->recursive ? "" : " (-r descends into subdirectories)");

@@ -287,6 +287,11 @@ expect "-r with an unreadable format fails that file" 1 "phone.heic: HEIC images
 [ -f "$T/treeo/a/x.png" ] && [ -f "$T/treeo/a/b/x.png" ] && [ -f "$T/treeo/top.png" ] && ok "-r -o DIR mirrors the input tree" || bad "-r -o DIR mirrors the input tree ($(cd "$T/treeo" && find . | tr '\n' ' '))"
 cmp -s "$T/treeo/a/b/x.png" "$T/treeo/a/x.png" && bad "a/x and a/b/x do not collide" || ok "a/x and a/b/x do not collide"
 grep -q "1 file skipped: not images by name" "$T/err" && ok "files that are not images are counted" || bad "files that are not images are counted"
+ln -s .. "$T/tree/a/b/up"
+mkdir -p "$T/treeo2"
+run --headless -r -o "$T/treeo2" "$T/tree"
+[ "$(grep -c "a/b/up: a link back to a folder above it" "$T/err")" = 1 ] && ok "-r names a symlink loop once and goes on" || bad "-r names a symlink loop once and goes on"
+[ "$(find "$T/treeo2" -type f | wc -l)" = 3 ] && ok "-r does not walk a symlink loop again" || bad "-r does not walk a symlink loop again ($(find "$T/treeo2" -type f | wc -l) files)"
 
 # ---------------------------------------------------------------- --shard and --devices
 mkdir -p "$T/corpus/sub"
