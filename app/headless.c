@@ -30,30 +30,42 @@
 
 /* ---------------------------------------------------------------- codecs */
 
-/* A decode/encode backend. decode fills `im` (host memory) and the item's read/decode times,
- * `merged` bits and decode_path; encode writes `im` to it->output through a temp file and the
- * encode/write times. Either returns TS_ERR_UNSUPPORTED for a file it does not take (the next
- * codec is tried); any other failure is final, with the reason in err.
- * A GPU codec (app/gpu_jpeg.h) goes in front of the CPU one: its decode will hand the batch a
- * device image for the pipeline to use in place (ts_pipeline_run_ex with the input resident) and
- * its encode will take the pipeline's kept device result (ts_run_opts.keep_output). */
+/* One file of a decode call: the codec fills `im` (host memory), the item's read/decode times,
+ * `merged` bits and decode_path, and sets `st`: TS_OK, TS_ERR_UNSUPPORTED for a file it does not
+ * take (the next codec is tried), or a final failure with the reason in `err`. */
+typedef struct decode_slot {
+    item *it;
+    ts_image im;
+    ts_status st;
+    char err[1024];
+} decode_slot;
+
+/* A decode/encode backend. decode takes up to max_batch files in one call (nvJPEG's batched
+ * decode wants many; the CPU codec takes one); encode writes `im` to it->output through a temp
+ * file, with the encode/write times, and returns TS_ERR_UNSUPPORTED for a format it does not
+ * write. A GPU codec (app/gpu_jpeg.h) goes in front of the CPU one in `codecs`: its decode will
+ * hand the batch device images for the pipeline to use in place, and its encode will take the
+ * pipeline's result on the device (ts_run_opts.keep_output). */
 typedef struct batch_codec {
     const char *name;
-    ts_status (*decode)(const batch *b, item *it, ts_image *im, char *err, size_t errlen);
+    int max_batch;
+    void (*decode)(const batch *b, decode_slot *const *slots, int n);
     ts_status (*encode)(const batch *b, item *it, const ts_image *im, char *notice,
                         size_t noticelen, char *err, size_t errlen);
 } batch_codec;
 
-static ts_status cpu_decode(const batch *b, item *it, ts_image *im, char *err, size_t errlen)
+static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
 {
     tsio_load_opts lo = {b->o->max_pixels};
-    double t0 = now_ms();
-    ts_status st = tsio_load(it->input, &lo, im, err, errlen);
-    it->ms[ST_DECODE] = now_ms() - t0;
-    it->ms[ST_READ] = 0;
-    it->merged |= 1u << ST_READ; /* tsio_load reads and decodes in one call */
-    it->decode_path = "cpu";
-    return st;
+    for (int k = 0; k < n; k++) {
+        decode_slot *s = slots[k];
+        double t0 = now_ms();
+        s->st = tsio_load(s->it->input, &lo, &s->im, s->err, sizeof s->err);
+        s->it->ms[ST_DECODE] = now_ms() - t0;
+        s->it->ms[ST_READ] = 0;
+        s->it->merged |= 1u << ST_READ; /* tsio_load reads and decodes in one call */
+        s->it->decode_path = "cpu";
+    }
 }
 
 static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *notice,
@@ -71,9 +83,22 @@ static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *
     return st;
 }
 
-static const batch_codec cpu_codec = {"cpu", cpu_decode, cpu_encode};
+static const batch_codec cpu_codec = {"cpu", 1, cpu_decode, cpu_encode};
 static const batch_codec *const codecs[] = {&cpu_codec};
 #define N_CODECS (sizeof codecs / sizeof codecs[0])
+
+/* The most files one decode step takes: the largest batch a codec wants. */
+static int decode_batch_size(void)
+{
+    long v;
+    const char *force = getenv("TESSERA_TEST_DECODE_BATCH"); /* tests: steps of several files */
+    if (force && parse_long(force, 1, 256, &v) == 0)
+        return (int)v;
+    int most = 1;
+    for (size_t c = 0; c < N_CODECS; c++)
+        most = codecs[c]->max_batch > most ? codecs[c]->max_batch : most;
+    return most;
+}
 
 /* ---------------------------------------------------------------- the stages of one image */
 
@@ -86,19 +111,35 @@ static void append_notice(item *it, const char *who, const char *text)
     free(old);
 }
 
-static int stage_decode(const batch *b, item *it, ts_image *im)
+/* Decodes n files: each codec in turn gets the files that the ones before it did not take, in
+ * calls of at most its max_batch. On return slots[k]->st says which decoded (TS_OK); the others
+ * carry their error. */
+static void stage_decode(const batch *b, decode_slot *slots, int n)
 {
-    char err[1024];
-    ts_status st = TS_ERR_UNSUPPORTED;
-    for (size_t c = 0; c < N_CODECS && st == TS_ERR_UNSUPPORTED; c++)
-        st = codecs[c]->decode(b, it, im, err, sizeof err);
-    if (st != TS_OK) {
-        item_error(it, "%s: %s", it->input, err);
-        return -1;
+    decode_slot **todo = xcalloc((size_t)n, sizeof *todo);
+    for (int k = 0; k < n; k++) {
+        slots[k].st = TS_ERR_UNSUPPORTED;
+        snprintf(slots[k].err, sizeof slots[k].err, "no decoder takes this file");
     }
-    it->width = im->width, it->height = im->height;
-    it->channels = im->channels, it->bytes = im->bytes;
-    return 0;
+    for (size_t c = 0; c < N_CODECS; c++) {
+        int m = 0;
+        for (int k = 0; k < n; k++)
+            if (slots[k].st == TS_ERR_UNSUPPORTED)
+                todo[m++] = &slots[k];
+        for (int at = 0; at < m; at += codecs[c]->max_batch)
+            codecs[c]->decode(b, todo + at,
+                              m - at < codecs[c]->max_batch ? m - at : codecs[c]->max_batch);
+    }
+    for (int k = 0; k < n; k++) {
+        item *it = slots[k].it;
+        if (slots[k].st != TS_OK) {
+            item_error(it, "%s: %s", it->input, slots[k].err);
+            continue;
+        }
+        it->width = slots[k].im.width, it->height = slots[k].im.height;
+        it->channels = slots[k].im.channels, it->bytes = slots[k].im.bytes;
+    }
+    free(todo);
 }
 
 static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, ts_image *in,
@@ -199,6 +240,7 @@ static staged pop(stage_queue *s)
 typedef struct sched {
     stage_queue to_ops, to_encode;
     int in_flight, cap;
+    int decode_batch; /* files one decode step takes, at most */
     pthread_cond_t wake;
 } sched;
 
@@ -211,8 +253,10 @@ typedef struct worker_arg {
 
 enum { W_DONE, W_DECODE, W_OPS, W_ENCODE };
 
-/* Picks the next piece of work (the batch lock held); waits while there is none yet. */
-static int next_work(batch *b, sched *s, device_slot *d, staged *job)
+/* Picks the next piece of work (the batch lock held); waits while there is none yet. W_DECODE
+ * takes `*n_decode` inputs from index job->idx on (as many as the codecs batch and the memory
+ * bound allow; some of them may have failed at planning). */
+static int next_work(batch *b, sched *s, device_slot *d, staged *job, int *n_decode)
 {
     for (;;) {
         if (s->to_encode.count) {
@@ -229,8 +273,17 @@ static int next_work(batch *b, sched *s, device_slot *d, staged *job)
             b->finished++;
         }
         if (b->next < b->n && s->in_flight < s->cap) {
-            job->idx = b->next++;
-            s->in_flight++;
+            job->idx = b->next;
+            *n_decode = 0;
+            while (b->next < b->n && *n_decode < s->decode_batch && s->in_flight < s->cap) {
+                if (!b->items[b->next].error) {
+                    s->in_flight++;
+                    (*n_decode)++;
+                } else {
+                    b->finished++;
+                }
+                b->next++;
+            }
             return W_DECODE;
         }
         if (b->next >= b->n && s->in_flight == 0)
@@ -253,6 +306,28 @@ static void finish(batch *b, sched *s, item *it)
         draw_progress(b, path_base(it->input));
 }
 
+/* Decodes the step's inputs (from index `first`, those that did not fail at planning; the lock
+ * not held), then queues what decoded and finishes what did not (the lock held on return). */
+static void decode_step(batch *b, sched *s, int first, int n)
+{
+    decode_slot *slots = xcalloc((size_t)n, sizeof *slots);
+    double t0 = now_ms();
+    for (int k = 0, i = first; k < n; i++)
+        if (!b->items[i].error) {
+            slots[k].it = &b->items[i];
+            slots[k++].it->t_start = t0;
+        }
+    stage_decode(b, slots, n);
+    pthread_mutex_lock(&b->lock);
+    for (int k = 0; k < n; k++) {
+        if (slots[k].st == TS_OK)
+            push(&s->to_ops, (int)(slots[k].it - b->items), slots[k].im);
+        else
+            finish(b, s, slots[k].it);
+    }
+    free(slots);
+}
+
 static void *worker(void *arg)
 {
     worker_arg *w = arg;
@@ -263,17 +338,20 @@ static void *worker(void *arg)
     pthread_mutex_lock(&b->lock);
     for (;;) {
         staged job;
-        int kind = next_work(b, s, d, &job);
+        int n_decode = 0;
+        int kind = next_work(b, s, d, &job, &n_decode);
         if (kind == W_DONE)
             break;
         item *it = &b->items[job.idx];
         pthread_mutex_unlock(&b->lock);
+        if (kind == W_DECODE) {
+            decode_step(b, s, job.idx, n_decode); /* returns with the lock held */
+            pthread_cond_broadcast(&s->wake);
+            continue;
+        }
         ts_image out;
         int failed;
-        if (kind == W_DECODE) {
-            it->t_start = now_ms();
-            failed = stage_decode(b, it, &job.im);
-        } else if (kind == W_OPS) {
+        if (kind == W_OPS) {
             it->device = w->slot;
             failed = stage_ops(b, it, d, p, &job.im, &out);
             job.im = out;
@@ -291,7 +369,7 @@ static void *worker(void *arg)
         if (failed || kind == W_ENCODE)
             finish(b, s, it);
         else
-            push(kind == W_DECODE ? &s->to_ops : &s->to_encode, job.idx, job.im);
+            push(&s->to_encode, job.idx, job.im);
         pthread_cond_broadcast(&s->wake);
     }
     pthread_cond_broadcast(&s->wake);
@@ -425,6 +503,7 @@ static void run_workers(batch *b, int workers)
     memset(&s, 0, sizeof s);
     /* two images in flight per worker: one being worked on, one waiting in a queue */
     s.cap = 2 * workers;
+    s.decode_batch = decode_batch_size();
     s.to_ops = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
     s.to_encode = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
     pthread_cond_init(&s.wake, NULL);

@@ -192,6 +192,13 @@ run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many";
 mkdir -p "$T/jsh"
 TESSERA_TEST_SHARED_CPU=1 run --headless -q -j 8 -o "$T/jsh" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 with one shared pipeline" 0
 [ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/jsh" && md5sum * | LC_ALL=C sort)" ] && ok "a shared pipeline gives the bytes of --jobs 1" || bad "a shared pipeline gives the bytes of --jobs 1"
+# decode steps of 5 files (as a batched GPU decoder takes them), bad files among them
+mkdir -p "$T/jb"
+TESSERA_TEST_DECODE_BATCH=5 TESSERA_TEST_SHARED_CPU=1 run --headless -q -j 3 -o "$T/jb" --ops "sharpen,rotate:270,equalize" "$T/bad/text.png" "$T/many" "$T/bad/empty.png" "$T/in/rgb8.png" "$T/bad/missing.png"
+expect "decode steps of 5 files with bad ones among them" 1
+[ "$(grep -c "^tessera: $T/bad/" "$T/err")" = 3 ] && [ -f "$T/jb/rgb8.png" ] && ok "each bad file of a decode step fails alone" || bad "each bad file of a decode step fails alone"
+rm -f "$T/jb/rgb8.png"
+[ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/jb" && md5sum * | LC_ALL=C sort)" ] && ok "decode steps of 5 give the bytes of --jobs 1" || bad "decode steps of 5 give the bytes of --jobs 1"
 
 # ---------------------------------------------------------------- --report is an output like an image
 mkdir -p "$T/rp"
