@@ -1,6 +1,6 @@
 /* batch.h - the parts of `tessera --headless` shared by its files (headless.c runs the batch,
- * batch_plan.c expands inputs and names outputs, batch_report.c writes --report, --timings and
- * the summary). Internal to the app. */
+ * batch_plan.c expands inputs and names outputs, batch_codec.c holds the codecs of the decode and
+ * encode stages, batch_report.c writes --report, --timings and the summary). Internal to the app. */
 #ifndef TS_BATCH_H
 #define TS_BATCH_H
 
@@ -74,6 +74,26 @@ int batch_collect(batch *b);
  * regular file), then keeps this process's --shard. 0 or an exit status (printed). */
 int batch_plan(batch *b);
 void batch_free_items(batch *b);
+
+/* One file of a decode call: the codec fills `im` (host memory), the item's read/decode times,
+ * `merged` bits and decode_path, and sets `st`: TS_OK, TS_ERR_UNSUPPORTED for a file it does not
+ * take (the next codec is tried), or a final failure with the reason in `err`. */
+typedef struct decode_slot {
+    item *it;
+    ts_image im;
+    ts_status st;
+    char err[1024];
+} decode_slot;
+
+/* batch_codec.c */
+/* Decodes n files: each codec in turn gets those the ones before it did not take, in calls of at
+ * most its batch size; slots[k].st says which decoded (TS_OK), the others carry their reason. */
+void batch_decode(const batch *b, decode_slot *slots, int n);
+/* Encodes and writes `im` to it->output through a temp file (the first codec that takes it). */
+ts_status batch_encode(const batch *b, item *it, const ts_image *im, char *notice,
+                       size_t noticelen, char *err, size_t errlen);
+/* The most files one decode step takes: the largest batch a codec wants. */
+int batch_decode_step(void);
 
 /* batch_report.c */
 int batch_write_report(const batch *b, const char *path);

@@ -7,11 +7,8 @@
  * never stalls the others and at most 2 x --jobs images are in memory. Each worker is bound to a
  * device slot, whose op chain it runs: on the GPU the slot's pipeline is shared (one worker at a
  * time; the others decode and encode meanwhile); on the CPU every worker has its own pipeline.
- * The seam where a GPU codec plugs in:
- *
- *   batch_codec  - a decode/encode backend, tried in the order of `codecs`: a codec that does
- *                  not take a file (TS_ERR_UNSUPPORTED) leaves it to the next one, and the last
- *                  is the CPU codec (tsio_load / tsio_save_atomic), which takes every file.
+ * The codecs behind the decode and encode stages are in batch_codec.c (where a GPU codec plugs
+ * in).
  *
  * Outputs are written to a temp file and renamed (image_save.c). Signals are handled by a thread
  * of their own (sigwait), so removing the temp files never races with a worker creating one.
@@ -28,78 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---------------------------------------------------------------- codecs */
-
-/* One file of a decode call: the codec fills `im` (host memory), the item's read/decode times,
- * `merged` bits and decode_path, and sets `st`: TS_OK, TS_ERR_UNSUPPORTED for a file it does not
- * take (the next codec is tried), or a final failure with the reason in `err`. */
-typedef struct decode_slot {
-    item *it;
-    ts_image im;
-    ts_status st;
-    char err[1024];
-} decode_slot;
-
-/* A decode/encode backend. decode takes up to max_batch files in one call (nvJPEG's batched
- * decode wants many; the CPU codec takes one); encode writes `im` to it->output through a temp
- * file, with the encode/write times, and returns TS_ERR_UNSUPPORTED for a format it does not
- * write. A GPU codec (app/gpu_jpeg.h) goes in front of the CPU one in `codecs`: its decode will
- * hand the batch device images for the pipeline to use in place, and its encode will take the
- * pipeline's result on the device (ts_run_opts.keep_output). */
-typedef struct batch_codec {
-    const char *name;
-    int max_batch;
-    void (*decode)(const batch *b, decode_slot *const *slots, int n);
-    ts_status (*encode)(const batch *b, item *it, const ts_image *im, char *notice,
-                        size_t noticelen, char *err, size_t errlen);
-} batch_codec;
-
-static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
-{
-    tsio_load_opts lo = {b->o->max_pixels};
-    for (int k = 0; k < n; k++) {
-        decode_slot *s = slots[k];
-        double t0 = now_ms();
-        s->st = tsio_load(s->it->input, &lo, &s->im, s->err, sizeof s->err);
-        s->it->ms[ST_DECODE] = now_ms() - t0;
-        s->it->ms[ST_READ] = 0;
-        s->it->merged |= 1u << ST_READ; /* tsio_load reads and decodes in one call */
-        s->it->decode_path = "cpu";
-    }
-}
-
-static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *notice,
-                            size_t noticelen, char *err, size_t errlen)
-{
-    tsio_save_opts so = {b->o->format, b->o->quality};
-    if (so.format == TSIO_UNKNOWN)
-        so.format = tsio_format_from_name(it->output);
-    double t0 = now_ms();
-    ts_status st = tsio_save_atomic(it->output, im, &so, b->o->force, notice, noticelen, err,
-                                    errlen);
-    it->ms[ST_ENCODE] = now_ms() - t0;
-    it->ms[ST_WRITE] = 0;
-    it->merged |= 1u << ST_ENCODE; /* tsio_save_atomic encodes and writes in one call */
-    return st;
-}
-
-static const batch_codec cpu_codec = {"cpu", 1, cpu_decode, cpu_encode};
-static const batch_codec *const codecs[] = {&cpu_codec};
-#define N_CODECS (sizeof codecs / sizeof codecs[0])
-
-/* The most files one decode step takes: the largest batch a codec wants. */
-static int decode_batch_size(void)
-{
-    long v;
-    const char *force = getenv("TESSERA_TEST_DECODE_BATCH"); /* tests: steps of several files */
-    if (force && parse_long(force, 1, 256, &v) == 0)
-        return (int)v;
-    int most = 1;
-    for (size_t c = 0; c < N_CODECS; c++)
-        most = codecs[c]->max_batch > most ? codecs[c]->max_batch : most;
-    return most;
-}
-
 /* ---------------------------------------------------------------- the stages of one image */
 
 static void append_notice(item *it, const char *who, const char *text)
@@ -111,25 +36,10 @@ static void append_notice(item *it, const char *who, const char *text)
     free(old);
 }
 
-/* Decodes n files: each codec in turn gets the files that the ones before it did not take, in
- * calls of at most its max_batch. On return slots[k]->st says which decoded (TS_OK); the others
- * carry their error. */
+/* Decodes n files (batch_decode); those that fail carry their error. */
 static void stage_decode(const batch *b, decode_slot *slots, int n)
 {
-    decode_slot **todo = xcalloc((size_t)n, sizeof *todo);
-    for (int k = 0; k < n; k++) {
-        slots[k].st = TS_ERR_UNSUPPORTED;
-        snprintf(slots[k].err, sizeof slots[k].err, "no decoder takes this file");
-    }
-    for (size_t c = 0; c < N_CODECS; c++) {
-        int m = 0;
-        for (int k = 0; k < n; k++)
-            if (slots[k].st == TS_ERR_UNSUPPORTED)
-                todo[m++] = &slots[k];
-        for (int at = 0; at < m; at += codecs[c]->max_batch)
-            codecs[c]->decode(b, todo + at,
-                              m - at < codecs[c]->max_batch ? m - at : codecs[c]->max_batch);
-    }
+    batch_decode(b, slots, n);
     for (int k = 0; k < n; k++) {
         item *it = slots[k].it;
         if (slots[k].st != TS_OK) {
@@ -139,7 +49,6 @@ static void stage_decode(const batch *b, decode_slot *slots, int n)
         it->width = slots[k].im.width, it->height = slots[k].im.height;
         it->channels = slots[k].im.channels, it->bytes = slots[k].im.bytes;
     }
-    free(todo);
 }
 
 static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, ts_image *in,
@@ -182,9 +91,7 @@ static int stage_encode(const batch *b, item *it, ts_image *out)
             return -1;
         }
     }
-    ts_status st = TS_ERR_UNSUPPORTED;
-    for (size_t c = 0; c < N_CODECS && st == TS_ERR_UNSUPPORTED; c++)
-        st = codecs[c]->encode(b, it, out, notice, sizeof notice, err, sizeof err);
+    ts_status st = batch_encode(b, it, out, notice, sizeof notice, err, sizeof err);
     ts_image_free(out);
     if (st != TS_OK) {
         item_error(it, "%s: %s", it->output, err);
@@ -503,7 +410,7 @@ static void run_workers(batch *b, int workers)
     memset(&s, 0, sizeof s);
     /* two images in flight per worker: one being worked on, one waiting in a queue */
     s.cap = 2 * workers;
-    s.decode_batch = decode_batch_size();
+    s.decode_batch = batch_decode_step();
     s.to_ops = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
     s.to_encode = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
     pthread_cond_init(&s.wake, NULL);
