@@ -69,6 +69,8 @@ struct op_row {
 
 /* The row of an op kind (the first: all rows of a kind share family, reference and shape). */
 const op_row *op_row_of_kind(ts_op_kind k);
+/* "" when the table keeps the rules that parsing and kind lookups rely on; else the first broken. */
+const char *op_table_check(void);
 ts_status op_error(char *err, size_t errlen, const char *item, const char *what);
 int ops_parse_float(const char *s, double *out);
 

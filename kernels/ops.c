@@ -275,6 +275,33 @@ void ts_op_out_size(const ts_op *op, int width, int height, int *out_width, int 
         row->shape(op, width, height, out_width, out_height);
 }
 
+/* The rules the rest of this file relies on; "" when the table keeps them (tests/test_ops.c). */
+const char *op_table_check(void)
+{
+    for (int i = 0; i < N_ROWS; i++) {
+        const op_row *r = &rows[i], *first = op_row_of_kind(r->kind);
+        if (!r->info.name || !*r->info.name || strchr(r->info.name, ':') || !r->info.help)
+            return r->info.name ? r->info.name : "a row without a name";
+        if (i > 0 && rows[i - 1].hidden && !r->hidden)
+            return "visible rows must come before hidden ones";
+        if ((unsigned)r->info.family >= TS_FAM_COUNT || first->info.family != r->info.family ||
+            first->ref != r->ref || first->shape != r->shape)
+            return "rows of one kind must share family, reference and shape rule";
+        if (r->nargs > OP_MAX_ARGS || r->required > r->nargs)
+            return "more arguments than OP_MAX_ARGS, or more required than declared";
+        for (int j = 0; j < i; j++)
+            if (strcmp(rows[j].info.name, r->info.name) == 0)
+                return "two rows of one name";
+        for (int a = 0; a < r->nargs; a++) {
+            const op_arg *g = &r->args[a];
+            if (!g->name || (g->kind != ARG_KSIZE && g->kind != ARG_TEXT && !g->bad) ||
+                (g->kind == ARG_WORD && !g->choices) || (g->rest && (a || r->nargs != 1)))
+                return "an argument lacks a name, an error text or choices, or a rest is not alone";
+        }
+    }
+    return "";
+}
+
 /* ---------------------------------------------------------------- text derived from the table */
 
 /* Appends printf-style text to buf (always terminated); returns the length it would have. */
