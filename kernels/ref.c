@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BAND_ROWS 64 /* rows of output planes held at once by ts_ref_conv (per thread) */
+/* Rows of output planes the reference convolution holds at once (per thread). */
+#define BAND_ROWS 64
 #define MAX_THREADS 64
 
 static atomic_int ref_threads = 1;

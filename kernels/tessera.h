@@ -102,9 +102,9 @@ int ts_image_equal(const ts_image *a, const ts_image *b);
 /* What the pipeline, the variants and the reference switch on; the ops of each kind are rows of
  * the op table (ts_op_info_at). */
 typedef enum ts_op_kind {
-    TS_OP_CONV,     /* a filter bank: box, gauss, sharpen, emboss, edge, kernel:FILE */
-    TS_OP_GEOM,     /* a permutation of pixels: rotate, transpose, transverse, flip, flop */
-    TS_OP_EQUALIZE, /* equalize */
+    TS_OP_CONV,     /* a filter bank (ts_filter): blurs, sharpening, edges, kernel files */
+    TS_OP_GEOM,     /* a permutation of pixels (ts_geom): rotations and mirrors */
+    TS_OP_EQUALIZE, /* histogram equalization (ts_hist_mode) */
     TS_OP_HIST      /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
 } ts_op_kind;
 
