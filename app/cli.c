@@ -96,12 +96,8 @@ static int parse_variant(const char *arg, ts_options *o)
     if (!ts_family_from_name(fam, &f))
         return usage_error("--variant '%s': unknown family '%s' (conv, geom, hist)", arg, fam);
     if (strcmp(eq + 1, "auto") != 0 && !ts_variant_find(f, eq + 1)) {
-        char known[256] = "auto";
-        for (size_t i = 0; i < ts_variant_count(); i++)
-            if (ts_variant_at(i)->family == f) {
-                strncat(known, " ", sizeof known - strlen(known) - 1);
-                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
-            }
+        char known[256];
+        ts_variant_names(f, known, sizeof known);
         return usage_error("--variant '%s': unknown variant (known: %s)", arg, known);
     }
     if (o->n_variants == TS_MAX_VARIANT_ARGS)

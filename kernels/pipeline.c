@@ -101,6 +101,18 @@ ts_stream ts_pipeline_stream(const ts_pipeline *p) { return p->gpu ? p->stream :
 
 const ts_device *ts_pipeline_device(const ts_pipeline *p) { return p->gpu ? &p->dev : NULL; }
 
+size_t ts_variant_names(ts_family f, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "auto");
+    for (size_t i = 0; i < ts_variant_count(); i++)
+        if (ts_variant_at(i)->family == f) {
+            int n = snprintf(at < len ? buf + at : NULL, at < len ? len - at : 0, " %s",
+                             ts_variant_at(i)->name);
+            at += n > 0 ? (size_t)n : 0;
+        }
+    return at;
+}
+
 ts_status ts_pipeline_select(ts_pipeline *p, ts_family f, const char *name)
 {
     if ((unsigned)f >= TS_FAM_COUNT)
@@ -111,12 +123,8 @@ ts_status ts_pipeline_select(ts_pipeline *p, ts_family f, const char *name)
     }
     const ts_variant *v = ts_variant_find(f, name);
     if (!v) {
-        char known[256] = "auto";
-        for (size_t i = 0; i < ts_variant_count(); i++)
-            if (ts_variant_at(i)->family == f) {
-                strncat(known, " ", sizeof known - strlen(known) - 1);
-                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
-            }
+        char known[256];
+        ts_variant_names(f, known, sizeof known);
         return ts_fail(TS_ERR_INVALID, "%s has no variant '%s' (known: %s)", ts_family_name(f),
                        name, known);
     }

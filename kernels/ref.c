@@ -104,7 +104,9 @@ static ts_status check_bank(const ts_image *in, int outputs, int k)
     return ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
 }
 
-ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, int k, float *out)
+/* The whole image through bank_rows_i (exact) or bank_rows_f. */
+static ts_status filter_bank(const ts_image *in, const void *w, int outputs, int k, void *out,
+                             int exact)
 {
     ts_status st = check_bank(in, outputs, k);
     if (st != TS_OK)
@@ -112,23 +114,23 @@ ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, in
     int *xi = clamp_table(in->width, k);
     if (!xi)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
-    bank_rows_f(in, w, outputs, k, xi, 0, in->height, out);
+    if (exact)
+        bank_rows_i(in, w, outputs, k, xi, 0, in->height, out);
+    else
+        bank_rows_f(in, w, outputs, k, xi, 0, in->height, out);
     free(xi);
     return TS_OK;
+}
+
+ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, int k, float *out)
+{
+    return filter_bank(in, w, outputs, k, out, 0);
 }
 
 ts_status ts_ref_filter_bank_int(const ts_image *in, const int32_t *w, int outputs, int k,
                                  int64_t *out)
 {
-    ts_status st = check_bank(in, outputs, k);
-    if (st != TS_OK)
-        return st;
-    int *xi = clamp_table(in->width, k);
-    if (!xi)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    bank_rows_i(in, w, outputs, k, xi, 0, in->height, out);
-    free(xi);
-    return TS_OK;
+    return filter_bank(in, w, outputs, k, out, 1);
 }
 
 static void copy_alpha(const ts_image *in, ts_image *out)

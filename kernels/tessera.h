@@ -305,6 +305,8 @@ struct ts_variant {
 size_t ts_variant_count(void);
 const ts_variant *ts_variant_at(size_t i);
 const ts_variant *ts_variant_find(ts_family f, const char *name);
+/* "auto" and the names of a family's variants, space separated, snprintf-style (for messages). */
+size_t ts_variant_names(ts_family f, char *buf, size_t len);
 static inline int ts_variant_is_gpu(const ts_variant *v) { return v->min_cc > 0; }
 /* 1 when `v` can run on `dev` (CPU variants always; GPU variants need dev and cc >= min_cc). */
 int ts_variant_runnable(const ts_variant *v, const ts_device *dev);

@@ -324,6 +324,10 @@ TEST(family_names)
     CHECK(!ts_family_from_name("bogus", &f));
     for (int i = 0; i < TS_FAM_COUNT; i++)
         CHECK(ts_variant_find((ts_family)i, "cpu") != NULL);
+    char names[256], tiny[6];
+    size_t n = ts_variant_names(TS_FAM_CONV, names, sizeof names);
+    CHECKF(strncmp(names, "auto cpu", 8) == 0 && n == strlen(names), "%s", names);
+    CHECK(ts_variant_names(TS_FAM_CONV, tiny, sizeof tiny) == n && strcmp(tiny, "auto ") == 0);
 }
 
 TEST(variant_table_is_well_formed)
