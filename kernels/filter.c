@@ -109,98 +109,129 @@ static void filter_check_exact(ts_filter *f)
     }
 }
 
-ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen)
+/* A kernel file being read: position, line (for messages) and the reason of a failure. */
+typedef struct kf_reader {
+    const char *text;
+    size_t len, i;
+    int line;
+    char why[256];
+} kf_reader;
+
+#define KF_FAIL(r, ...) (snprintf((r)->why, sizeof (r)->why, __VA_ARGS__), -1)
+
+/* Skips blanks, separators, newlines and '#' comments; 1 when a value starts at r->i. */
+static int kf_skip(kf_reader *r)
 {
-    double v[TS_MAX_K * TS_MAX_K];
-    int n = 0, have_div = 0;
-    double div = 1;
-    size_t i = 0;
-    int line = 1;
-    memset(f, 0, sizeof *f);
-#define KF_FAIL(...)                                                                               \
-    do {                                                                                           \
-        if (err && errlen)                                                                         \
-            snprintf(err, errlen, __VA_ARGS__);                                                    \
-        return ts_fail(TS_ERR_FORMAT, __VA_ARGS__);                                                \
-    } while (0)
-    if (len > KERNEL_FILE_MAX)
-        KF_FAIL("kernel file is larger than %u bytes", KERNEL_FILE_MAX);
-    while (i < len) {
-        char c = text[i];
+    while (r->i < r->len) {
+        char c = r->text[r->i];
         if (c == '\n') {
-            line++;
-            i++;
-            continue;
+            r->line++;
+            r->i++;
+        } else if (c == ' ' || c == '\t' || c == '\r' || c == ',' || c == ';') {
+            r->i++;
+        } else if (c == '#') {
+            while (r->i < r->len && r->text[r->i] != '\n')
+                r->i++;
+        } else {
+            return 1;
         }
-        if (c == ' ' || c == '\t' || c == '\r' || c == ',' || c == ';') {
-            i++;
-            continue;
-        }
-        if (c == '#') {
-            while (i < len && text[i] != '\n')
-                i++;
-            continue;
-        }
-        int is_div = 0;
-        if (c == '/') {
-            is_div = 1;
-            i++;
-        } else if (len - i >= 7 && strncmp(text + i, "divisor", 7) == 0) {
-            is_div = 1;
-            i += 7;
-            while (i < len && (text[i] == ' ' || text[i] == '\t'))
-                i++;
-            if (i < len && (text[i] == ':' || text[i] == '='))
-                i++;
-        }
-        while (is_div && i < len && (text[i] == ' ' || text[i] == '\t'))
-            i++;
-        /* one token: up to the next separator */
-        char tok[64];
-        size_t tl = 0;
-        while (i < len && !strchr(" \t\r\n,;#", text[i])) {
-            if (tl + 1 >= sizeof tok)
-                KF_FAIL("line %d: number too long", line);
-            if (text[i] == '\0')
-                KF_FAIL("line %d: NUL byte in kernel file", line);
-            tok[tl++] = text[i++];
-        }
-        tok[tl] = '\0';
-        double x;
-        if (tl == 0 || ops_parse_float(tok, &x) != 0) {
-            if (tl && (strstr(tok, "nan") || strstr(tok, "NAN") || strstr(tok, "inf") ||
-                       strstr(tok, "INF") || strstr(tok, "Inf") || strstr(tok, "NaN")))
-                KF_FAIL("line %d: '%s' is not a finite number", line, tok);
-            KF_FAIL("line %d: '%s' is not a number", line, tl ? tok : (is_div ? "divisor" : "?"));
-        }
-        if (fabs(x) > 1e9)
-            KF_FAIL("line %d: %s is out of range (|w| <= 1e9)", line, tok);
+    }
+    return 0;
+}
+
+/* One value: a weight, or the divisor after '/' or "divisor" (':' or '=' optional). */
+static int kf_value(kf_reader *r, double *x, int *is_div)
+{
+    const char *text = r->text;
+    size_t len = r->len;
+    *is_div = 0;
+    if (text[r->i] == '/') {
+        *is_div = 1;
+        r->i++;
+    } else if (len - r->i >= 7 && strncmp(text + r->i, "divisor", 7) == 0) {
+        *is_div = 1;
+        r->i += 7;
+        while (r->i < len && (text[r->i] == ' ' || text[r->i] == '\t'))
+            r->i++;
+        if (r->i < len && (text[r->i] == ':' || text[r->i] == '='))
+            r->i++;
+    }
+    while (*is_div && r->i < len && (text[r->i] == ' ' || text[r->i] == '\t'))
+        r->i++;
+    /* one token: up to the next separator */
+    char tok[64];
+    size_t tl = 0;
+    while (r->i < len && !strchr(" \t\r\n,;#", text[r->i])) {
+        if (tl + 1 >= sizeof tok)
+            return KF_FAIL(r, "line %d: number too long", r->line);
+        if (text[r->i] == '\0')
+            return KF_FAIL(r, "line %d: NUL byte in kernel file", r->line);
+        tok[tl++] = text[r->i++];
+    }
+    tok[tl] = '\0';
+    if (tl == 0 || ops_parse_float(tok, x) != 0) {
+        if (tl && (strstr(tok, "nan") || strstr(tok, "NAN") || strstr(tok, "inf") ||
+                   strstr(tok, "INF") || strstr(tok, "Inf") || strstr(tok, "NaN")))
+            return KF_FAIL(r, "line %d: '%s' is not a finite number", r->line, tok);
+        return KF_FAIL(r, "line %d: '%s' is not a number", r->line,
+                       tl ? tok : (*is_div ? "divisor" : "?"));
+    }
+    if (fabs(*x) > 1e9)
+        return KF_FAIL(r, "line %d: %s is out of range (|w| <= 1e9)", r->line, tok);
+    return 0;
+}
+
+/* All values: n weights into v, then at most one divisor (1 when none). */
+static int kf_read(kf_reader *r, double *v, int *n, double *div)
+{
+    int have_div = 0;
+    double x;
+    int is_div;
+    *n = 0;
+    *div = 1;
+    while (kf_skip(r)) {
+        if (kf_value(r, &x, &is_div) != 0)
+            return -1;
         if (is_div) {
             if (have_div)
-                KF_FAIL("line %d: second divisor", line);
+                return KF_FAIL(r, "line %d: second divisor", r->line);
             if (x == 0)
-                KF_FAIL("line %d: divisor is zero", line);
+                return KF_FAIL(r, "line %d: divisor is zero", r->line);
             have_div = 1;
-            div = x;
+            *div = x;
             continue;
         }
         if (have_div)
-            KF_FAIL("line %d: weights after the divisor line", line);
-        if (n == TS_MAX_K * TS_MAX_K)
-            KF_FAIL("more than %d weights (K is at most %d)", TS_MAX_K * TS_MAX_K, TS_MAX_K);
-        v[n++] = x;
+            return KF_FAIL(r, "line %d: weights after the divisor line", r->line);
+        if (*n == TS_MAX_K * TS_MAX_K)
+            return KF_FAIL(r, "more than %d weights (K is at most %d)", TS_MAX_K * TS_MAX_K,
+                           TS_MAX_K);
+        v[(*n)++] = x;
     }
+    return 0;
+}
+
+/* K of n weights: a square of an odd side, each weight / div within range. */
+static int kf_check(kf_reader *r, const double *v, int n, double div, int *k)
+{
     if (n == 0)
-        KF_FAIL("no weights in kernel file");
-    int k = (int)lround(sqrt((double)n));
-    if (k * k != n)
-        KF_FAIL("%d weights is not a square K x K", n);
-    if (k % 2 == 0)
-        KF_FAIL("%d weights make K = %d, which is even (K must be odd)", n, k);
+        return KF_FAIL(r, "no weights in kernel file");
+    *k = (int)lround(sqrt((double)n));
+    if (*k * *k != n)
+        return KF_FAIL(r, "%d weights is not a square K x K", n);
+    if (*k % 2 == 0)
+        return KF_FAIL(r, "%d weights make K = %d, which is even (K must be odd)", n, *k);
     for (int t = 0; t < n; t++) /* a tiny divisor takes a weight past float (found by fuzzing) */
         if (!(fabs(v[t] / div) <= 1e9))
-            KF_FAIL("weight %g / divisor %g is out of range (|w| <= 1e9)", v[t], div);
+            return KF_FAIL(r, "weight %g / divisor %g is out of range (|w| <= 1e9)", v[t], div);
+    return 0;
+}
 #undef KF_FAIL
+
+/* Integer weights and divisor make an exact filter (while int32 sums cannot overflow). */
+static void kf_build(ts_filter *f, const double *v, int k, double div)
+{
+    int n = k * k;
     f->k = k;
     f->outputs = 1;
     int integral = div == floor(div) && fabs(div) <= 1e6;
@@ -219,9 +250,24 @@ ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err,
         for (int t = 0; t < n; t++)
             f->w[t] = (float)(v[t] / div);
     }
-    return TS_OK;
 }
 
+ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen)
+{
+    double v[TS_MAX_K * TS_MAX_K], div;
+    int n, k;
+    kf_reader r = {.text = text, .len = len, .line = 1};
+    memset(f, 0, sizeof *f);
+    if (len > KERNEL_FILE_MAX)
+        snprintf(r.why, sizeof r.why, "kernel file is larger than %u bytes", KERNEL_FILE_MAX);
+    else if (kf_read(&r, v, &n, &div) == 0 && kf_check(&r, v, n, div, &k) == 0) {
+        kf_build(f, v, k, div);
+        return TS_OK;
+    }
+    if (err && errlen)
+        snprintf(err, errlen, "%s", r.why);
+    return ts_fail(TS_ERR_FORMAT, "%s", r.why);
+}
 
 /* Why a file that is not a regular file cannot be a kernel file. */
 static const char *not_regular(mode_t m)
