@@ -431,6 +431,33 @@ static ts_status parse_args(const op_row *row, char **arg, int nargs, const char
     return TS_OK;
 }
 
+/* Cuts "name:a:b" into the name (left in item), its row (NULL: unknown) and the arguments; an
+ * argument of kind `rest` takes the rest, ':' included (a file name may hold ':'). */
+static ts_status split_item(char *item, const char *shown, const op_row **row,
+                            char *arg[OP_MAX_ARGS], int *nargs, char *err, size_t errlen)
+{
+    char *colon = strchr(item, ':');
+    if (colon)
+        *colon = '\0';
+    *row = find_row(item);
+    *nargs = 0;
+    if (colon && *row && (*row)->nargs && (*row)->args[0].rest) {
+        arg[(*nargs)++] = colon + 1;
+    } else {
+        while (colon) {
+            if (*nargs == OP_MAX_ARGS)
+                return op_error(err, errlen, shown, "too many ':' arguments");
+            arg[(*nargs)++] = colon + 1;
+            if ((colon = strchr(colon + 1, ':')) != NULL)
+                *colon = '\0';
+        }
+    }
+    for (int i = 0; i < *nargs; i++)
+        if (!*arg[i])
+            return op_error(err, errlen, shown, "empty argument");
+    return TS_OK;
+}
+
 ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
 {
     char item[1024], *arg[OP_MAX_ARGS] = {NULL};
@@ -450,24 +477,10 @@ ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
     item[n] = '\0';
     char shown[sizeof item];
     memcpy(shown, item, n + 1);
-    char *colon = strchr(item, ':');
-    if (colon)
-        *colon = '\0';
-    const op_row *row = find_row(item);
-    if (colon && row && row->nargs && row->args[0].rest) {
-        arg[nargs++] = colon + 1; /* a file name may hold ':' */
-    } else {
-        while (colon) {
-            if (nargs == OP_MAX_ARGS)
-                return op_error(err, errlen, shown, "too many ':' arguments");
-            arg[nargs++] = colon + 1;
-            if ((colon = strchr(colon + 1, ':')) != NULL)
-                *colon = '\0';
-        }
-    }
-    for (int i = 0; i < nargs; i++)
-        if (!*arg[i])
-            return op_error(err, errlen, shown, "empty argument");
+    const op_row *row;
+    ts_status st = split_item(item, shown, &row, arg, &nargs, err, errlen);
+    if (st != TS_OK)
+        return st;
     if (!row) {
         char what[512], known[400];
         ts_op_names(-1, known, sizeof known);
@@ -480,7 +493,7 @@ ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
                         : row->nargs ? "too many arguments"
                                      : "takes no argument");
     op_values v;
-    ts_status st = parse_args(row, arg, nargs, shown, &v, err, errlen);
+    st = parse_args(row, arg, nargs, shown, &v, err, errlen);
     if (st != TS_OK)
         return st;
     op->kind = row->kind;
