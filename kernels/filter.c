@@ -3,7 +3,8 @@
  * Filters are built here once, so every backend gets the same float weights (and, where the
  * weights are integers, the same exact integer weights and divisor). A kernel file is K*K weights
  * (K odd, 1..31) and an optional divisor; the loader reads only regular files, so a FIFO or a
- * device named by kernel:FILE is refused instead of blocking the batch.
+ * device named by kernel:FILE is refused instead of blocking the batch. The build hooks of the
+ * conv rows of the op table (ops.c) are at the end.
  */
 #include "op_table.h"
 #include "ts_math.h"
@@ -28,7 +29,7 @@ static void filter_set_int(ts_filter *f, int o, const int32_t *iw)
     }
 }
 
-void filter_box(ts_filter *f, int k)
+static void filter_box(ts_filter *f, int k)
 {
     int32_t iw[TS_MAX_K * TS_MAX_K];
     memset(f, 0, sizeof *f);
@@ -44,7 +45,7 @@ void filter_box(ts_filter *f, int k)
     filter_set_int(f, 0, iw);
 }
 
-void filter_gauss(ts_filter *f, int k, double sigma)
+static void filter_gauss(ts_filter *f, int k, double sigma)
 {
     double g[TS_MAX_K], sum = 0;
     int r = (k - 1) / 2;
@@ -66,7 +67,7 @@ void filter_gauss(ts_filter *f, int k, double sigma)
             f->w[y * k + x] = (float)(g[y] * g[x]);
 }
 
-void filter_3x3(ts_filter *f, int outputs, const int32_t *iw, int magnitude)
+static void filter_3x3(ts_filter *f, int outputs, const int32_t *iw, int magnitude)
 {
     memset(f, 0, sizeof *f);
     f->k = 3;
@@ -78,7 +79,7 @@ void filter_3x3(ts_filter *f, int outputs, const int32_t *iw, int magnitude)
         filter_set_int(f, o, iw + 9 * o);
 }
 
-void filter_sharpen(ts_filter *f, double a)
+static void filter_sharpen(ts_filter *f, double a)
 {
     if (a == floor(a) && fabs(a) <= 1000) {
         int32_t ia = (int32_t)a;
@@ -297,7 +298,7 @@ static ssize_t read_upto(int fd, char *buf, size_t max)
 
 /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat on the
  * open descriptor then refuses everything but a regular file (no race with a rename). */
-ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen)
+static ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen)
 {
     char why[200];
     ts_status st = TS_ERR_IO;
@@ -327,4 +328,69 @@ ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen)
     if (err && errlen)
         snprintf(err, errlen, "%s: %s", path, why);
     return ts_fail(st, "%s: %s", path, why);
+}
+
+/* ---------------------------------------------------------------- the conv rows' build hooks */
+
+ts_status op_build_box(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                       char *err, size_t errlen)
+{
+    filter_box(&op->filter, (int)v->i[0]);
+    snprintf(op->text, sizeof op->text, "box:%ld", v->i[0]);
+    return TS_OK;
+}
+
+ts_status op_build_gauss(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                         char *err, size_t errlen)
+{
+    int k = (int)v->i[0];
+    /* OpenCV's getGaussianKernel default, so gauss:K matches cv2.GaussianBlur(ksize=K, 0) */
+    double sigma = v->given == 2 ? v->f[1] : 0.3 * ((k - 1) * 0.5 - 1) + 0.8;
+    filter_gauss(&op->filter, k, sigma);
+    if (v->given == 2)
+        snprintf(op->text, sizeof op->text, "gauss:%d:%g", k, sigma);
+    else
+        snprintf(op->text, sizeof op->text, "gauss:%d", k);
+    return TS_OK;
+}
+
+ts_status op_build_sharpen(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                           char *err, size_t errlen)
+{
+    filter_sharpen(&op->filter, v->f[0]);
+    if (v->given)
+        snprintf(op->text, sizeof op->text, "sharpen:%g", v->f[0]);
+    else
+        snprintf(op->text, sizeof op->text, "sharpen");
+    return TS_OK;
+}
+
+ts_status op_build_emboss(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                          char *err, size_t errlen)
+{
+    static const int32_t iw[9] = {-2, -1, 0, -1, 1, 1, 0, 1, 2};
+    filter_3x3(&op->filter, 1, iw, 0);
+    snprintf(op->text, sizeof op->text, "emboss");
+    return TS_OK;
+}
+
+ts_status op_build_edge(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                        char *err, size_t errlen)
+{
+    static const int32_t iw[18] = {-1, 0, 1, -2, 0, 2, -1, 0, 1,   /* Sobel x */
+                                   -1, -2, -1, 0, 0, 0, 1, 2, 1}; /* Sobel y */
+    filter_3x3(&op->filter, 2, iw, 1);
+    snprintf(op->text, sizeof op->text, "edge");
+    return TS_OK;
+}
+
+ts_status op_build_kernel(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                          char *err, size_t errlen)
+{
+    ts_status st = filter_load(v->s[0], &op->filter, err, errlen);
+    if (st != TS_OK)
+        return st;
+    const char *base = strrchr(v->s[0], '/');
+    snprintf(op->text, sizeof op->text, "kernel:%.60s", base ? base + 1 : v->s[0]);
+    return TS_OK;
 }

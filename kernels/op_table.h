@@ -74,13 +74,20 @@ const char *op_table_check(void);
 ts_status op_error(char *err, size_t errlen, const char *item, const char *what);
 int ops_parse_float(const char *s, double *out);
 
-/* kernels/filter.c: the filter bank of each conv op, built once so every backend gets the same
- * float weights, and kernel files. */
-void filter_box(ts_filter *f, int k);
-void filter_gauss(ts_filter *f, int k, double sigma);
-void filter_sharpen(ts_filter *f, double a);
-void filter_3x3(ts_filter *f, int outputs, const int32_t *iw, int magnitude);
-ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen);
+/* kernels/filter.c: the build hooks of the conv rows (each builds its filter bank once, so every
+ * backend gets the same float weights) and the kernel-file loader. */
+ts_status op_build_box(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                       char *err, size_t errlen);
+ts_status op_build_gauss(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                         char *err, size_t errlen);
+ts_status op_build_sharpen(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                           char *err, size_t errlen);
+ts_status op_build_emboss(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                          char *err, size_t errlen);
+ts_status op_build_edge(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                        char *err, size_t errlen);
+ts_status op_build_kernel(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                          char *err, size_t errlen);
 
 /* kernels/ref.c: the references the rows point to. */
 ts_status ref_conv_into(const ts_op *op, const ts_image *in, ts_image *out);

@@ -4,7 +4,8 @@
  *
  * Grammar of a chain: items separated by commas, blanks around items ignored; an item is NAME or
  * NAME:ARG[:ARG...], with the names and arguments of the rows of `rows` below. Adding an op is one
- * row here, its reference (ref.c), its kernels and its tests; see docs/HACKING.md.
+ * row here with its build hook (the conv rows' are in filter.c), its reference (ref.c), its
+ * kernels and its tests; see docs/HACKING.md.
  */
 #include "op_table.h"
 
@@ -73,69 +74,6 @@ static int parse_k(const char *s, const char *item, long *k, char *err, size_t e
 
 /* ---------------------------------------------------------------- build hooks and shape rules */
 
-static ts_status build_box(const op_row *row, const op_values *v, const char *item, ts_op *op,
-                           char *err, size_t errlen)
-{
-    filter_box(&op->filter, (int)v->i[0]);
-    snprintf(op->text, sizeof op->text, "box:%ld", v->i[0]);
-    return TS_OK;
-}
-
-static ts_status build_gauss(const op_row *row, const op_values *v, const char *item, ts_op *op,
-                             char *err, size_t errlen)
-{
-    int k = (int)v->i[0];
-    /* OpenCV's getGaussianKernel default, so gauss:K matches cv2.GaussianBlur(ksize=K, 0) */
-    double sigma = v->given == 2 ? v->f[1] : 0.3 * ((k - 1) * 0.5 - 1) + 0.8;
-    filter_gauss(&op->filter, k, sigma);
-    if (v->given == 2)
-        snprintf(op->text, sizeof op->text, "gauss:%d:%g", k, sigma);
-    else
-        snprintf(op->text, sizeof op->text, "gauss:%d", k);
-    return TS_OK;
-}
-
-static ts_status build_sharpen(const op_row *row, const op_values *v, const char *item, ts_op *op,
-                               char *err, size_t errlen)
-{
-    filter_sharpen(&op->filter, v->f[0]);
-    if (v->given)
-        snprintf(op->text, sizeof op->text, "sharpen:%g", v->f[0]);
-    else
-        snprintf(op->text, sizeof op->text, "sharpen");
-    return TS_OK;
-}
-
-static ts_status build_emboss(const op_row *row, const op_values *v, const char *item, ts_op *op,
-                              char *err, size_t errlen)
-{
-    static const int32_t iw[9] = {-2, -1, 0, -1, 1, 1, 0, 1, 2};
-    filter_3x3(&op->filter, 1, iw, 0);
-    snprintf(op->text, sizeof op->text, "emboss");
-    return TS_OK;
-}
-
-static ts_status build_edge(const op_row *row, const op_values *v, const char *item, ts_op *op,
-                            char *err, size_t errlen)
-{
-    static const int32_t iw[18] = {-1, 0, 1, -2, 0, 2, -1, 0, 1,   /* Sobel x */
-                                   -1, -2, -1, 0, 0, 0, 1, 2, 1}; /* Sobel y */
-    filter_3x3(&op->filter, 2, iw, 1);
-    snprintf(op->text, sizeof op->text, "edge");
-    return TS_OK;
-}
-
-static ts_status build_kernel(const op_row *row, const op_values *v, const char *item, ts_op *op,
-                              char *err, size_t errlen)
-{
-    ts_status st = filter_load(v->s[0], &op->filter, err, errlen);
-    if (st != TS_OK)
-        return st;
-    const char *base = strrchr(v->s[0], '/');
-    snprintf(op->text, sizeof op->text, "kernel:%.60s", base ? base + 1 : v->s[0]);
-    return TS_OK;
-}
-
 static ts_status build_rotate(const op_row *row, const op_values *v, const char *item, ts_op *op,
                               char *err, size_t errlen)
 {
@@ -185,21 +123,21 @@ static void geom_shape(const ts_op *op, int w, int h, int *ow, int *oh)
  * checks it): the pipeline and the reference look an op up by its kind. */
 static const op_row rows[] = {
     {CONV_OP("box", "mean of a K x K square (exact)"), .nargs = 1, .args = {K_ARG(3)},
-     .build = build_box},
+     .build = op_build_box},
     {CONV_OP("gauss", "Gaussian blur, K x K, SIGMA by default as OpenCV's for K"), .nargs = 2,
      .args = {K_ARG(5),
               {.name = "SIGMA", .kind = ARG_FLOAT, .lo = 0, .lo_open = 1, .hi = 1000,
                .bad = "SIGMA must be a number in (0, 1000]"}},
-     .build = build_gauss},
+     .build = op_build_gauss},
     {CONV_OP("sharpen", "3x3 Laplacian sharpening of strength A (default 1)"), .nargs = 1,
      .args = {{.name = "A", .kind = ARG_FLOAT, .lo = -1000, .hi = 1000, .def = 1,
                .bad = "A must be a number in [-1000, 1000]"}},
-     .build = build_sharpen},
-    {CONV_OP("emboss", "3x3 emboss"), .build = build_emboss},
-    {CONV_OP("edge", "Sobel gradient magnitude"), .build = build_edge},
+     .build = op_build_sharpen},
+    {CONV_OP("emboss", "3x3 emboss"), .build = op_build_emboss},
+    {CONV_OP("edge", "Sobel gradient magnitude"), .build = op_build_edge},
     {CONV_OP("kernel", "the K x K weights of a file (see README), e.g. kernel:blur.txt"),
      .nargs = 1, .required = 1, .args = {{.name = "FILE", .kind = ARG_TEXT, .rest = 1}},
-     .usage = "needs a file: kernel:FILE", .build = build_kernel},
+     .usage = "needs a file: kernel:FILE", .build = op_build_kernel},
     {GEOM_OP("rotate", "rotate clockwise by 90, 180 or 270 degrees"), .nargs = 1, .required = 1,
      .args = {{.name = "DEG", .kind = ARG_INT, .lo = -1000, .hi = 1000, .choices = "90|180|270",
                .bad = "rotate takes 90, 180 or 270 (clockwise)"}},
