@@ -14,11 +14,11 @@ void ts_print_usage(void)
            "       tessera --headless -o DIR|FILE [options] INPUT...   batch conversion\n"
            "       tessera --list                                  operations and variants\n"
            "\n"
-           "Operations (--ops, a comma-separated chain applied in order):\n"
-           "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
-           "  rotate:90|180|270  transpose  transverse  flip  flop  equalize[:luma|rgb]\n"
-           "  K is odd, 1..31 (box 3, gauss 5 by default).\n"
-           "\n"
+           "Operations (--ops, a comma-separated chain applied in order):\n");
+    char ops[2048]; /* the grammar, from the op table */
+    ts_op_usage(ops, sizeof ops);
+    fputs(ops, stdout);
+    printf("\n"
            "Options:\n"
            "  --headless            batch mode: process INPUT files and directories\n"
            "  -o, --output PATH     output directory (or file, for a single input)\n"
@@ -174,12 +174,8 @@ static int parse_variant(const char *arg, ts_options *o)
     if (!ts_family_from_name(fam, &f))
         return usage_error("--variant '%s': unknown family '%s' (conv, geom, hist)", arg, fam);
     if (strcmp(eq + 1, "auto") != 0 && !ts_variant_find(f, eq + 1)) {
-        char known[256] = "auto";
-        for (size_t i = 0; i < ts_variant_count(); i++)
-            if (ts_variant_at(i)->family == f) {
-                strncat(known, " ", sizeof known - strlen(known) - 1);
-                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
-            }
+        char known[256];
+        ts_variant_names(f, known, sizeof known);
         return usage_error("--variant '%s': unknown variant (known: %s)", arg, known);
     }
     if (o->n_variants == TS_MAX_VARIANT_ARGS)
@@ -323,9 +319,7 @@ ts_pipeline *ts_open_pipeline(const ts_options *o)
 
 int ts_list(const ts_options *o)
 {
-    static const char *const ops[TS_FAM_COUNT] = {
-        "box gauss sharpen emboss edge kernel", "rotate transpose transverse flip flop",
-        "equalize (histogram)"};
+    static const char *const notes[TS_FAM_COUNT] = {"", "", " (histogram)"};
     ts_device dev;
     int gpu = o->backend != TS_BACKEND_CPU && ts_gpu_open(&dev) == TS_OK;
     if (gpu)
@@ -335,7 +329,9 @@ int ts_list(const ts_options *o)
         printf("backend: CPU (%s)\n", o->backend == TS_BACKEND_CPU ? "--backend cpu"
                                                                    : ts_error_detail());
     for (int f = 0; f < TS_FAM_COUNT; f++) {
-        printf("\n%s: %s\n", ts_family_name((ts_family)f), ops[f]);
+        char ops[512];
+        ts_op_names(f, ops, sizeof ops);
+        printf("\n%s: %s%s\n", ts_family_name((ts_family)f), ops, notes[f]);
         for (size_t i = 0; i < ts_variant_count(); i++) {
             const ts_variant *v = ts_variant_at(i);
             if (v->family != (ts_family)f)
