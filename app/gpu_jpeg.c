@@ -358,6 +358,22 @@ void gj_ctx_destroy(gj_ctx *c)
     free(c);
 }
 
+/* libjpeg-turbo (the CPU path) upsamples chroma with a triangle filter; nvJPEG replicates unless
+ * asked to interpolate. Interpolation keeps the GPU and CPU decodes of 4:2:0 files close; a
+ * library that refuses the flag still decodes. */
+static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
+{
+    nvjpegStatus_t e =
+        nv.f.nvjpegCreateEx(backend, NULL, NULL, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, h);
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        *h = NULL;
+        e = nv.f.nvjpegCreateEx(backend, NULL, NULL, 0, h);
+    }
+    if (e != NVJPEG_STATUS_SUCCESS)
+        *h = NULL;
+    return e;
+}
+
 ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *why, size_t len)
 {
     *out = NULL;
@@ -380,7 +396,7 @@ ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *
     c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
     nvjpegStatus_t e = NVJPEG_STATUS_ARCH_MISMATCH;
     if (!o->no_engine)
-        e = nv.f.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &c->h);
+        e = create_handle(NVJPEG_BACKEND_HARDWARE, &c->h);
     if (e == NVJPEG_STATUS_SUCCESS) {
         unsigned engines = 0, cores = 0;
         if (nv.f.nvjpegGetHardwareDecoderInfo(c->h, &engines, &cores) == NVJPEG_STATUS_SUCCESS &&
@@ -394,7 +410,7 @@ ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *
     }
     if (e != NVJPEG_STATUS_SUCCESS) {
         c->h = NULL;
-        e = nv.f.nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &c->h);
+        e = create_handle(NVJPEG_BACKEND_DEFAULT, &c->h);
         if (e != NVJPEG_STATUS_SUCCESS) {
             c->h = NULL;
             gj_ctx_destroy(c);
