@@ -26,6 +26,7 @@ override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN)
 NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 LDLIBS  = -lm -pthread -ldl
+JPEG_LIBS ?= -ljpeg
 ifeq ($(WERROR),1)
 override CFLAGS  += -Werror
 override NVFLAGS += -Werror all-warnings
@@ -91,7 +92,7 @@ $(BUILD)/tessera: $(BUILD)/app/main.o $(AOBJ) $(BUILD)/libtessera.a
 # `make check` style: tests link every source but main.c.
 # tests/test_gpu_jpeg.c writes and decodes its JPEGs with libjpeg(-turbo) as the reference.
 $(BUILD)/test_unit: $(TOBJ) $(AOBJ) $(BUILD)/libtessera.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) -ljpeg
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)
 
 $(BUILD)/mkimage: $(BUILD)/tests/mkimage.o $(AOBJ) $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
