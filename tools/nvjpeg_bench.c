@@ -14,9 +14,9 @@
 
 #include <cuda_runtime.h>
 #include <dirent.h>
-#include <jpeglib.h>
 #include <setjmp.h>
-#include <stdio.h>
+#include <stdio.h> /* before jpeglib.h, which uses FILE */
+#include <jpeglib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
