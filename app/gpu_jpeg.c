@@ -268,6 +268,45 @@ static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
     return e;
 }
 
+/* The decode handle, the engines' batched state (engines = 1) and the decoupled decoders. A GPU
+ * without engines, or a library whose hardware handle refuses the decoupled decoders, fails with
+ * engines = 1 and leaves the context clean for a second try without them. */
+static nvjpegStatus_t open_decoders(gj_ctx *c, int engines)
+{
+    nvjpegStatus_t e = create_handle(engines ? NVJPEG_BACKEND_HARDWARE : NVJPEG_BACKEND_DEFAULT,
+                                     &c->h);
+    if (e == NVJPEG_STATUS_SUCCESS && engines) {
+        unsigned n = 0, cores = 0;
+        if (NV.nvjpegGetHardwareDecoderInfo(c->h, &n, &cores) == NVJPEG_STATUS_SUCCESS && n == 0)
+            e = NVJPEG_STATUS_ARCH_MISMATCH;
+        if (e == NVJPEG_STATUS_SUCCESS)
+            e = NV.nvjpegJpegStateCreate(c->h, &c->hw_state);
+    }
+    if (e == NVJPEG_STATUS_SUCCESS)
+        e = NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_HYBRID, &c->dec[DEC_HOST]);
+    /* The GPU Huffman decoder is an optimization for large baseline files; without it every
+     * decoupled file goes through the host Huffman decoder. */
+    if (e == NVJPEG_STATUS_SUCCESS &&
+        NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_GPU_HYBRID, &c->dec[DEC_GPU]) !=
+            NVJPEG_STATUS_SUCCESS)
+        c->dec[DEC_GPU] = NULL;
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        for (int k = 0; k < 2; k++) {
+            if (c->dec[k])
+                NV.nvjpegDecoderDestroy(c->dec[k]);
+            c->dec[k] = NULL;
+        }
+        if (c->hw_state)
+            NV.nvjpegJpegStateDestroy(c->hw_state);
+        if (c->h)
+            NV.nvjpegDestroy(c->h);
+        c->hw_state = NULL;
+        c->h = NULL;
+    }
+    c->has_engine = e == NVJPEG_STATUS_SUCCESS && engines;
+    return e;
+}
+
 ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *why, size_t len)
 {
     *out = NULL;
@@ -290,44 +329,12 @@ ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *
     c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
     nvjpegStatus_t e = NVJPEG_STATUS_ARCH_MISMATCH;
     if (!o->no_engine)
-        e = create_handle(NVJPEG_BACKEND_HARDWARE, &c->h);
-    if (e == NVJPEG_STATUS_SUCCESS) {
-        unsigned engines = 0, cores = 0;
-        if (NV.nvjpegGetHardwareDecoderInfo(c->h, &engines, &cores) == NVJPEG_STATUS_SUCCESS &&
-            engines == 0) {
-            NV.nvjpegDestroy(c->h);
-            c->h = NULL;
-            e = NVJPEG_STATUS_ARCH_MISMATCH;
-        } else {
-            c->has_engine = 1;
-        }
-    }
-    if (e != NVJPEG_STATUS_SUCCESS) {
-        c->h = NULL;
-        e = create_handle(NVJPEG_BACKEND_DEFAULT, &c->h);
-        if (e != NVJPEG_STATUS_SUCCESS) {
-            c->h = NULL;
-            gj_ctx_destroy(c);
-            return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvjpegCreateEx: %s",
-                            gj_nvj_str(e));
-        }
-    }
-    if (c->has_engine && NV.nvjpegJpegStateCreate(c->h, &c->hw_state) != NVJPEG_STATUS_SUCCESS) {
-        c->hw_state = NULL;
-        c->has_engine = 0;
-    }
-    if ((e = NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_HYBRID, &c->dec[DEC_HOST])) !=
-        NVJPEG_STATUS_SUCCESS) {
-        c->dec[DEC_HOST] = NULL;
+        e = open_decoders(c, 1);
+    if (e != NVJPEG_STATUS_SUCCESS && (e = open_decoders(c, 0)) != NVJPEG_STATUS_SUCCESS) {
         gj_ctx_destroy(c);
-        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvjpegDecoderCreate: %s",
-                        gj_nvj_str(e));
+        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG decoder: %s",
+                           gj_nvj_str(e));
     }
-    /* The GPU Huffman decoder is an optimization for large baseline files; without it every
-     * decoupled file goes through the host Huffman decoder. */
-    if (NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_GPU_HYBRID, &c->dec[DEC_GPU]) !=
-        NVJPEG_STATUS_SUCCESS)
-        c->dec[DEC_GPU] = NULL;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = o->host_threads > 0 ? o->host_threads : (int)(cores > 0 ? cores : 1);
     if (n > 128)
