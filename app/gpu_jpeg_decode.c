@@ -66,6 +66,10 @@ static int sticky(cudaError_t e)
 static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len, gj_result *r,
                       route *rt)
 {
+    if (!data || len < 4) {
+        set_cpu(r, TS_ERR_FORMAT, "not a JPEG (%zu bytes)", data ? len : 0);
+        return;
+    }
     nvjpegStatus_t e = NV.nvjpegJpegStreamParseHeader(c->h, data, len, s->js);
     if (e != NVJPEG_STATUS_SUCCESS) {
         set_cpu(r, TS_ERR_FORMAT, "nvJPEG cannot read the header: %s", gj_nvj_str(e));

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tools/nvjpeg_check.sh - the nvJPEG module (app/gpu_jpeg*.c) on a GPU machine in one call.
 # Usage: sh tools/nvjpeg_check.sh OUTDIR [steps...]; steps: build test sanitize bench batch
-# (default: all five). Logs in OUTDIR: build.log, tests.log, sanitize.log, bench.log and, for
+# (default: all five; with the device's 10-minute limit per command, run "build test bench", then
+# "sanitize", then "batch": build outputs stay between calls). Logs in OUTDIR: build.log, tests.log, sanitize.log, bench.log and, for
 # `batch`, bench_batch.log, results.txt, bench_batch.md, nvjpeg_bench.csv (8 files at most).
 # Carried inputs (ignored paths): .carry/stb (stb headers), .carry/jpeg (libjpeg-turbo headers and
 # libjpeg.so.62, used only where the system has no jpeglib.h), .carry/corpus (the two corpora of
@@ -47,7 +48,7 @@ if has sanitize; then
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     for tool in memcheck racecheck; do
         log "compute-sanitizer $tool" | tee -a "$OUT/sanitize.log"
-        TESSERA_REQUIRE_GPU=1 timeout 280 "$CS" --tool "$tool" --error-exitcode 9 \
+        TESSERA_REQUIRE_GPU=1 TESSERA_SMALL_ONLY=1 timeout 240 "$CS" --tool "$tool" --error-exitcode 9 \
             build/test_unit gpu_jpeg >>"$OUT/sanitize.log" 2>&1
         echo "$tool exit $?" | tee -a "$OUT/sanitize.log"
     done
