@@ -86,9 +86,32 @@ report = outdir + ".report.json"
 cmd = [exe, "--headless", "-j", j, "--backend", "gpu", "--ops", ops, "--format", fmt,
        "--quality", "90", "--force", "--report", report, "-o", outdir, indir]
 print("+", " ".join(cmd), flush=True)
+# GPU memory: device-wide memory.used sampled by nvidia-smi, peak minus the level before the run.
+import threading
+def used():
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits",
+                            "-i", os.environ.get("TESSERA_DEVICE", "0")],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=5)
+        return float(r.stdout.split()[0])
+    except Exception:
+        return None
+base = used()
+peak = [base]
+done = threading.Event()
+def poll():
+    while not done.wait(0.1):
+        u = used()
+        if u is not None and peak[0] is not None and u > peak[0]:
+            peak[0] = u
+th = threading.Thread(target=poll, daemon=True)
+th.start()
 t0 = time.perf_counter()
 p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 wall = time.perf_counter() - t0
+done.set()
+th.join()
+gpu = f"{peak[0] - base:.0f}" if base is not None else "?"
 print("\n".join(p.stdout.splitlines()[-8:]))
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 outs = [f for f in os.listdir(outdir) if not f.endswith(".tmp")]
@@ -104,7 +127,7 @@ except Exception:
     pass
 print(f"RESULT system=tessera corpus={corpus} chain={chain} threads={j} images={n} "
       f"seconds={wall:.3f} images_per_s={n / wall:.2f} mp_per_s={mp / wall:.1f} "
-      f"decode_paths={paths} host_peak_mib={rss:.0f} gpu_peak_mib=? out_mib={size / 2**20:.1f} "
+      f"decode_paths={paths} host_peak_mib={rss:.0f} gpu_peak_mib={gpu} out_mib={size / 2**20:.1f} "
       f"exit={p.returncode} outputs={len(outs)}")
 PY
 }
