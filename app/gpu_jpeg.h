@@ -21,6 +21,16 @@
  * ts_gpu_image_alloc makes them): RGB for colour files, 1 channel for gray ones, the same channel
  * counts as the CPU loader gives. EXIF orientation is not applied (the CPU loader ignores it too).
  *
+ * Typical use, by each GPU worker thread of a batch (one context each; host_threads = the cores
+ * that worker may use for Huffman work):
+ *   gj_ctx_create(&ctx, stream, &opts, why, sizeof why)  failing: say `why` once, use the CPU;
+ *   gj_result res[B] = {0};  per batch of n <= B files read into memory:
+ *   gj_decode_batch(ctx, data, len, n, res);
+ *   res[i].status == TS_OK: the chain runs on res[i].d_im where it lies (the device), and
+ *     gj_encode(ctx, &d_out, &eo, &bytes, &nbytes, err, sizeof err) gives the JPEG bytes;
+ *   else: file i alone goes to the CPU decoder (res[i].err says why, for --report);
+ *   at the end gj_results_free(res, B) and gj_ctx_destroy(ctx).
+ *
  * Nothing here prints or exits: functions return a ts_status and write a one-line reason into
  * `why`/`err` (also set as ts_error_detail()).
  */
