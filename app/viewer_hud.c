@@ -8,7 +8,8 @@
  * display rate holds: the exit summary's figures) and a histogram of the shown image.
  * Buffers are static: nothing is allocated per frame.
  */
-#include "viewer.h"
+#include "viewer_hud.h"
+#include "viewer_keys.h"
 #include "util.h"
 
 #ifdef TS_HAVE_SDL
@@ -20,6 +21,21 @@
 
 #define MAX_TEXT 480                 /* characters per string */
 #define MAX_QUADS 12000              /* stb_easy_font: at most ~25 quads a character */
+
+void vw_toast(vw_ui *u, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->toast, sizeof u->toast, fmt, ap);
+    va_end(ap);
+    u->toast_until = now_ms() + 3000;
+}
+
+vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare)
+{
+    (void)u; /* the HUD is drawn over the image */
+    return (vw_area){w->ww, w->wh, compare};
+}
 
 static const SDL_Color c_text = {235, 235, 235, 255}, c_dim = {160, 160, 170, 255},
                        c_sel = {255, 214, 90, 255}, c_good = {120, 220, 120, 255},
@@ -41,7 +57,7 @@ int vw_text_width(const char *s, int scale)
     return stb_easy_font_width(buf) * scale;
 }
 
-void vw_text(viewer *v, int x, int y, int scale, SDL_Color c, const char *s)
+void vw_text(SDL_Renderer *ren, int x, int y, int scale, SDL_Color c, const char *s)
 {
     static struct {
         float x, y, z;
@@ -56,29 +72,29 @@ void vw_text(viewer *v, int x, int y, int scale, SDL_Color c, const char *s)
         rects[q] = (SDL_FRect){x + a[0] * scale, y + a[1] * scale, (b[0] - a[0]) * scale,
                                (b[1] - a[1]) * scale};
     }
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
-        vw_sdl(SDL_RenderFillRectsF(v->ren, rects, quads), "SDL_RenderFillRectsF");
+    if (vw_sdl(SDL_SetRenderDrawColor(ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
+        vw_sdl(SDL_RenderFillRectsF(ren, rects, quads), "SDL_RenderFillRectsF");
 }
 
-static void panel(viewer *v, int x, int y, int w, int h, Uint8 alpha)
+static void panel(const vw_scene *v, int x, int y, int w, int h, Uint8 alpha)
 {
     SDL_Rect r = {x, y, w, h};
-    if (vw_sdl(SDL_SetRenderDrawBlendMode(v->ren, SDL_BLENDMODE_BLEND), "SDL_SetRenderDrawBlendMode") ||
-        vw_sdl(SDL_SetRenderDrawColor(v->ren, 0, 0, 0, alpha), "SDL_SetRenderDrawColor"))
+    if (vw_sdl(SDL_SetRenderDrawBlendMode(v->win->ren, SDL_BLENDMODE_BLEND), "SDL_SetRenderDrawBlendMode") ||
+        vw_sdl(SDL_SetRenderDrawColor(v->win->ren, 0, 0, 0, alpha), "SDL_SetRenderDrawColor"))
         return;
-    vw_sdl(SDL_RenderFillRect(v->ren, &r), "SDL_RenderFillRect");
-    vw_sdl(SDL_SetRenderDrawBlendMode(v->ren, SDL_BLENDMODE_NONE), "SDL_SetRenderDrawBlendMode");
+    vw_sdl(SDL_RenderFillRect(v->win->ren, &r), "SDL_RenderFillRect");
+    vw_sdl(SDL_SetRenderDrawBlendMode(v->win->ren, SDL_BLENDMODE_NONE), "SDL_SetRenderDrawBlendMode");
 }
 
-static void fill(viewer *v, int x, int y, int w, int h, SDL_Color c)
+static void fill(const vw_scene *v, int x, int y, int w, int h, SDL_Color c)
 {
     SDL_Rect r = {x, y, w, h};
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
-        vw_sdl(SDL_RenderFillRect(v->ren, &r), "SDL_RenderFillRect");
+    if (vw_sdl(SDL_SetRenderDrawColor(v->win->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
+        vw_sdl(SDL_RenderFillRect(v->win->ren, &r), "SDL_RenderFillRect");
 }
 
 /* Text scale: 2 on a window of 1100x640 and up, else 1. */
-static int hud_scale(const viewer *v) { return v->ww >= 1100 && v->wh >= 640 ? 2 : 1; }
+static int hud_scale(const vw_scene *v) { return v->win->ww >= 1100 && v->win->wh >= 640 ? 2 : 1; }
 
 /* ---------------------------------------------------------------- the HUD's rows */
 
@@ -121,37 +137,37 @@ static void fmt_ms(char *buf, size_t len, double ms)
     snprintf(buf, len, ms < 10 ? "%.3f" : ms < 100 ? "%.2f" : "%.0f", ms);
 }
 
-static void backend_row(viewer *v, hud *h)
+static void backend_row(const vw_scene *v, hud *h)
 {
-    const ts_device *d = ts_pipeline_device(v->pipe);
+    const ts_device *d = ts_pipeline_device(v->run->pipe);
     if (d)
         add_row(h, c_text, "tessera %s   GPU %s (sm_%d, %d SMs)   renderer %s", TS_VERSION,
-                d->name, d->cc, d->sms, v->renderer);
+                d->name, d->cc, d->sms, v->win->renderer);
     else
         add_row(h, c_text, "tessera %s   CPU backend (%s)   renderer %s", TS_VERSION,
                 v->o->backend == TS_BACKEND_CPU ? "--backend cpu"
                 : ts_gpu_compiled()             ? "no usable GPU"
                                                 : "built without CUDA",
-                v->renderer);
+                v->win->renderer);
 }
 
-static void file_row(viewer *v, hud *h)
+static void file_row(const vw_scene *v, hud *h)
 {
-    const ts_image *im = vw_displayed(v);
+    const ts_image *im = vw_run_displayed(v->run);
     static const char *const ch[] = {"", "gray", "gray+alpha", "RGB", "RGBA"};
     if (!im)
         return;
-    add_row(h, c_dim, "%s   %dx%d %s%d   [%d/%d]   zoom %.0f%%", path_base(v->files[v->cur]),
-            im->width, im->height, ch[im->channels], im->bytes * 8, v->cur + 1, v->n_files,
-            v->view.zoom * 100);
+    add_row(h, c_dim, "%s   %dx%d %s%d   [%d/%d]   zoom %.0f%%", path_base(v->files->path[v->files->cur]),
+            im->width, im->height, ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n,
+            v->view->zoom * 100);
 }
 
 /* Column 4 and 5 of an op row: the speedup over naive (bar drawn later). */
-static void speedup_cells(viewer *v, hud_row *r, int i)
+static void speedup_cells(const vw_scene *v, hud_row *r, int i)
 {
-    const vw_bench *b = &v->bench;
-    const char *why = !ts_pipeline_on_gpu(v->pipe)     ? "(GPU backend only)"
-                      : !b->valid || i >= v->chain.n   ? (b->running ? "measuring..." : "-")
+    const vw_bench *b = v->bench;
+    const char *why = !ts_pipeline_on_gpu(v->run->pipe)     ? "(GPU backend only)"
+                      : !b->valid || i >= v->run->chain.n   ? (b->running ? "measuring..." : "-")
                       : b->res_state[i] < 0            ? "naive cannot run this"
                                                        : NULL;
     if (why) { /* no bar: the text takes its place */
@@ -167,9 +183,9 @@ static void speedup_cells(viewer *v, hud_row *r, int i)
     r->color[5] = b->res_naive[i] > b->res_cur[i] * 1.05 ? c_good : c_text;
 }
 
-static void chain_rows(viewer *v, hud *h)
+static void chain_rows(const vw_scene *v, hud *h)
 {
-    if (v->chain.n == 0) {
+    if (v->run->chain.n == 0) {
         add_row(h, c_dim, "chain: empty   (b s d e > < t | _ add ops)");
         return;
     }
@@ -179,111 +195,111 @@ static void chain_rows(viewer *v, hud *h)
     snprintf(r->cell[2], sizeof r->cell[2], "avg ms");
     snprintf(r->cell[3], sizeof r->cell[3], "last ms");
     snprintf(r->cell[4], sizeof r->cell[4], "time vs naive (bar), speedup");
-    for (int i = 0; i < v->chain.n; i++) {
-        const ts_op *op = &v->chain.ops[i];
-        const ts_variant *ran = v->have_result ? v->rep.op[i].variant : NULL;
-        r = add_row(h, i == v->sel ? c_sel : c_text, "%s %s", i == v->sel ? ">" : " ", op->text);
+    for (int i = 0; i < v->run->chain.n; i++) {
+        const ts_op *op = &v->run->chain.ops[i];
+        const ts_variant *ran = v->run->have_result ? v->run->rep.op[i].variant : NULL;
+        r = add_row(h, i == v->run->sel ? c_sel : c_text, "%s %s", i == v->run->sel ? ">" : " ", op->text);
         r->table = 1;
         const char *how = op->variant                                            ? ""
-                          : ts_pipeline_selected(v->pipe, ts_op_family(op->kind)) ? " (--variant)"
+                          : ts_pipeline_selected(v->run->pipe, ts_op_family(op->kind)) ? " (--variant)"
                                                                                   : " (auto)";
         snprintf(r->cell[1], sizeof r->cell[1], "%s%s", ran ? ran->name : "-", how);
-        if (v->op_ms[i].n) {
-            fmt_ms(r->cell[2], sizeof r->cell[2], v->op_ms[i].avg);
-            fmt_ms(r->cell[3], sizeof r->cell[3], v->op_ms[i].last);
+        if (v->run->op_ms[i].n) {
+            fmt_ms(r->cell[2], sizeof r->cell[2], v->run->op_ms[i].avg);
+            fmt_ms(r->cell[3], sizeof r->cell[3], v->run->op_ms[i].last);
         }
         speedup_cells(v, r, i);
     }
 }
 
-static void transfer_row(viewer *v, hud *h)
+static void transfer_row(const vw_scene *v, hud *h)
 {
     char up[16], down[16], disp[16];
-    fmt_ms(disp, sizeof disp, v->stats.display_med);
-    if (!ts_pipeline_on_gpu(v->pipe)) {
+    fmt_ms(disp, sizeof disp, v->stats->display_med);
+    if (!ts_pipeline_on_gpu(v->run->pipe)) {
         add_row(h, c_dim, "kernel times: host clock (CPU backend: no upload or download)   "
                 "display %s ms (host conversion)", disp);
         return;
     }
-    if (!v->have_result)
+    if (!v->run->have_result)
         return;
-    fmt_ms(up, sizeof up, v->first_upload_ms);
-    if (v->disp_on_gpu) {
+    fmt_ms(up, sizeof up, v->run->first_upload_ms);
+    if (v->tex->on_gpu) {
         add_row(h, c_dim, "upload %s ms (once, kept on the GPU)   display %s ms (%dx%d texels: "
-                "GPU resample, download)", up, disp, v->disp.map.tw, v->disp.map.th);
+                "GPU resample, download)", up, disp, v->tex->disp.map.tw, v->tex->disp.map.th);
         return;
     }
-    fmt_ms(down, sizeof down, v->down_ms.avg);
+    fmt_ms(down, sizeof down, v->run->down_ms.avg);
     add_row(h, c_dim, "upload %s ms (once, kept on the GPU)   download %s ms   display %s ms "
             "(host conversion)", up, down, disp);
 }
 
 /* The frame statistics (viewer_stats.c), as the exit summary prints them. */
-static void frame_rows(viewer *v, hud *h)
+static void frame_rows(const vw_scene *v, hud *h)
 {
-    const vw_frame_stats *s = &v->stats;
+    const vw_frame_stats *s = v->stats;
     char figures[160], basis[200], verdict[120];
-    vw_frames_text(v, figures, sizeof figures, basis, sizeof basis, verdict, sizeof verdict);
+    vw_frames_text(v->frames, v->stats, v->win->refresh_hz, v->win->paced, figures, sizeof figures, basis, sizeof basis, verdict, sizeof verdict);
     add_row(h, c_text, "%s", figures);
     add_row(h, c_dim, "%s", basis);
     hud_row *r = add_row(h, c_text, "%s", verdict);
     r->color[0] = !s->measured ? c_text : s->holding ? c_good : c_bad;
 }
 
-static void status_rows(viewer *v, hud *h)
+static void status_rows(const vw_scene *v, hud *h)
 {
-    const vw_bench *b = &v->bench;
+    const vw_bench *b = v->bench;
     char bench[160] = "";
-    if (b->running && v->chain.n)
-        snprintf(bench, sizeof bench, "   measuring speedups: %s...", v->chain.ops[b->op].text);
+    if (b->running && v->run->chain.n)
+        snprintf(bench, sizeof bench, "   measuring speedups: %s...", v->run->chain.ops[b->op].text);
     else if (b->valid)
         snprintf(bench, sizeof bench, "   speedups measured %.0f s ago (B again)",
                  (now_ms() - b->at) / 1000);
     else if (b->note[0])
         snprintf(bench, sizeof bench, "   %.150s", b->note);
-    add_row(h, c_dim, "%s%s", v->live ? "live: the chain re-runs every frame (L: off)"
+    add_row(h, c_dim, "%s%s", v->run->live ? "live: the chain re-runs every frame (L: off)"
                                       : "live off: runs on changes (L: on)", bench);
-    if (v->have_result && v->rep.notice[0])
-        add_row(h, c_warn, "%s", v->rep.notice);
-    if (v->run_err[0])
-        add_row(h, c_bad, "%s", v->run_err);
+    if (v->run->have_result && v->run->rep.notice[0])
+        add_row(h, c_warn, "%s", v->run->rep.notice);
+    if (v->run->run_err[0])
+        add_row(h, c_bad, "%s", v->run->run_err);
     add_row(h, c_dim, "? keys   Tab op   [ ] variant   c before|after   i HUD   Ctrl+S save");
 }
 
 /* ---------------------------------------------------------------- drawing the HUD */
 
-static void histogram(viewer *v, int x, int y, int w, int hgt)
+static void histogram(const vw_scene *v, int x, int y, int w, int hgt)
 {
     uint32_t max = 1;
     int per = 256 / w > 0 ? 256 / w : 1; /* bins per column */
     for (int i = 1; i < 255; i++)     /* the clipped ends would flatten the rest */
-        max = v->hist[i] > max ? v->hist[i] : max;
+        max = v->tex->hist[i] > max ? v->tex->hist[i] : max;
     fill(v, x, y, w, hgt, (SDL_Color){20, 20, 24, 255});
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, 200, 200, 210, 255), "SDL_SetRenderDrawColor"))
+    if (vw_sdl(SDL_SetRenderDrawColor(v->win->ren, 200, 200, 210, 255), "SDL_SetRenderDrawColor"))
         return;
     for (int c = 0; c < w && c * per < 256; c++) {
         uint32_t s = 0;
         for (int k = 0; k < per; k++)
-            s += v->hist[c * per + k];
+            s += v->tex->hist[c * per + k];
         int bh = (int)((double)s / per / max * hgt + 0.5);
         bh = bh > hgt ? hgt : bh;
         if (bh > 0)
-            vw_sdl(SDL_RenderDrawLine(v->ren, x + c, y + hgt - 1, x + c, y + hgt - bh),
+            vw_sdl(SDL_RenderDrawLine(v->win->ren, x + c, y + hgt - 1, x + c, y + hgt - bh),
                    "SDL_RenderDrawLine");
     }
 }
 
 /* Naive's time as a grey bar of full width, the chain variant's time as a green bar on it. */
-static void speed_bar(viewer *v, int i, int x, int y, int w, int hgt)
+static void speed_bar(const vw_scene *v, int i, int x, int y, int w, int hgt)
 {
-    const vw_bench *b = &v->bench;
+    const vw_bench *b = v->bench;
     double f = b->res_naive[i] > 0 ? b->res_cur[i] / b->res_naive[i] : 1;
     int cw = (int)(w * (f > 1 ? 1 : f) + 0.5);
     fill(v, x, y, w, hgt, (SDL_Color){90, 90, 100, 255});
     fill(v, x, y, cw < 1 ? 1 : cw, hgt, c_good);
 }
 
-static void hud_columns(viewer *v, const hud *h, int s, int *colx, int *width)
+static void hud_columns(const vw_scene *v, const hud *h, int s, int *colx, int *width)
 {
     int pad = 6 * s, bar = 90 * s, w[HUD_COLS] = {0};
     for (int i = 0; i < h->n; i++)
@@ -304,7 +320,7 @@ static void hud_columns(viewer *v, const hud *h, int s, int *colx, int *width)
         }
 }
 
-void vw_draw_hud(viewer *v)
+static void draw_hud(const vw_scene *v)
 {
     static hud h;
     int s = hud_scale(v), line = 11 * s, pad = 8 * s, colx[HUD_COLS], width;
@@ -323,23 +339,18 @@ void vw_draw_hud(viewer *v)
         int y = pad + i * line;
         for (int c = 0; c < (r->table ? HUD_COLS : 1); c++)
             if (r->cell[c][0])
-                vw_text(v, pad + colx[c], y, s, r->color[c], r->cell[c]);
+                vw_text(v->win->ren, pad + colx[c], y, s, r->color[c], r->cell[c]);
         if (r->bar >= 0)
             speed_bar(v, r->bar, pad + colx[4], y + s, 90 * s, 6 * s);
     }
     int hy = pad * 2 + h.n * line;
     histogram(v, pad, hy, hist_w, hist_h);
-    vw_text(v, pad * 2 + hist_w, hy + hist_h - line, s, c_dim, "luma histogram of the shown image");
-    if (v->toast[0] && now_ms() < v->toast_until) {
-        int tw = vw_text_width(v->toast, s);
-        panel(v, (v->ww - tw) / 2 - pad, v->wh - line - 3 * pad, tw + 2 * pad, line + 2 * pad, 200);
-        vw_text(v, (v->ww - tw) / 2, v->wh - line - 2 * pad, s, c_text, v->toast);
-    }
+    vw_text(v->win->ren, pad * 2 + hist_w, hy + hist_h - line, s, c_dim, "luma histogram of the shown image");
 }
 
 /* ---------------------------------------------------------------- help and messages */
 
-void vw_draw_help(viewer *v)
+static void draw_help(const vw_scene *v)
 {
     char keys[64][64];
     const char *what[64];
@@ -352,24 +363,24 @@ void vw_draw_help(viewer *v)
         ww = b > ww ? b : ww;
     }
     int line = 11 * s, pad = 10 * s, colw = kw + 3 * pad + ww;
-    int cols = ((n + 2) * line + 2 * pad > v->wh * 3 / 4 && 2 * colw + 3 * pad < v->ww) ? 2 : 1;
+    int cols = ((n + 2) * line + 2 * pad > v->win->wh * 3 / 4 && 2 * colw + 3 * pad < v->win->ww) ? 2 : 1;
     int rows = (n + cols - 1) / cols;
     int pw = cols * colw + (cols + 1) * pad, ph = (rows + 2) * line + 2 * pad;
-    int x0 = (v->ww - pw) / 2, y0 = (v->wh - ph) / 2;
+    int x0 = (v->win->ww - pw) / 2, y0 = (v->win->wh - ph) / 2;
     panel(v, x0, y0, pw, ph, 225);
-    vw_text(v, x0 + pad, y0 + pad, s, c_sel, "tessera keys (--keys replays them: e,b,Tab,],Ctrl+s)");
+    vw_text(v->win->ren, x0 + pad, y0 + pad, s, c_sel, "tessera keys (--keys replays them: e,b,Tab,],Ctrl+s)");
     for (int i = 0; i < n; i++) {
         int x = x0 + pad + (i / rows) * (colw + pad), y = y0 + pad + (i % rows + 2) * line;
-        vw_text(v, x, y, s, c_text, keys[i]);
-        vw_text(v, x + kw + 3 * pad, y, s, c_dim, what[i]);
+        vw_text(v->win->ren, x, y, s, c_text, keys[i]);
+        vw_text(v->win->ren, x + kw + 3 * pad, y, s, c_dim, what[i]);
     }
 }
 
 /* A message in the middle of the window (a file that cannot be shown), wrapped to fit. */
-void vw_draw_message(viewer *v, const char *msg, SDL_Color c)
+static void draw_message(const vw_scene *v, const char *msg, SDL_Color c)
 {
     char lines[8][MAX_TEXT];
-    int n = 0, s = hud_scale(v), line = 12 * s, pad = 12 * s, maxw = v->ww - 8 * pad, w = 0;
+    int n = 0, s = hud_scale(v), line = 12 * s, pad = 12 * s, maxw = v->win->ww - 8 * pad, w = 0;
     const char *p = msg;
     while (*p && n < 8) {
         size_t len = strlen(p), cut = len;
@@ -389,10 +400,50 @@ void vw_draw_message(viewer *v, const char *msg, SDL_Color c)
         while (*p == ' ')
             p++;
     }
-    int x0 = (v->ww - w) / 2 - pad, y0 = (v->wh - n * line) / 2 - pad;
+    int x0 = (v->win->ww - w) / 2 - pad, y0 = (v->win->wh - n * line) / 2 - pad;
     panel(v, x0, y0, w + 2 * pad, n * line + 2 * pad, 200);
     for (int i = 0; i < n; i++)
-        vw_text(v, x0 + pad, y0 + pad + i * line, s, c, lines[i]);
+        vw_text(v->win->ren, x0 + pad, y0 + pad + i * line, s, c, lines[i]);
+}
+
+/* ---------------------------------------------------------------- the frame's UI */
+
+static void draw_toast(const vw_scene *v)
+{
+    int s = hud_scale(v), line = 11 * s, pad = 8 * s;
+    if (!v->ui->toast[0] || now_ms() >= v->ui->toast_until)
+        return;
+    int tw = vw_text_width(v->ui->toast, s);
+    panel(v, (v->win->ww - tw) / 2 - pad, v->win->wh - line - 3 * pad, tw + 2 * pad, line + 2 * pad,
+          200);
+    vw_text(v->win->ren, (v->win->ww - tw) / 2, v->win->wh - line - 2 * pad, s, c_text, v->ui->toast);
+}
+
+static void draw_labels(const vw_scene *v, vw_area a)
+{
+    static const SDL_Color white = {255, 255, 255, 255};
+    int split = a.w / 2, s = a.h >= 700 ? 2 : 1;
+    vw_text(v->win->ren, split - vw_text_width("before", s) - 8 * s, a.h - 14 * s, s, white,
+            "before");
+    vw_text(v->win->ren, split + 8 * s, a.h - 14 * s, s, white, "after");
+}
+
+void vw_ui_draw(const vw_scene *v)
+{
+    static const SDL_Color red = {255, 110, 100, 255};
+    vw_area a = vw_ui_area(v->ui, v->win, v->compare);
+    if (a.compare && v->run->have_result && v->tex->shown)
+        draw_labels(v, a);
+    if (v->files->n == 0)
+        draw_message(v, "no images: drop files on this window (or run tessera IMAGE|DIR...)", red);
+    else if (!vw_run_displayed(v->run))
+        draw_message(v, v->run->load_err, red);
+    if (v->ui->hud) {
+        draw_hud(v);
+        draw_toast(v); /* part of the HUD: `i` hides both */
+    }
+    if (v->ui->help)
+        draw_help(v);
 }
 
 #else

@@ -1,7 +1,7 @@
 /* viewer_keys.c - the viewer's keys: names (for --keys and the help), the one binding table that
  * both the event loop and the ? help read, and what the op keys do to the chain. No SDL here:
  * events are turned into vw_key in viewer.c, so all of this is unit-tested without a display. */
-#include "viewer.h"
+#include "viewer_keys.h"
 #include "util.h"
 
 #include <stdio.h>

@@ -205,7 +205,7 @@ TEST(view_zoom_ladder)
 
 TEST(view_zoom_keeps_the_point_under_the_cursor)
 {
-    vw_view v = {1, -500, -600, 0};
+    vw_view v = {.zoom = 1, .ox = -500, .oy = -600};
     double ax = 300, ay = 200, ix = (ax - v.ox) / v.zoom, iy = (ay - v.oy) / v.zoom;
     vw_view_zoom_at(&v, 2, ax, ay, 2000, 2000, 1000, 800);
     CHECK(v.zoom == 2 && !v.fit);
@@ -215,7 +215,7 @@ TEST(view_zoom_keeps_the_point_under_the_cursor)
 
 TEST(view_clamps_at_the_edges)
 {
-    vw_view v = {1, 0, 0, 0};
+    vw_view v = {.zoom = 1};
     vw_view_pan(&v, 300, 300, 2000, 2000, 1000, 800); /* no gap at the top-left */
     CHECK(v.ox == 0 && v.oy == 0);
     vw_view_pan(&v, -5000, -5000, 2000, 2000, 1000, 800); /* nor at the bottom-right */
