@@ -58,7 +58,7 @@ static void update_title(viewer *v)
 
 /* One frame into the statistics, or counted apart with its reason. */
 static void record(viewer *v, double work_end, const vw_frame *parts, int start, int bench,
-                   int shot)
+                   int shot, int paused)
 {
     double now = now_ms();
     vw_frame f = *parts;
@@ -70,14 +70,41 @@ static void record(viewer *v, double work_end, const vw_frame *parts, int start,
         vw_frames_skip(&v->frames, VW_SKIP_START);
     else if (bench)
         vw_frames_skip(&v->frames, VW_SKIP_BENCH);
+    else if (paused)
+        vw_frames_skip(&v->frames, VW_SKIP_IDLE);
     else
         vw_frames_add(&v->frames, &f);
     v->last_present = now;
     vw_frames_stats(&v->frames, 1000.0 / v->win.refresh_hz, &v->stats);
 }
 
+/* At rest the loop waits for events and uses no CPU. It keeps drawing frames while something
+ * changes by itself: live mode with a chain and the HUD to show its times, a speedup measurement,
+ * a file just opened or a chain just changed. */
+static int busy(const viewer *v)
+{
+    return v->run.dirty || (v->ui.hud && vw_run_live_work(&v->run)) ||
+           vw_bench_pending(&v->bench, &v->run);
+}
+
+/* Waits for an event, or for the next change that comes with time (a toast ends); 1 when it
+ * waited. SDL_WaitEventTimeout sleeps in the X server's socket, so this costs no CPU. */
+static int wait_idle(const viewer *v)
+{
+    if (busy(v))
+        return 0;
+    for (;;) {
+        double due = vw_ui_due(&v->ui), now = now_ms();
+        if (due > 0 && due <= now)
+            return 1;
+        int ms = due > 0 ? (int)(due - now) + 1 : 1000;
+        if (SDL_WaitEventTimeout(NULL, ms > 1000 ? 1000 : ms))
+            return 1;
+    }
+}
+
 /* Frames: each replayed key gets its own frame; then --frames N more (1 with --screenshot only);
- * no --frames and no --screenshot: until closed. */
+ * no --frames and no --screenshot: until closed, waiting for events when nothing changes. */
 static void loop(viewer *v, const vw_key *keys, int n_keys)
 {
     const ts_options *o = v->o;
@@ -86,6 +113,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
     v->running = 1;
     while (v->running) {
         vw_frame parts = {0, 0, 0, 0, 0};
+        int paused = total < 0 && v->frame_no >= n_keys && v->frame_no > 0 && wait_idle(v);
         v->frame_start = now_ms();
         if (v->frame_no == 0)
             v->run.fresh = 1;
@@ -97,6 +125,8 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         if (!v->running)
             break;
         double t0 = now_ms();
+        if (v->ui.hud && vw_run_live_work(&v->run))
+            v->run.dirty = 1; /* live: again, for the HUD's times */
         vw_run_process(&v->run);
         parts.run = (float)(now_ms() - t0);
         vw_sync_view(v);
@@ -125,7 +155,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         }
         double end = vw_win_present(&v->win);
         parts.draw = (float)(end - t0);
-        record(v, end, &parts, v->run.fresh, bench, shot);
+        record(v, end, &parts, v->run.fresh, bench, shot, paused);
         v->run.fresh = 0;
         v->frame_no++;
         if (last)

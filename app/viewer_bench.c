@@ -126,12 +126,20 @@ static void step(vw_bench *b, vw_run *r)
         finish(b, r);
 }
 
+/* Measure after a change, and again every 10 s in live mode. */
+static int due(const vw_bench *b, const vw_run *r)
+{
+    return !b->running && !b->failed && ts_pipeline_on_gpu(r->pipe) && r->have_result &&
+           (!b->valid || (vw_run_live_work(r) && now_ms() - b->at > 10000));
+}
+
+int vw_bench_pending(const vw_bench *b, const vw_run *r) { return b->running || due(b, r); }
+
 int vw_bench_tick(vw_bench *b, vw_run *r)
 {
     if (!ts_pipeline_on_gpu(r->pipe) || !r->have_result || r->dirty)
         return 0;
-    /* measure after a change, and again every 10 s in live mode */
-    if (!b->running && !b->failed && (!b->valid || (r->live && now_ms() - b->at > 10000)))
+    if (due(b, r))
         start(b, r);
     if (!b->running)
         return 0;

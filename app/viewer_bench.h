@@ -31,6 +31,8 @@ void vw_bench_request(vw_bench *b, const vw_run *r);
  * starts a measurement after a change (and every 10 s in live mode) and makes one run of it.
  * Returns 1 when it ran one (a frame kept out of the statistics). */
 int vw_bench_tick(vw_bench *b, vw_run *r);
+/* A measurement is under way or due (the loop must not wait for events). */
+int vw_bench_pending(const vw_bench *b, const vw_run *r);
 void vw_bench_free(vw_bench *b);
 
 #endif

@@ -276,14 +276,17 @@ static void on_event(viewer *v, const SDL_Event *e, int *dropped)
     }
 }
 
-void vw_events_poll(viewer *v)
+int vw_events_poll(viewer *v)
 {
     SDL_Event e;
-    int dropped = -1;
-    while (SDL_PollEvent(&e))
+    int dropped = -1, n = 0;
+    while (SDL_PollEvent(&e)) {
         on_event(v, &e, &dropped);
+        n++;
+    }
     if (dropped >= 0)
         vw_open(v, dropped);
+    return n;
 }
 
 #else

@@ -8,8 +8,8 @@
 #include "viewer_app.h"
 #include "viewer_keys.h"
 
-/* Handles the events waiting in SDL's queue. */
-void vw_events_poll(viewer *v);
+/* Handles the events waiting in SDL's queue; returns how many there were. */
+int vw_events_poll(viewer *v);
 /* One key's action; (ax, ay) is the point a zoom keeps in place (the cursor). */
 void vw_events_key(viewer *v, vw_key k, double ax, double ay);
 /* Shows files[index]: loads it (its error is shown on failure), fits it, and starts the figures

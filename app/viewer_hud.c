@@ -31,6 +31,11 @@ void vw_toast(vw_ui *u, const char *fmt, ...)
     u->toast_until = now_ms() + 3000;
 }
 
+double vw_ui_due(const vw_ui *u)
+{
+    return u->hud && u->toast[0] && u->toast_until > now_ms() ? u->toast_until : 0;
+}
+
 vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare)
 {
     (void)u; /* the HUD is drawn over the image */

@@ -20,6 +20,8 @@ typedef struct vw_ui {
 } vw_ui;
 
 void vw_toast(vw_ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* When the UI changes by itself next (a toast ends), in now_ms() time; 0: never. */
+double vw_ui_due(const vw_ui *u);
 int vw_text_width(const char *s, int scale);
 void vw_text(SDL_Renderer *ren, int x, int y, int scale, SDL_Color c, const char *s);
 

@@ -43,10 +43,15 @@ void vw_run_chain_changed(vw_run *r)
     memset(r->op_ms, 0, sizeof r->op_ms);
 }
 
-void vw_run_process(vw_run *r)
+int vw_run_live_work(const vw_run *r)
 {
     /* after a failure, live mode waits for a change instead of failing every frame */
-    if (!r->loaded || (!r->dirty && (!r->live || r->run_err[0])))
+    return r->live && r->loaded && r->chain.n > 0 && !r->run_err[0];
+}
+
+void vw_run_process(vw_run *r)
+{
+    if (!r->loaded || !r->dirty)
         return;
     r->dirty = 0;
     r->run_err[0] = '\0';

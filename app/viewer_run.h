@@ -13,7 +13,8 @@ typedef struct vw_run {
     ts_pipeline *pipe;
     ts_chain chain;
     int sel;               /* selected op (Tab), -1: none */
-    int live;              /* re-run every frame, not only on changes */
+    int live;              /* re-run every frame (while the HUD shows its times), not only on
+                              changes */
 
     ts_image src;          /* the loaded image (host) */
     int loaded;            /* src holds the current file */
@@ -35,8 +36,10 @@ typedef struct vw_run {
 
 /* Loads `path` as the new src (the reason kept in load_err on failure); name: for messages. */
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels);
-/* Runs the chain when dirty, or every call in live mode (not after a failure). */
+/* Runs the chain when dirty. */
 void vw_run_process(vw_run *r);
+/* Live mode has work: a chain to re-run on a loaded image, and no failure to wait out. */
+int vw_run_live_work(const vw_run *r);
 /* The result, or src when nothing ran; NULL: nothing loaded. */
 const ts_image *vw_run_displayed(const vw_run *r);
 /* The displayed image on the host: a chain that left its result on the GPU runs again with a

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *const skip_names[VW_SKIP_KINDS] = {"start-up", "measuring speedups",
-                                                      "screenshot"};
+                                                      "screenshot", "after a pause"};
 
 void vw_frames_reset(vw_frames *f) { memset(f, 0, sizeof *f); }
 

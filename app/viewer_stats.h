@@ -8,7 +8,8 @@
 #define VW_FRAMES_MIN 30 /* fewer steady frames than this: "measuring" */
 
 /* Frames kept out of the statistics, counted by kind. */
-enum { VW_SKIP_START, VW_SKIP_BENCH, VW_SKIP_SHOT, VW_SKIP_KINDS };
+/* IDLE: the first frame after the loop waited for an event (its interval is the wait). */
+enum { VW_SKIP_START, VW_SKIP_BENCH, VW_SKIP_SHOT, VW_SKIP_IDLE, VW_SKIP_KINDS };
 
 typedef struct vw_frame {
     float interval; /* ms from the previous present to this one */

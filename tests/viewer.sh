@@ -184,6 +184,43 @@ else
     check "X11: the HUD draws text" hud "$T/x11_hud.png" "$T/x11_plain.png"
 fi
 
+# ---------------------------------------------------------------- idle CPU (X11)
+
+# At rest the viewer waits for events: after start-up, 5 s with no op (and 5 s with an op in live
+# mode but the HUD off, so nothing shows its times) must take under 2% of a core (utime + stime of
+# /proc/PID/stat). Each run prints its figure.
+idle_cpu() { # NAME ARGS...: the viewer under Xvfb, its CPU over 5 s after 3 s of start-up
+    name=$1; shift
+    cat >"$T/idle.sh" <<EOF
+"$TESSERA" --backend cpu -q "\$@" &
+pid=\$!
+sleep 3
+t0=\$(awk '{print \$14 + \$15}' /proc/\$pid/stat)
+sleep 5
+t1=\$(awk '{print \$14 + \$15}' /proc/\$pid/stat)
+kill \$pid
+wait \$pid
+echo \$((t1 - t0)) >"$T/idle_ticks"
+EOF
+    rm -f "$T/idle_ticks"
+    env TESSERA_GEOMETRY=800x600 xvfb-run -a -s "-screen 0 1280x1024x24" sh "$T/idle.sh" "$@" >"$T/out" 2>"$T/err"
+    ticks=$(cat "$T/idle_ticks" 2>/dev/null)
+    hz=$(getconf CLK_TCK)
+    if [ -z "$ticks" ]; then
+        bad "idle CPU, $name: no measurement ($(head -c 300 "$T/err"))"
+        return
+    fi
+    pct=$(awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.1f", t * 100 / (5 * hz) }')
+    [ "$ticks" -lt $((5 * hz * 2 / 100)) ] && ok "idle CPU, $name: $pct% of a core over 5 s" ||
+        bad "idle CPU, $name: $pct% of a core over 5 s (want < 2%)"
+}
+if ! command -v xvfb-run >/dev/null 2>&1 || [ ! -r /proc/self/stat ]; then
+    skip "idle CPU" "xvfb-run or /proc missing"
+else
+    idle_cpu "no ops" "$T/in/rgb.png"
+    idle_cpu "an op in live mode, HUD off" --ops gauss:5 --keys i "$T/in/rgb.png"
+fi
+
 # ---------------------------------------------------------------- real input events (X11)
 
 # Keys typed through the X server (text input: e and a shifted >; Ctrl+S and q as key presses),
