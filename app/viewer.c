@@ -94,7 +94,9 @@ static int wait_idle(const viewer *v)
     if (busy(v))
         return 0;
     for (;;) {
-        double due = vw_ui_due(&v->ui), now = now_ms();
+        double due = vw_ui_due(&v->ui), slide = vw_events_due(v), now = now_ms();
+        if (slide > 0 && (due == 0 || slide < due))
+            due = slide;
         if (due > 0 && due <= now)
             return 1;
         int ms = due > 0 ? (int)(due - now) + 1 : 1000;
@@ -118,6 +120,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         if (v->frame_no == 0)
             v->run.fresh = 1;
         vw_events_poll(v);
+        vw_events_timers(v);
         if (v->frame_no < n_keys) {
             vw_area a = vw_ui_area(&v->ui, &v->win, v->compare);
             vw_events_key(v, keys[v->frame_no], a.w / 2.0, a.h / 2.0);
@@ -242,20 +245,29 @@ int ts_viewer(const ts_options *o)
     v->o = o;
     v->run.chain = chain;
     v->run.sel = chain.n ? 0 : -1;
-    v->ui.hud = v->run.live = 1;
+    v->ui.hud = o->hud;
+    v->run.live = 1;
+    v->slideshow = o->slideshow_ms > 0;
+    v->slide_ms = o->slideshow_ms > 0 ? o->slideshow_ms : 3000;
     vw_frames_reset(&v->frames);
     v->status = 1;
     if ((v->run.pipe = ts_open_pipeline(o)) != NULL) {
         for (int i = 0; i < o->n_inputs; i++)
-            vw_files_add(&v->files, o->inputs[i]);
+            if (strcmp(o->inputs[i], "-") == 0)
+                vw_files_add_lines(&v->files, stdin, o->recursive);
+            else
+                vw_files_add(&v->files, o->inputs[i], o->recursive);
         if (o->n_inputs == 0)
             vw_files_add_default(&v->files);
         if (v->files.n)
             vw_open(v, 0);
         const ts_image *im = vw_run_displayed(&v->run);
-        if (vw_win_open(&v->win, getenv("TESSERA_GEOMETRY"), im ? im->width : 0,
-                        im ? im->height : 0) == 0) {
+        const char *geometry = o->geometry ? o->geometry : getenv("TESSERA_GEOMETRY");
+        if (vw_win_open(&v->win, geometry, im ? im->width : 0, im ? im->height : 0) == 0) {
             v->status = 0;
+            if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
+                ts_warn("--fullscreen: %s", SDL_GetError());
+            v->slide_at = now_ms() + v->slide_ms;
             loop(v, keys, n_keys);
             if (o->frames && !o->quiet)
                 print_summary(v);

@@ -27,6 +27,9 @@ typedef struct viewer {
     vw_ui ui;         /* viewer_hud.c */
     int compare;      /* before | after */
     int dragging;     /* the left button is down: motion pans */
+    int slideshow;    /* on: the next image every slide_ms */
+    int slide_ms;
+    double slide_at;  /* when the next image is due (now_ms) */
     int running, status;
     /* the frame loop (viewer.c) */
     long frame_no;

@@ -17,6 +17,9 @@ static void displayed_size(const viewer *v, int *iw, int *ih)
     *ih = im ? im->height : 1;
 }
 
+/* The part of the window the image is fitted into (the HUD takes the rest). */
+static vw_area area(const viewer *v) { return vw_ui_area(&v->ui, &v->win, v->compare); }
+
 /* The chain changed: run again, and old timings and speedups no longer apply. */
 static void chain_changed(viewer *v)
 {
@@ -92,6 +95,42 @@ static void go(viewer *v, int index)
         vw_open(v, index);
 }
 
+/* r: the file again from disk (changed since it was opened); the view stays where it was when
+ * the size did not change. */
+static void reload(viewer *v)
+{
+    if (v->files.n == 0)
+        return;
+    vw_run_load(&v->run, v->files.path[v->files.cur], v->o->max_pixels);
+    vw_frames_reset(&v->frames);
+    vw_bench_reset(&v->bench);
+    vw_toast(&v->ui, "reloaded %s", path_base(v->files.path[v->files.cur]));
+}
+
+void vw_events_timers(viewer *v)
+{
+    if (!v->slideshow || v->files.n < 2 || now_ms() < v->slide_at)
+        return;
+    go(v, v->files.cur + 1);
+    v->slide_at = now_ms() + v->slide_ms;
+}
+
+double vw_events_due(const viewer *v)
+{
+    return v->slideshow && v->files.n > 1 ? v->slide_at : 0;
+}
+
+/* i: panel, status line, off, panel; the image area changes with it, as on a resize */
+static void cycle_hud(viewer *v)
+{
+    int iw, ih;
+    vw_area before = area(v);
+    v->ui.hud = (v->ui.hud + 2) % 3;
+    vw_area after = area(v);
+    displayed_size(v, &iw, &ih);
+    vw_view_resize(&v->view, iw, ih, before.w, before.h, after.w, after.h);
+}
+
 static void toggle_fullscreen(viewer *v)
 {
     if (vw_win_toggle_fullscreen(&v->win) != 0)
@@ -106,8 +145,6 @@ static void save(viewer *v)
     vw_run_save(&v->run, v->files.path[v->files.cur], v->o->quiet, msg, sizeof msg);
     vw_toast(&v->ui, "%s", msg);
 }
-
-static vw_area area(const viewer *v) { return vw_ui_area(&v->ui, &v->win, v->compare); }
 
 static void zoom_to(viewer *v, double zoom, double ax, double ay)
 {
@@ -159,8 +196,20 @@ static void act(viewer *v, vw_action a, double ax, double ay)
         return;
     switch (a) {
     case VA_QUIT: v->running = 0; break;
+    case VA_ESCAPE: /* the help first, as a dialog closes before the window */
+        if (v->ui.help)
+            v->ui.help = 0;
+        else
+            v->running = 0;
+        break;
+    case VA_RELOAD: reload(v); break;
+    case VA_SLIDESHOW:
+        v->slideshow = !v->slideshow;
+        v->slide_at = now_ms() + v->slide_ms;
+        vw_toast(&v->ui, "slideshow %s", v->slideshow ? "on" : "off");
+        break;
     case VA_HELP: v->ui.help = !v->ui.help; break;
-    case VA_HUD: v->ui.hud = !v->ui.hud; break;
+    case VA_HUD: cycle_hud(v); break;
     case VA_LIVE:
         v->run.live = !v->run.live;
         vw_frames_reset(&v->frames);
@@ -234,7 +283,7 @@ static void resized(viewer *v)
 static void on_drop(viewer *v, char *file, int *first)
 {
     int before = v->files.n;
-    vw_files_add(&v->files, file);
+    vw_files_add(&v->files, file, v->o->recursive);
     if (*first < 0 && v->files.n > before)
         *first = before;
     SDL_free(file);

@@ -15,6 +15,10 @@ void vw_events_key(viewer *v, vw_key k, double ax, double ay);
 /* Shows files[index]: loads it (its error is shown on failure), fits it, and starts the figures
  * again. */
 void vw_open(viewer *v, int index);
+/* Changes that come with time (the slideshow); call once a frame. */
+void vw_events_timers(viewer *v);
+/* When vw_events_timers has work next (now_ms time); 0: never. */
+double vw_events_due(const viewer *v);
 /* The image shown changed size (new file, a rotation toggled): refit or re-clamp. */
 void vw_sync_view(viewer *v);
 

@@ -28,7 +28,14 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void vw_files_add(vw_files *f, const char *path)
+static void add_dir_or_file(vw_files *f, const char *path, int recursive, int depth);
+
+void vw_files_add(vw_files *f, const char *path, int recursive)
+{
+    add_dir_or_file(f, path, recursive, 0);
+}
+
+static void add_dir_or_file(vw_files *f, const char *path, int recursive, int depth)
 {
     if (!path_is_dir(path)) {
         add_file(f, path);
@@ -43,8 +50,14 @@ void vw_files_add(vw_files *f, const char *path)
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !tsio_is_image_name(e->d_name))
+        if (e->d_name[0] == '.')
             continue;
+        char *full = path_join(path, e->d_name);
+        int dir = path_is_dir(full);
+        if (dir ? !recursive : !tsio_is_image_name(e->d_name)) {
+            free(full);
+            continue;
+        }
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
             char **grown = realloc(names, cap * sizeof *grown);
@@ -54,7 +67,7 @@ void vw_files_add(vw_files *f, const char *path)
             }
             names = grown;
         }
-        names[n++] = path_join(path, e->d_name);
+        names[n++] = full;
     }
     closedir(d);
     if (n)
@@ -62,6 +75,8 @@ void vw_files_add(vw_files *f, const char *path)
     for (size_t i = 0; i < n; i++) {
         if (!path_is_dir(names[i]))
             add_file(f, names[i]);
+        else if (recursive && depth < 64) /* a symlink loop ends here */
+            add_dir_or_file(f, names[i], 1, depth + 1);
         free(names[i]);
     }
     free(names);
@@ -71,7 +86,7 @@ void vw_files_add_default(vw_files *f)
 {
     char exe[PATH_MAX];
     if (path_is_dir("assets")) {
-        vw_files_add(f, "assets");
+        vw_files_add(f, "assets", 0);
         return;
     }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
@@ -83,7 +98,23 @@ void vw_files_add_default(vw_files *f)
         return;
     strcpy(slash, "/../assets"); /* build/tessera -> build/../assets */
     if (path_is_dir(exe))
-        vw_files_add(f, exe);
+        vw_files_add(f, exe, 0);
+}
+
+int vw_files_add_lines(vw_files *f, FILE *in, int recursive)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int before = f->n;
+    while ((len = getline(&line, &cap, in)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len > 0)
+            vw_files_add(f, line, recursive);
+    }
+    free(line);
+    return f->n - before;
 }
 
 int vw_files_wrap(const vw_files *f, int i)

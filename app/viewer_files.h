@@ -4,6 +4,8 @@
 #ifndef TS_VIEWER_FILES_H
 #define TS_VIEWER_FILES_H
 
+#include <stdio.h>
+
 typedef struct vw_files {
     char **path;
     int n, cap;
@@ -11,8 +13,11 @@ typedef struct vw_files {
 } vw_files;
 
 /* A file as given (image or not, so that a bad file shows its error instead of vanishing), or a
- * directory's images in name order. */
-void vw_files_add(vw_files *f, const char *path);
+ * directory's images in name order; `recursive`: its subdirectories' too, depth first. */
+void vw_files_add(vw_files *f, const char *path, int recursive);
+/* File names from a stream, one a line (`tessera -`, as nsxiv -i and feh -f); blank lines are
+ * skipped. Returns how many were added. */
+int vw_files_add_lines(vw_files *f, FILE *in, int recursive);
 /* No arguments: the bundled assets, from the working directory or beside the binary. */
 void vw_files_add_default(vw_files *f);
 /* The index `i` wrapped into the list, as feh does; -1 when it is empty. */

@@ -1,5 +1,5 @@
-/* viewer_hud.h - what the viewer draws over and beside the image: text (stb_easy_font), the HUD,
- * the help overlay, messages, the before|after labels and toasts (viewer_hud.c). */
+/* viewer_hud.h - what the viewer draws beside and over the image: the HUD (a panel or a status
+ * line), the help overlay, messages, the before|after labels and toasts (viewer_hud.c). */
 #ifndef TS_VIEWER_HUD_H
 #define TS_VIEWER_HUD_H
 
@@ -13,6 +13,10 @@
 #include "viewer_view.h"
 #include "viewer_win.h"
 
+/* The HUD: off, one status line at the bottom, or a panel on the right (i cycles full, line,
+ * off; --hud). Either way the image is fitted into the rest of the window (vw_ui_area). */
+enum { VW_HUD_OFF, VW_HUD_LINE, VW_HUD_FULL };
+
 typedef struct vw_ui {
     int hud, help;
     char toast[256];
@@ -22,8 +26,6 @@ typedef struct vw_ui {
 void vw_toast(vw_ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* When the UI changes by itself next (a toast ends), in now_ms() time; 0: never. */
 double vw_ui_due(const vw_ui *u);
-int vw_text_width(const char *s, int scale);
-void vw_text(SDL_Renderer *ren, int x, int y, int scale, SDL_Color c, const char *s);
 
 /* The part of the window left to the image (the rest is the UI's). */
 vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare);

@@ -111,8 +111,12 @@ static int update_main(vw_tex *v, vw_win *win, vw_run *r, const vw_view *view, v
     vw_display d;
     v->shown = vw_display_for_view(view, im->width, im->height, compare ? a.w / 2 : 0, 0, a.w,
                                    a.h, &d);
-    if (!v->shown || (v->shown_gen == r->shown_gen && same_map(&d.map, &v->disp.map)))
+    if (!v->shown)
         return 0;
+    if (v->shown_gen == r->shown_gen && same_map(&d.map, &v->disp.map)) {
+        v->disp = d; /* the same texels, maybe elsewhere (the area moved its centre) */
+        return 0;
+    }
     const ts_display_map *m = &d.map;
     if (ensure_texture(win, &v->tex, m->tw, m->th, &v->tex_w, &v->tex_h) != 0)
         return -1;
@@ -156,8 +160,12 @@ static int update_before(vw_tex *v, vw_win *win, const vw_run *r, const vw_view 
     vw_display d;
     v->before_shown = vw_display_for_view(&bv, r->src.width, r->src.height, 0, 0, a.w / 2, a.h,
                                           &d);
-    if (!v->before_shown || (v->before_gen == r->gen && same_map(&d.map, &v->before_disp.map)))
+    if (!v->before_shown)
         return 0;
+    if (v->before_gen == r->gen && same_map(&d.map, &v->before_disp.map)) {
+        v->before_disp = d;
+        return 0;
+    }
     int rc = ensure_texture(win, &v->before, d.map.tw, d.map.th, &v->before_w, &v->before_h);
     if (rc == 0 && (rc = fill_host(v, v->before, &r->src, &d.map)) < 0)
         return -1;

@@ -58,9 +58,10 @@ elif mode == "notblank":  # SHOT: many colours, not one flat fill
     colours = len(np.unique(shot.reshape(-1, 3), axis=0))
     if colours < 200 or shot.std() < 10:
         sys.exit(f"{colours} colours, std {shot.std():.1f}")
-elif mode == "hud":  # ON OFF: the HUD corner differs and holds light text pixels
+elif mode == "hud":  # ON OFF: the panel (right 300 columns) differs and holds light text
     off = load(args[1])
-    on, off = shot[0:90, 0:400], off[0:90, 0:400]
+    W = shot.shape[1]
+    on, off = shot[0:90, W - 300:W], off[0:90, W - 300:W]
     differ = np.count_nonzero((on != off).any(axis=2))
     text = np.count_nonzero((on > 200).all(axis=2))
     if differ < 2000 or text < 300:
@@ -71,6 +72,21 @@ elif mode == "error":  # SHOT: the red error text in the middle band
     red = np.count_nonzero((band[..., 2] > 200) & (band[..., 1] < 150) & (band[..., 0] < 150))
     if red < 100:
         sys.exit(f"{red} red pixels in the middle band")
+elif mode == "inarea":  # SHOT EXPECTED AW AH: centred at 1:1 in the top-left AW x AH area
+    exp = as_shown(load(args[1], cv2.IMREAD_UNCHANGED))
+    AW, AH = int(args[2]), int(args[3])
+    h, w = exp.shape[:2]
+    x, y = (AW - w) // 2, (AH - h) // 2
+    diff = np.abs(shot[y:y + h, x:x + w].astype(int) - exp.astype(int))
+    if diff.max():
+        sys.exit(f"{w}x{h} at ({x},{y}) in {AW}x{AH}: {np.count_nonzero(diff.any(axis=2))} pixels differ")
+elif mode == "size":  # SHOT W H
+    if shot.shape[1] != int(args[1]) or shot.shape[0] != int(args[2]):
+        sys.exit(f"{shot.shape[1]}x{shot.shape[0]}")
+elif mode == "differ":  # A B: not the same pixels
+    b = load(args[1])
+    if shot.shape == b.shape and not (shot != b).any():
+        sys.exit("the same pixels")
 elif mode == "same":  # A B: same pixels
     b = load(args[1], cv2.IMREAD_UNCHANGED)
     a = load(args[0], cv2.IMREAD_UNCHANGED)
@@ -121,18 +137,18 @@ view "bad --ops" $OFF -- --ops "blur" --frames 1 "$T/in/rgb.png"
 
 # ---------------------------------------------------------------- offscreen, software renderer
 
-view "1:1" $OFF -- --ops "$OPS" --keys "=,i" --frames 2 --screenshot "$T/off_plain.png" "$T/in/rgb.png"
+view "1:1" $OFF -- --ops "$OPS" --keys "=,i,i" --frames 2 --screenshot "$T/off_plain.png" "$T/in/rgb.png"
 expect_rc "offscreen: --keys/--frames/--screenshot run exits 0" 0
 check "offscreen: screenshot is not blank" notblank "$T/off_plain.png"
 check "offscreen: 1:1 image region equals the headless $OPS result" centred "$T/off_plain.png" "$T/exp.png"
 
-view "keys" $OFF -- --keys "b,e,>,=,i" --frames 1 --screenshot "$T/off_keys.png" "$T/in/rgb.png"
+view "keys" $OFF -- --keys "b,e,>,=,i,i" --frames 1 --screenshot "$T/off_keys.png" "$T/in/rgb.png"
 check "offscreen: op keys b,e,> build the same chain" centred "$T/off_keys.png" "$T/exp.png"
 
 view "hud" $OFF -- --ops "$OPS" --keys "=" --frames 2 --screenshot "$T/off_hud.png" "$T/in/rgb.png"
 check "offscreen: the HUD draws text (HUD on vs off)" hud "$T/off_hud.png" "$T/off_plain.png"
 
-view "16-bit" $OFF -- --ops flop --keys "=,i" --frames 1 --screenshot "$T/off_16.png" "$T/in/rgb16.png"
+view "16-bit" $OFF -- --ops flop --keys "=,i,i" --frames 1 --screenshot "$T/off_16.png" "$T/in/rgb16.png"
 check "offscreen: 16-bit shown as round(v/257), exactly" centred "$T/off_16.png" "$T/exp16.png"
 
 view "variants" $OFF -- --ops "$OPS" --keys "Tab,],],[,Shift+Tab,x,B,L,c" --frames 2 "$T/in/rgb.png"
@@ -143,7 +159,7 @@ expect_rc "offscreen: zoom, pan, fullscreen and help keys run" 0
 view "bad file" $OFF -- --frames 2 --screenshot "$T/off_bad.png" "$T/in/bad.png" "$T/in/rgb.png"
 expect_rc "offscreen: a bad file does not stop the viewer (exit 0)" 0
 check "offscreen: the bad file's error is shown in the window" error "$T/off_bad.png"
-view "next after bad" $OFF -- --ops flop --keys "n,=,i" --frames 1 --screenshot "$T/off_next.png" "$T/in/bad.png" "$T/in/rgb.png"
+view "next after bad" $OFF -- --ops flop --keys "n,=,i,i" --frames 1 --screenshot "$T/off_next.png" "$T/in/bad.png" "$T/in/rgb.png"
 check "offscreen: n after the bad file shows the next image" centred "$T/off_next.png" "$T/exp_flop.png"
 
 cp "$T/in/rgb.png" "$T/in/ga.png" "$T/dir/"
@@ -163,6 +179,47 @@ view "save again" $OFF -- --keys "Ctrl+s" --frames 1 "$T/save/x.png"
 [ "$sum0" = "$(md5sum <"$T/save/x.png")" ] && ok "the original is never modified" || bad "the original is never modified"
 ! ls -a "$T/save" | grep -q '\.tmp' && ok "no temp files left by saving" || bad "no temp files left by saving"
 
+# ---------------------------------------------------------------- HUD, habits
+
+# the panel (full HUD, 320 px of an 800 px window) and the status line never cover the image
+view "panel" $OFF -- --ops "$OPS" --keys "=" --frames 1 --screenshot "$T/off_panel.png" "$T/in/rgb.png"
+check "HUD panel: the 1:1 image is centred in the rest of the window, uncovered" inarea "$T/off_panel.png" "$T/exp.png" 480 600
+view "line" $OFF -- --ops "$OPS" --hud line --keys "=" --frames 1 --screenshot "$T/off_line.png" "$T/in/rgb.png"
+check "--hud line: the image is centred above the status line, uncovered" inarea "$T/off_line.png" "$T/exp.png" 800 581
+check "--hud line draws a status line (differs from HUD off)" differ "$T/off_line.png" "$T/off_plain.png"
+view "hud off" $OFF -- --ops "$OPS" --hud off --keys "=" --frames 1 --screenshot "$T/off_hudoff.png" "$T/in/rgb.png"
+check "--hud off: the image has the whole window" centred "$T/off_hudoff.png" "$T/exp.png"
+view "esc" $OFF -- --hud off --keys "?,Escape" --frames 1 --screenshot "$T/off_esc.png" "$T/in/rgb.png"
+[ "$rc" = 0 ] && [ -f "$T/off_esc.png" ] && ok "Esc closes the help first (the viewer goes on)" || bad "Esc with help open (exit $rc)"
+view "plain" $OFF -- --hud off --frames 1 --screenshot "$T/off_first.png" "$T/in/rgb.png"
+check "after Esc the help is gone" same "$T/off_esc.png" "$T/off_first.png"
+view "geometry" SDL_VIDEODRIVER=offscreen SDL_RENDER_DRIVER=software -- -g 640x480 --frames 1 --screenshot "$T/off_geo.png" "$T/in/rgb.png"
+check "-g 640x480 sizes the window" size "$T/off_geo.png" 640 480
+view "bad geometry" $OFF -- -g 10x10 --frames 1 "$T/in/rgb.png"
+expect_rc "-g 10x10 is a usage error" 2
+mk 64 48 3 8 15 "$T/in/small.png"
+cp "$T/in/small.png" "$T/exp_small.png"
+"$TESSERA" --headless -q --backend cpu -o "$T/exp_rgb.png" "$T/in/rgb.png"
+view "G" $OFF -- --hud off --keys "G,=" --frames 1 --screenshot "$T/off_G.png" "$T/in/rgb.png" "$T/in/small.png"
+check "G shows the last image" centred "$T/off_G.png" "$T/exp_small.png"
+view "g" $OFF -- --hud off --keys "G,g,=" --frames 1 --screenshot "$T/off_g.png" "$T/in/rgb.png" "$T/in/small.png"
+check "g shows the first image" centred "$T/off_g.png" "$T/exp_rgb.png"
+mkdir -p "$T/tree/sub"
+cp "$T/in/rgb.png" "$T/tree/a.png"
+cp "$T/in/small.png" "$T/tree/sub/b.png"
+view "-r" $OFF -- --hud off -r --keys "G,=" --frames 1 --screenshot "$T/off_r.png" "$T/tree"
+check "-r descends directories (G shows tree/sub/b.png)" centred "$T/off_r.png" "$T/exp_small.png"
+view "no -r" $OFF -- --hud off --keys "G,=" --frames 1 --screenshot "$T/off_nor.png" "$T/tree"
+check "without -r subdirectories are left out" centred "$T/off_nor.png" "$T/exp_rgb.png"
+printf '%s\n\n%s\n' "$T/in/rgb.png" "$T/in/small.png" | env TESSERA_GEOMETRY=800x600 $OFF "$TESSERA" --backend cpu -q --hud off --keys "G,=" --frames 1 --screenshot "$T/off_stdin.png" - >"$T/out" 2>"$T/err"
+check "- reads file names from stdin (G shows the second)" centred "$T/off_stdin.png" "$T/exp_small.png"
+view "reload" $OFF -- --hud off --keys "r,=" --frames 1 --screenshot "$T/off_reload.png" "$T/in/rgb.png"
+check "r reloads the file" centred "$T/off_reload.png" "$T/exp_rgb.png"
+view "slideshow" $OFF -- --hud off -S 0.2 --keys "=" --frames 18 --screenshot "$T/off_slide.png" "$T/in/rgb.png" "$T/in/small.png" "$T/in/rgb16.png"
+check "-S 0.2 moves on from the first image" differ "$T/off_slide.png" "$T/off_first.png"
+view "bad slideshow" $OFF -- -S 0 --frames 1 "$T/in/rgb.png"
+expect_rc "-S 0 is a usage error" 2
+
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
 expect_rc "offscreen: gray+alpha image" 0
 
@@ -172,7 +229,7 @@ if ! command -v xvfb-run >/dev/null 2>&1; then
     skip "X11 (xvfb-run) tests" "xvfb-run missing (apt-get install xvfb xauth)"
 else
     env TESSERA_GEOMETRY=800x600 xvfb-run -a -s "-screen 0 1280x1024x24" \
-        "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=,i" --frames 2 \
+        "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=,i,i" --frames 2 \
         --screenshot "$T/x11_plain.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
     rc=$?
     expect_rc "X11 (xvfb-run): --keys/--frames/--screenshot run exits 0" 0
@@ -218,7 +275,7 @@ if ! command -v xvfb-run >/dev/null 2>&1 || [ ! -r /proc/self/stat ]; then
     skip "idle CPU" "xvfb-run or /proc missing"
 else
     idle_cpu "no ops" "$T/in/rgb.png"
-    idle_cpu "an op in live mode, HUD off" --ops gauss:5 --keys i "$T/in/rgb.png"
+    idle_cpu "an op in live mode, HUD off" --ops gauss:5 --hud off "$T/in/rgb.png"
 fi
 
 # ---------------------------------------------------------------- real input events (X11)
