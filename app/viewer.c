@@ -78,13 +78,17 @@ static void record(viewer *v, double work_end, const vw_frame *parts, int start,
     vw_frames_stats(&v->frames, 1000.0 / v->win.refresh_hz, &v->stats);
 }
 
+/* Frames to draw after the replayed keys: --frames N, 1 with --screenshot alone; 0: until
+ * closed. */
+static long total_frames(const ts_options *o) { return o->frames ? o->frames : o->screenshot ? 1 : 0; }
+
 /* At rest the loop waits for events and uses no CPU. It keeps drawing frames while something
  * changes by itself: live mode with a chain and the HUD to show its times, a speedup measurement,
  * a file just opened or a chain just changed. */
 static int busy(const viewer *v)
 {
     return v->run.dirty || (v->ui.hud && vw_run_live_work(&v->run)) ||
-           vw_bench_pending(&v->bench, &v->run);
+           vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done);
 }
 
 /* Waits for an event, or for the next change that comes with time (a toast ends); 1 when it
@@ -110,7 +114,7 @@ static int wait_idle(const viewer *v)
 static void loop(viewer *v, const vw_key *keys, int n_keys)
 {
     const ts_options *o = v->o;
-    long after = o->frames ? o->frames : o->screenshot ? 1 : -1;
+    long after = total_frames(o) ? total_frames(o) : -1;
     long total = after < 0 ? -1 : n_keys + after;
     v->running = 1;
     while (v->running) {
@@ -128,7 +132,8 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         if (!v->running)
             break;
         double t0 = now_ms();
-        if (v->ui.hud && vw_run_live_work(&v->run))
+        int demo = v->demo.on && !v->demo.done; /* the demo times its rungs itself */
+        if (v->ui.hud && vw_run_live_work(&v->run) && !demo)
             v->run.dirty = 1; /* live: again, for the HUD's times */
         vw_run_process(&v->run);
         parts.run = (float)(now_ms() - t0);
@@ -142,12 +147,15 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
             break;
         }
         parts.display = (float)(now_ms() - t0);
-        int bench = vw_bench_tick(&v->bench, &v->run);
+        int bench = demo ? vw_demo_tick(&v->demo, &v->run) : vw_bench_tick(&v->bench, &v->run);
         t0 = now_ms();
         vw_tex_draw(&v->tex, &v->win, &v->run, a); /* clears what the image leaves uncovered */
-        vw_ui_draw(&(vw_scene){o, &v->ui, &v->win, &v->files, &v->run, &v->bench, &v->tex,
-                               &v->view, &v->frames, &v->stats, v->compare});
-        int last = total > 0 && v->frame_no + 1 >= total, shot = last && o->screenshot;
+        vw_ui_draw(&(vw_scene){o, &v->ui, &v->win, &v->files, &v->run, &v->bench, &v->demo,
+                               &v->tex, &v->view, &v->frames, &v->stats, v->compare});
+        /* --demo with --frames or --screenshot: until the last rung is measured */
+        int last = total > 0 && (o->demo ? v->frame_no >= n_keys && v->demo.done
+                                         : v->frame_no + 1 >= total);
+        int shot = last && o->screenshot;
         if (shot) { /* not part of the frame: PNG encoding takes longer than many frames */
             double ts = now_ms();
             if (vw_win_screenshot(&v->win, o->screenshot) != 0)
@@ -198,6 +206,29 @@ static void print_summary(const viewer *v)
             ops[0] ? ops : "none", r->first_upload_ms,
             ts_pipeline_on_gpu(r->pipe) ? " (once)" : "", down, v->win.ww, v->win.wh,
             v->win.renderer);
+}
+
+/* --demo: each rung's time and speedup, one line a family, for the log of a talk's run. */
+static void print_demo(const viewer *v)
+{
+    const vw_demo *d = &v->demo;
+    for (int i = 0; i < d->n; i++) {
+        const vw_rung *g = &d->rung[i];
+        int first = i == 0 || g->family != d->rung[i - 1].family;
+        if (first)
+            fprintf(stderr, "tessera: demo: %s %s on %dx%d:", ts_family_name(g->family), g->op,
+                    v->run.src.width, v->run.src.height);
+        if (g->state > 0)
+            fprintf(stderr, " %s %.3f ms (x%.1f)", g->var ? g->var->name : "cpu", g->ms,
+                    vw_demo_speedup(d, i));
+        else
+            fprintf(stderr, " %s %s", g->var ? g->var->name : "cpu",
+                    g->state < 0 ? "n/a" : "not reached");
+        if (i + 1 == d->n || d->rung[i + 1].family != g->family)
+            fprintf(stderr, "\n");
+    }
+    if (d->note[0])
+        fprintf(stderr, "tessera: demo: %s\n", d->note);
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -268,9 +299,13 @@ int ts_viewer(const ts_options *o)
             if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
                 ts_warn("--fullscreen: %s", SDL_GetError());
             v->slide_at = now_ms() + v->slide_ms;
+            if (o->demo) /* for a talk each rung stays 1.5 s; for a screenshot, none */
+                vw_demo_start(&v->demo, &v->run, total_frames(o) ? 0 : 1500);
             loop(v, keys, n_keys);
             if (o->frames && !o->quiet)
                 print_summary(v);
+            if (o->demo && !o->quiet)
+                print_demo(v);
         }
     }
     int status = v->status;

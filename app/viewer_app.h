@@ -8,6 +8,7 @@
 #ifdef TS_HAVE_SDL
 #include "cli.h"
 #include "viewer_bench.h"
+#include "viewer_demo.h"
 #include "viewer_files.h"
 #include "viewer_hud.h"
 #include "viewer_run.h"
@@ -22,6 +23,7 @@ typedef struct viewer {
     vw_files files;   /* viewer_files.c */
     vw_run run;       /* viewer_run.c */
     vw_bench bench;   /* viewer_bench.c */
+    vw_demo demo;     /* viewer_demo.c */
     vw_tex tex;       /* viewer_tex.c */
     vw_view view;     /* viewer_view.c */
     vw_ui ui;         /* viewer_hud.c */

@@ -200,6 +200,36 @@ static void chain_items(const vw_scene *v, panel *p)
     }
 }
 
+/* --demo: every rung with its time, variant and speedup over the family's first rung. */
+static void demo_items(const vw_scene *v, panel *p)
+{
+    const vw_demo *d = v->demo;
+    add(p, IT_GAP, c_dim, NULL);
+    say(p, c_sel, "demo: the shared-memory ladder%s", d->done ? " (done)" : "");
+    if (d->note[0])
+        say(p, c_warn, "%s", d->note);
+    for (int i = 0; i < d->n; i++) {
+        const vw_rung *g = &d->rung[i];
+        char ms[16] = "...";
+        if (i == 0 || g->family != d->rung[i - 1].family)
+            say(p, c_dim, "%s, %s:", ts_family_name(g->family), g->op);
+        if (g->state > 0)
+            fmt_ms(ms, sizeof ms, g->ms);
+        else if (g->state < 0)
+            snprintf(ms, sizeof ms, "n/a");
+        double x = vw_demo_speedup(d, i);
+        SDL_Color c = i == d->cur && !d->done ? c_sel : g->state < 0 ? c_dim : c_text;
+        if (x > 0 && g->var)
+            say(p, c, "%s %-8s %s ms   x%.1f", i == d->cur && !d->done ? ">" : " ",
+                g->var ? g->var->name : "cpu", ms, x);
+        else
+            say(p, c, "%s %-8s %s ms", i == d->cur && !d->done ? ">" : " ",
+                g->var ? g->var->name : "cpu", ms);
+        if (x > 0 && g->var)
+            add(p, IT_BAR, c_good, NULL)->op = -2 - i; /* a rung's bar (speed_bar) */
+    }
+}
+
 static void transfer_items(const vw_scene *v, panel *p)
 {
     char up[16], down[16], disp[16];
@@ -296,7 +326,9 @@ static void speed_bar(const vw_scene *v, int i, int x, int y, int w, int s)
 {
     const vw_bench *b = v->bench;
     SDL_Renderer *ren = v->win->ren;
-    double speedup = b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i] : 0;
+    double speedup = i <= -2                ? vw_demo_speedup(v->demo, -2 - i)
+                     : b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i]
+                                         : 0;
     int h = 6 * s, len = bar_pos(speedup, w);
     vw_fill(ren, x, y, w, h, (SDL_Color){60, 60, 68, 255});
     vw_fill(ren, x, y, len < 1 ? 1 : len, h, speedup >= 0.95 ? c_good : c_bad);
@@ -332,7 +364,10 @@ static void draw_panel(const vw_scene *v)
     p.width = pw - 2 * pad;
     backend_items(v, &p);
     file_items(v, &p);
-    chain_items(v, &p);
+    if (v->demo->on)
+        demo_items(v, &p);
+    else
+        chain_items(v, &p);
     transfer_items(v, &p);
     frame_items(v, &p);
     status_items(v, &p);

@@ -6,6 +6,7 @@
 #ifdef TS_HAVE_SDL
 #include "cli.h"
 #include "viewer_bench.h"
+#include "viewer_demo.h"
 #include "viewer_files.h"
 #include "viewer_run.h"
 #include "viewer_stats.h"
@@ -38,6 +39,7 @@ typedef struct vw_scene {
     const vw_files *files;
     const vw_run *run;
     const vw_bench *bench;
+    const vw_demo *demo;
     const vw_tex *tex;
     const vw_view *view;
     const vw_frames *frames;

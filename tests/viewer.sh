@@ -220,6 +220,15 @@ check "-S 0.2 moves on from the first image" differ "$T/off_slide.png" "$T/off_f
 view "bad slideshow" $OFF -- -S 0 --frames 1 "$T/in/rgb.png"
 expect_rc "-S 0 is a usage error" 2
 
+# --demo on the CPU backend: no ladder, the CPU reference timed per family, and it says so
+env TESSERA_GEOMETRY=800x600 $OFF "$TESSERA" --backend cpu --demo --screenshot "$T/off_demo.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$T/off_demo.png" ] && ok "--demo --screenshot runs every rung, then saves the window" || bad "--demo --screenshot (exit $rc)"
+[ "$(grep -c '^tessera: demo: \(conv\|geom\|hist\) .* cpu [0-9.]* ms' "$T/err")" = 3 ] &&
+    grep -q "the ladder needs the GPU" "$T/err" && ok "--demo on the CPU: one timed rung a family, and the GPU is named as needed" ||
+    bad "--demo on the CPU: $(head -c 400 "$T/err")"
+check "--demo: the panel shows the ladder" hud "$T/off_demo.png" "$T/off_hudoff.png"
+
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
 expect_rc "offscreen: gray+alpha image" 0
 
