@@ -87,6 +87,18 @@ elif mode == "differ":  # A B: not the same pixels
     b = load(args[1])
     if shot.shape == b.shape and not (shot != b).any():
         sys.exit("the same pixels")
+elif mode == "blocks":  # SHOT: the 16384x16384 4x4 gray blocks, fitted (600x600 at (100,0))
+    for by in range(4):
+        for bx in range(4):
+            v = shot[75 + 150 * by, 100 + 75 + 150 * bx]
+            want = 16 * (by * 4 + bx) + 8
+            if abs(int(v[0]) - want) > 1 or len(set(v.tolist())) != 1:
+                sys.exit(f"block ({bx},{by}): {v.tolist()}, want {want}")
+elif mode == "centre":  # SHOT LEVEL: just below right of the window's centre, gray LEVEL
+    H, W = shot.shape[:2]
+    v = shot[H // 2 + 20, W // 2 + 20]  # past the blocks' corner at the exact centre
+    if abs(int(v[0]) - int(args[1])) > 1:
+        sys.exit(f"centre {v.tolist()}, want {args[1]}")
 elif mode == "same":  # A B: same pixels
     b = load(args[1], cv2.IMREAD_UNCHANGED)
     a = load(args[0], cv2.IMREAD_UNCHANGED)
@@ -228,6 +240,28 @@ rc=$?
     grep -q "the ladder needs the GPU" "$T/err" && ok "--demo on the CPU: one timed rung a family, and the GPU is named as needed" ||
     bad "--demo on the CPU: $(head -c 400 "$T/err")"
 check "--demo: the panel shows the ladder" hud "$T/off_demo.png" "$T/off_hudoff.png"
+
+# a 16384x16384 image (4x4 gray blocks; binary PGM, 256 MB, made and removed here): fitted, and
+# zoomed to 2x at its centre; the display texture holds only the visible part at screen size,
+# so no texture is ever larger than the window
+if [ -n "$PY" ] && [ "$(df -Pk "$T" | awk 'NR == 2 { print $4 }')" -gt 1048576 ]; then
+    "$PY" -c "
+import numpy as np, sys
+lv = (np.arange(16, dtype=np.uint8) * 16 + 8).reshape(4, 4)
+with open(sys.argv[1], 'wb') as f:
+    f.write(b'P5\n16384 16384\n255\n')
+    for row in lv:
+        f.write(np.repeat(row, 4096).tobytes() * 4096)
+" "$T/huge.pgm"
+    view "huge fit" $OFF -- --hud off --frames 1 --screenshot "$T/off_huge.png" "$T/huge.pgm"
+    expect_rc "16384x16384: opens and displays (exit 0)" 0
+    check "16384x16384: the fitted view shows all 16 blocks" blocks "$T/off_huge.png"
+    view "huge zoom" $OFF -- --hud off --keys "=,plus" --frames 1 --screenshot "$T/off_huge2.png" "$T/huge.pgm"
+    check "16384x16384: zoomed to 2x at the centre" centre "$T/off_huge2.png" 168
+    rm -f "$T/huge.pgm"
+else
+    skip "16384x16384 image" "python3 with numpy or 1 GB in $T missing"
+fi
 
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
 expect_rc "offscreen: gray+alpha image" 0
