@@ -69,7 +69,8 @@ vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare)
 enum { IT_TEXT, IT_BAR, IT_HIST, IT_GAP };
 
 typedef struct item {
-    int kind, op; /* IT_BAR: the op whose speedup it shows */
+    int kind, op; /* IT_BAR: the op whose speedup it shows (-2 - i: rung i of the demo) */
+    int labels;   /* IT_BAR: the scale's labels under it (the last bar of a group) */
     SDL_Color color;
     char text[160];
 } item;
@@ -86,6 +87,7 @@ static item *add(panel *p, int kind, SDL_Color c, const char *text)
     item *it = &p->it[p->n++];
     it->kind = kind;
     it->op = -1;
+    it->labels = 0;
     it->color = c;
     snprintf(it->text, sizeof it->text, "%s", text ? text : "");
     return it;
@@ -170,7 +172,9 @@ static void speedup_items(const vw_scene *v, panel *p, int i)
     double x = b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i] : 0;
     say(p, x > 1.05 ? c_good : x < 0.95 ? c_bad : c_text, "  x%.1f over naive (naive %s ms)", x,
         naive);
-    add(p, IT_BAR, c_good, NULL)->op = i;
+    item *bar = add(p, IT_BAR, c_good, NULL);
+    bar->op = i;
+    bar->labels = i + 1 == v->run->chain.n;
 }
 
 static void chain_items(const vw_scene *v, panel *p)
@@ -225,8 +229,13 @@ static void demo_items(const vw_scene *v, panel *p)
         else
             say(p, c, "%s %-8s %s ms", i == d->cur && !d->done ? ">" : " ",
                 g->var ? g->var->name : "cpu", ms);
-        if (x > 0 && g->var)
-            add(p, IT_BAR, c_good, NULL)->op = -2 - i; /* a rung's bar (speed_bar) */
+        int first = i == 0 || g->family != d->rung[i - 1].family;
+        int last = i + 1 == d->n || d->rung[i + 1].family != g->family;
+        if (x > 0 && g->var && !first) { /* the first rung is the family's 1x */
+            item *bar = add(p, IT_BAR, c_good, NULL);
+            bar->op = -2 - i;
+            bar->labels = last;
+        }
     }
 }
 
@@ -322,7 +331,7 @@ static int bar_pos(double speedup, int w)
 }
 
 /* The speedup over naive as a bar that grows with it (log scale), marks at 1x, 10x, 100x. */
-static void speed_bar(const vw_scene *v, int i, int x, int y, int w, int s)
+static void speed_bar(const vw_scene *v, int i, int labels, int x, int y, int w, int s)
 {
     const vw_bench *b = v->bench;
     SDL_Renderer *ren = v->win->ren;
@@ -339,6 +348,8 @@ static void speed_bar(const vw_scene *v, int i, int x, int y, int w, int s)
     for (int m = 0; m < 4; m++) {
         int mx = x + bar_pos(marks[m].at, w) - (m == 3 ? s : 0);
         vw_fill(ren, mx, y - s, s, h + 2 * s, c_text);
+        if (!labels)
+            continue;
         int tw = vw_text_width(marks[m].label, s);
         int tx = m == 0 ? mx : m == 3 ? mx - tw + s : mx - tw / 2;
         vw_text(ren, tx, y + h + 2 * s, s, c_dim, marks[m].label);
@@ -348,7 +359,7 @@ static void speed_bar(const vw_scene *v, int i, int x, int y, int w, int s)
 static int item_height(const item *it, int s)
 {
     switch (it->kind) {
-    case IT_BAR: return 20 * s;
+    case IT_BAR: return (it->labels ? 20 : 11) * s;
     case IT_HIST: return 34 * s + VW_TEXT_LINE * s;
     case IT_GAP: return 5 * s;
     default: return VW_TEXT_LINE * s;
@@ -378,7 +389,7 @@ static void draw_panel(const vw_scene *v)
         if (it->kind == IT_TEXT)
             vw_text(v->win->ren, x0 + pad, y, s, it->color, it->text);
         else if (it->kind == IT_BAR)
-            speed_bar(v, it->op, x0 + pad + 2 * VW_TEXT_LINE * s / 2, y + 2 * s,
+            speed_bar(v, it->op, it->labels, x0 + pad + 2 * VW_TEXT_LINE * s / 2, y + 2 * s,
                       p.width - 2 * VW_TEXT_LINE * s, s);
         else if (it->kind == IT_HIST) {
             histogram(v, x0 + pad, y, p.width < 256 * s ? p.width : 256 * s, 32 * s);
