@@ -355,7 +355,7 @@ title t2 "* 150% *"
 xdotool key n
 title t3 "z.png*"
 xdotool windowsize "\$wid" 1200 900
-title t4 "* 75% *"
+title t4 "* 51% *"
 xdotool key q
 wait \$pid
 echo \$? >"$T/ev/rc"
@@ -377,11 +377,11 @@ EOF
     *) bad "X11: wheel: '$(title t2)'" ;;
     esac
     case "$(title t3)" in
-    "z.png - 1600x1000 RGB8 - 50% - [2/2]"*) ok "X11: n opens the next image, fitted" ;;
+    "z.png - 1600x1000 RGB8 - 30% - [2/2]"*) ok "X11: n opens the next image, fitted beside the HUD panel (480 of 800 px)" ;;
     *) bad "X11: n: '$(title t3)'" ;;
     esac
     case "$(title t4)" in
-    *" - 75% - "*) ok "X11: a resized window refits the image (50% -> 75%)" ;;
+    *" - 51% - "*) ok "X11: a resized window refits the image (30% -> 51%: 810 of 1200 px)" ;;
     *) bad "X11: resize: '$(title t4)'" ;;
     esac
     [ "$(cat "$T/ev/rc" 2>/dev/null)" = 0 ] && ok "X11: q quits with status 0" ||
