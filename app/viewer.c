@@ -98,9 +98,11 @@ static int wait_idle(const viewer *v)
     if (busy(v))
         return 0;
     for (;;) {
-        double due = vw_ui_due(&v->ui), slide = vw_events_due(v), now = now_ms();
-        if (slide > 0 && (due == 0 || slide < due))
-            due = slide;
+        double due = vw_ui_due(&v->ui), now = now_ms();
+        double other[2] = {vw_events_due(v), vw_run_anim_due(&v->run)};
+        for (int i = 0; i < 2; i++)
+            if (other[i] > 0 && (due == 0 || other[i] < due))
+                due = other[i];
         if (due > 0 && due <= now)
             return 1;
         int ms = due > 0 ? (int)(due - now) + 1 : 1000;
@@ -125,6 +127,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
             v->run.fresh = 1;
         vw_events_poll(v);
         vw_events_timers(v);
+        vw_run_anim_tick(&v->run);
         if (v->frame_no < n_keys) {
             vw_area a = vw_ui_area(&v->ui, &v->win, v->compare);
             vw_events_key(v, keys[v->frame_no], a.w / 2.0, a.h / 2.0);

@@ -10,13 +10,16 @@
  *   viewer_display.c the display conversion of host images, same texels as the GPU's
  *   viewer_stats.c   frame statistics (vw_frames) for the HUD and the exit summary
  *   viewer_files.c   the file list (vw_files): arguments, directories, dropped files
- *   viewer_run.c     the image and its chain (vw_run): loading, the pipeline run, saving
+ *   viewer_run.c     the image and its chain (vw_run): loading, animation, the pipeline run, saving
+ *   viewer_anim.c    an animated GIF's frames (vw_anim; stb's GIF decoder under a budget)
+ *   viewer_demo.c    --demo (vw_demo): each family's variants, rung by rung, timed
  *   viewer_bench.c   the speedup-over-naive measurement (vw_bench), one run per frame
  *
  *   SDL:
  *   viewer_win.c     the window (vw_win): set-up, renderer, title, fullscreen, present, pacing
  *   viewer_tex.c     the display textures (vw_tex): filling them, drawing the image
- *   viewer_hud.c     the UI (vw_ui): text, the HUD, help, messages, labels, toasts
+ *   viewer_text.c    text (stb_easy_font, with a '|' unlike 'l') and filled rectangles
+ *   viewer_hud.c     the UI (vw_ui): the HUD panel or status line, help, messages, labels, toasts
  *   viewer_events.c  commands: keys, mouse, window events and dropped files -> the parts
  *   viewer.c         ts_viewer: start, the frame loop, frame timing, the exit summary
  *

@@ -8,6 +8,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/* The other frames of an animated GIF (tsio_load gave the first, as RGBA8); a failure leaves
+ * the first frame shown, with the reason on stderr. */
+static void load_anim(vw_run *r, const char *path, uint64_t max_pixels)
+{
+    char err[256];
+    if (strcasecmp(path_ext(path), "gif") != 0 || r->src.channels != 4 || r->src.bytes != 1)
+        return;
+    if (vw_anim_load(path, max_pixels, &r->anim, err, sizeof err) < 0)
+        ts_warn("%s: %s: showing the first frame", path, err);
+    if (r->anim.n && (r->anim.w != r->src.width || r->anim.h != r->src.height))
+        vw_anim_free(&r->anim);
+    r->anim_at = r->anim.n ? now_ms() + r->anim.delay_ms[0] : 0;
+}
+
+double vw_run_anim_due(const vw_run *r) { return r->loaded && r->anim.n ? r->anim_at : 0; }
+
+int vw_run_anim_tick(vw_run *r)
+{
+    double now = now_ms();
+    if (!r->loaded || !r->anim.n || now < r->anim_at)
+        return 0;
+    r->anim_frame = (r->anim_frame + 1) % r->anim.n;
+    size_t row = (size_t)r->anim.w * 4;
+    const unsigned char *f = r->anim.px + (size_t)r->anim_frame * row * (size_t)r->anim.h;
+    for (int y = 0; y < r->anim.h; y++)
+        memcpy((char *)r->src.data + (size_t)y * r->src.pitch, f + (size_t)y * row, row);
+    r->gen++; /* a new input: uploaded again, the chain runs on it */
+    r->shown_gen++;
+    r->dirty = 1;
+    /* late frames are not made up: the next one is due a delay after this one was shown */
+    r->anim_at = (now - r->anim_at > 100 ? now : r->anim_at) + r->anim.delay_ms[r->anim_frame];
+    return 1;
+}
 
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
 {
@@ -18,9 +53,12 @@ void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
     r->loaded = 0;
     r->fresh = 1;
     r->load_err[0] = r->run_err[0] = '\0';
-    if (tsio_load(path, &lo, &r->src, err, sizeof err) == TS_OK)
+    vw_anim_free(&r->anim);
+    r->anim_frame = 0;
+    if (tsio_load(path, &lo, &r->src, err, sizeof err) == TS_OK) {
         r->loaded = 1;
-    else
+        load_anim(r, path, max_pixels);
+    } else
         snprintf(r->load_err, sizeof r->load_err, "%s: %s", path_base(path), err);
     r->gen++;
     r->shown_gen++;
@@ -154,6 +192,7 @@ int vw_run_save(vw_run *r, const char *orig, int quiet, char *msg, size_t len)
 
 void vw_run_free(vw_run *r)
 {
+    vw_anim_free(&r->anim);
     ts_image_free(&r->src);
     ts_image_free(&r->result);
     ts_pipeline_destroy(r->pipe);

@@ -5,6 +5,7 @@
 #define TS_VIEWER_RUN_H
 
 #include "tessera.h"
+#include "viewer_anim.h"
 #include "viewer_stats.h"
 
 #include <stdint.h>
@@ -22,6 +23,9 @@ typedef struct vw_run {
     unsigned gen_on_gpu;   /* src generation kept on the GPU, 0: none */
     unsigned shown_gen;    /* bumped whenever what vw_run_displayed shows changes */
     char load_err[512];    /* why the file could not be loaded ("" when fine) */
+    vw_anim anim;          /* an animated GIF's frames (n 0: a still image) */
+    int anim_frame;        /* the frame in src */
+    double anim_at;        /* when the next frame is due (now_ms) */
 
     ts_image result;       /* the processed image, valid when have_result; its pixels are only on
                               the GPU (ts_pipeline_result, data NULL) when result_on_gpu */
@@ -36,6 +40,11 @@ typedef struct vw_run {
 
 /* Loads `path` as the new src (the reason kept in load_err on failure); name: for messages. */
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels);
+/* An animated GIF: the next frame into src when it is due (the chain runs on it); 1 when it
+ * moved on. */
+int vw_run_anim_tick(vw_run *r);
+/* When the next frame is due (now_ms time); 0: a still image. */
+double vw_run_anim_due(const vw_run *r);
 /* Runs the chain when dirty. */
 void vw_run_process(vw_run *r);
 /* Live mode has work: a chain to re-run on a loaded image, and no failure to wait out. */

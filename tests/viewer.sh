@@ -263,6 +263,28 @@ else
     skip "16384x16384 image" "python3 with numpy or 1 GB in $T missing"
 fi
 
+# an animated GIF plays: red for 1.5 s, then blue for a minute (PIL writes it)
+if "$PY" -c "import PIL" 2>/dev/null; then
+    "$PY" -c "
+import sys
+from PIL import Image
+red, blue = Image.new('RGB', (60, 40), (255, 0, 0)), Image.new('RGB', (60, 40), (0, 0, 255))
+red.save(sys.argv[1], save_all=True, append_images=[blue], duration=[1500, 60000], loop=0)
+" "$T/anim.gif"
+    "$PY" -c "
+import sys
+from PIL import Image
+Image.new('RGB', (60, 40), (255, 0, 0)).save(sys.argv[1])
+Image.new('RGB', (60, 40), (0, 0, 255)).save(sys.argv[2])
+" "$T/exp_red.png" "$T/exp_blue.png"
+    view "gif first" $OFF -- --hud off --frames 1 --screenshot "$T/off_gif1.png" "$T/anim.gif"
+    check "animated GIF: the first frame first" centred "$T/off_gif1.png" "$T/exp_red.png"
+    view "gif later" $OFF -- --hud off --frames 150 --screenshot "$T/off_gif2.png" "$T/anim.gif"
+    check "animated GIF: the second frame after its delay (frames play)" centred "$T/off_gif2.png" "$T/exp_blue.png"
+else
+    skip "animated GIF" "python3 with PIL missing"
+fi
+
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
 expect_rc "offscreen: gray+alpha image" 0
 
