@@ -91,7 +91,8 @@ static int busy(const viewer *v)
            vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done);
 }
 
-/* Waits for an event, or for the next change that comes with time (a toast ends); 1 when it
+/* Waits for an event, or for the next change that comes with time (a toast ends, a slideshow
+ * or GIF frame is due); 1 when it
  * waited. SDL_WaitEventTimeout sleeps in the X server's socket, so this costs no CPU. */
 static int wait_idle(const viewer *v)
 {
