@@ -92,8 +92,7 @@ static int busy(const viewer *v)
 }
 
 /* Waits for an event, or for the next change that comes with time (a toast ends, a slideshow
- * or GIF frame is due); 1 when it
- * waited. SDL_WaitEventTimeout sleeps in the X server's socket, so this costs no CPU. */
+ * or GIF frame is due); 1 when it waited. SDL_WaitEventTimeout sleeps in the X server's socket, so this costs no CPU. */
 static int wait_idle(const viewer *v)
 {
     if (busy(v))
