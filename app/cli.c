@@ -46,7 +46,14 @@ void ts_print_usage(void)
            "  --frames N            viewer: render N frames after the keys, then quit\n"
            "  --screenshot FILE     viewer: save the window (PNG) after the last frame, then\n"
            "                        quit (after 1 frame without --frames)\n"
-           "  TESSERA_GEOMETRY=WxH  viewer (environment): the window's initial size\n"
+           "  -f, --fullscreen      viewer: start fullscreen\n"
+           "  -g, --geometry WxH    viewer: the window's initial size (also TESSERA_GEOMETRY)\n"
+           "  -S, --slideshow SEC   viewer: next image every SEC seconds (0.1..86400; s toggles)\n"
+           "  --hud off|line|full   viewer: the HUD panel at start (default full; i cycles)\n"
+           "  --demo                viewer: step each family through its variants (the shared-\n"
+           "                        memory ladder) on the image, with each rung's time and\n"
+           "                        speedup; ends with --screenshot FILE when given\n"
+           "  -                     viewer: read file names from stdin, one a line\n"
            "  --list                list operations and variants\n"
            "  -h, --help            this text;  --version  the version\n"
            "\n"
@@ -89,7 +96,7 @@ static int parse_max_pixels(const char *s, uint64_t *out)
 enum {
     OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
     OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
-    OPT_SHARD, OPT_DEVICES
+    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO
 };
 
 /* A Slurm array variable as a number; -1 when unset or not a number. */
@@ -202,17 +209,21 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         {"frames", required_argument, 0, OPT_FRAMES},
         {"screenshot", required_argument, 0, OPT_SHOT},
         {"timings", no_argument, 0, OPT_TIMINGS},   {"shard", required_argument, 0, OPT_SHARD},
-        {"devices", required_argument, 0, OPT_DEVICES}, {0, 0, 0, 0}};
+        {"devices", required_argument, 0, OPT_DEVICES},
+        {"fullscreen", no_argument, 0, 'f'},        {"geometry", required_argument, 0, 'g'},
+        {"slideshow", required_argument, 0, 'S'},   {"hud", required_argument, 0, OPT_HUD},
+        {"demo", no_argument, 0, OPT_DEMO},         {0, 0, 0, 0}};
     long v;
     memset(o, 0, sizeof *o);
     o->ops = "";
     o->jobs = cpu_count();
     o->max_pixels = TS_DEFAULT_MAX_PIXELS;
+    o->hud = 2;
     opterr = 0;
     optind = 1;
     for (;;) {
         int longi = 0;
-        int c = getopt_long(argc, argv, ":o:rj:qh", longs, &longi);
+        int c = getopt_long(argc, argv, ":o:rj:qhfg:S:", longs, &longi);
         if (c == -1)
             break;
         const char *arg = optarg;
@@ -276,6 +287,35 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
             if (parse_devices(arg, o))
                 return 2;
             break;
+        case 'f': o->fullscreen = 1; break;
+        case 'g': {
+            int gw, gh;
+            char end;
+            if (sscanf(arg, "%dx%d%c", &gw, &gh, &end) != 2 || gw < 64 || gh < 64 || gw > 16384 ||
+                gh > 16384)
+                return usage_error("--geometry '%s': WxH, each 64..16384%s", arg, "");
+            o->geometry = arg;
+            break;
+        }
+        case 'S': {
+            char *end;
+            double sec = strtod(arg, &end);
+            if (end == arg || *end || !(sec >= 0.1 && sec <= 86400))
+                return usage_error("--slideshow '%s': seconds, 0.1..86400%s", arg, "");
+            o->slideshow_ms = (int)(sec * 1000 + 0.5);
+            break;
+        }
+        case OPT_HUD:
+            if (strcmp(arg, "off") == 0)
+                o->hud = 0;
+            else if (strcmp(arg, "line") == 0)
+                o->hud = 1;
+            else if (strcmp(arg, "full") == 0)
+                o->hud = 2;
+            else
+                return usage_error("--hud '%s': use off, line or full%s", arg, "");
+            break;
+        case OPT_DEMO: o->demo = 1; break;
         case ':':
             return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
         default:

@@ -34,6 +34,11 @@ typedef struct ts_options {
     const char *keys;       /* --keys "e,b,]" replayed at start */
     int frames;             /* --frames N: render N frames, then quit (0: run until closed) */
     const char *screenshot; /* --screenshot FILE: save the window when done, then quit */
+    int fullscreen;         /* -f, --fullscreen */
+    const char *geometry;   /* -g, --geometry WxH: the window's initial size */
+    int slideshow_ms;       /* -S, --slideshow SECONDS: next image every SECONDS (0: off) */
+    int hud;                /* --hud off|line|full: 0, 1, 2 (default full) */
+    int demo;               /* --demo: step each family through its variants */
     char **inputs;
     int n_inputs;
 } ts_options;

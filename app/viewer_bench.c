@@ -4,30 +4,28 @@
  * first of which also warms up (module load, caches). One run per frame keeps the window
  * responsive; the previous result stays on screen until the new one is complete.
  */
-#include "viewer.h"
+#include "viewer_bench.h"
 #include "util.h"
 
-#ifdef TS_HAVE_SDL
-
+#include <stdio.h>
 #include <string.h>
 
-void vw_bench_reset(viewer *v)
+void vw_bench_reset(vw_bench *b)
 {
-    vw_bench *b = &v->bench;
     ts_image_free(&b->in);
     b->running = b->op = b->step = 0;
     b->valid = b->failed = 0;
     b->note[0] = '\0';
 }
 
-void vw_bench_free(viewer *v) { ts_image_free(&v->bench.in); }
+void vw_bench_free(vw_bench *b) { ts_image_free(&b->in); }
 
-void vw_bench_request(viewer *v)
+void vw_bench_request(vw_bench *b, const vw_run *r)
 {
-    vw_bench_reset(v); /* bench_tick in viewer.c starts it once the chain's result is fresh */
-    if (!ts_pipeline_on_gpu(v->pipe)) {
-        snprintf(v->bench.note, sizeof v->bench.note, "speedups over naive need the GPU backend");
-        v->bench.failed = 1;
+    vw_bench_reset(b); /* vw_bench_tick starts it once the chain's result is fresh */
+    if (!ts_pipeline_on_gpu(r->pipe)) {
+        snprintf(b->note, sizeof b->note, "speedups over naive need the GPU backend");
+        b->failed = 1;
     }
 }
 
@@ -40,26 +38,25 @@ static ts_status copy_image(const ts_image *src, ts_image *dst)
     return st;
 }
 
-void vw_bench_start(viewer *v)
+static void start(vw_bench *b, const vw_run *r)
 {
-    vw_bench *b = &v->bench;
     int keep_shown = b->valid; /* a refresh keeps the old bars until it is done */
     ts_image_free(&b->in);
     b->running = b->op = b->step = 0;
     b->failed = 0;
     b->note[0] = '\0';
-    if (!ts_pipeline_on_gpu(v->pipe)) {
+    if (!ts_pipeline_on_gpu(r->pipe)) {
         snprintf(b->note, sizeof b->note, "speedups over naive need the GPU backend");
         b->failed = 1;
         return;
     }
-    if (v->chain.n == 0 || !v->have_result || copy_image(&v->src, &b->in) != TS_OK) {
+    if (r->chain.n == 0 || !r->have_result || copy_image(&r->src, &b->in) != TS_OK) {
         snprintf(b->note, sizeof b->note, "nothing to measure");
         b->failed = 1;
         return;
     }
-    for (int i = 0; i < v->chain.n; i++) {
-        b->cur[i] = v->rep.op[i].variant;
+    for (int i = 0; i < r->chain.n; i++) {
+        b->cur[i] = r->rep.op[i].variant;
         b->state[i] = 0;
         b->naive_ms[i] = b->cur_ms[i] = 0;
     }
@@ -67,10 +64,9 @@ void vw_bench_start(viewer *v)
     b->running = 1;
 }
 
-static void finish(viewer *v)
+static void finish(vw_bench *b, const vw_run *r)
 {
-    vw_bench *b = &v->bench;
-    for (int i = 0; i < v->chain.n; i++) {
+    for (int i = 0; i < r->chain.n; i++) {
         b->res_naive[i] = b->naive_ms[i];
         b->res_cur[i] = b->cur_ms[i];
         b->res_state[i] = b->state[i];
@@ -88,12 +84,9 @@ static void keep_best(double *best, float ms)
 }
 
 /* Even steps run naive, odd steps the chain's variant; the last run's output feeds the next op. */
-void vw_bench_step(viewer *v)
+static void step(vw_bench *b, vw_run *r)
 {
-    vw_bench *b = &v->bench;
-    if (!b->running)
-        return;
-    const ts_op *op = &v->chain.ops[b->op];
+    const ts_op *op = &r->chain.ops[b->op];
     const ts_variant *naive = ts_variant_find(ts_op_family(op->kind), "naive");
     const ts_variant *cur = b->cur[b->op];
     if (cur && !ts_variant_is_gpu(cur))
@@ -104,7 +97,7 @@ void vw_bench_step(viewer *v)
         is_cur = 1, b->step++;
     ts_image out;
     float ms = 0;
-    ts_status st = ts_pipeline_run_op(v->pipe, op, is_cur ? cur : naive, &b->in, &out, &ms);
+    ts_status st = ts_pipeline_run_op(r->pipe, op, is_cur ? cur : naive, &b->in, &out, &ms);
     if (st != TS_OK && !is_cur) {
         b->state[b->op] = -1; /* e.g. naive does not support this job */
     } else if (st != TS_OK) {
@@ -129,10 +122,27 @@ void vw_bench_step(viewer *v)
     ts_image_free(&b->in);
     b->in = out;
     b->step = 0;
-    if (++b->op == v->chain.n)
-        finish(v);
+    if (++b->op == r->chain.n)
+        finish(b, r);
 }
 
-#else
-typedef int vw_bench_unused; /* ISO C wants a declaration in every file */
-#endif /* TS_HAVE_SDL */
+/* Measure after a change, and again every 10 s in live mode. */
+static int due(const vw_bench *b, const vw_run *r)
+{
+    return !b->running && !b->failed && ts_pipeline_on_gpu(r->pipe) && r->have_result &&
+           (!b->valid || (vw_run_live_work(r) && now_ms() - b->at > 10000));
+}
+
+int vw_bench_pending(const vw_bench *b, const vw_run *r) { return b->running || due(b, r); }
+
+int vw_bench_tick(vw_bench *b, vw_run *r)
+{
+    if (!ts_pipeline_on_gpu(r->pipe) || !r->have_result || r->dirty)
+        return 0;
+    if (due(b, r))
+        start(b, r);
+    if (!b->running)
+        return 0;
+    step(b, r);
+    return 1;
+}

@@ -4,7 +4,7 @@
  * texels; bands of rows on a few threads for large views. Also the luma histogram of the texels
  * shown. Pure C (no SDL): tests/test_viewer.c checks it by hand and against the GPU.
  */
-#include "viewer.h"
+#include "viewer_display.h"
 #include "util.h"
 
 #include <pthread.h>

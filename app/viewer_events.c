@@ -1,7 +1,7 @@
 /* viewer_events.c - what the viewer does with keys, the mouse, window events and dropped files.
  * Keys arrive as vw_key (typed characters from SDL_TEXTINPUT, other keys from SDL_KEYDOWN) and go
  * through the binding table of viewer_keys.c, as replayed --keys do. */
-#include "viewer.h"
+#include "viewer_events.h"
 #include "util.h"
 
 #ifdef TS_HAVE_SDL
@@ -12,104 +12,168 @@
 
 static void displayed_size(const viewer *v, int *iw, int *ih)
 {
-    const ts_image *im = vw_displayed(v);
+    const ts_image *im = vw_run_displayed(&v->run);
     *iw = im ? im->width : 1;
     *ih = im ? im->height : 1;
 }
 
+/* The part of the window the image is fitted into (the HUD takes the rest). */
+static vw_area area(const viewer *v) { return vw_ui_area(&v->ui, &v->win, v->compare); }
+
 /* The chain changed: run again, and old timings and speedups no longer apply. */
 static void chain_changed(viewer *v)
 {
-    v->dirty = 1;
-    memset(v->op_ms, 0, sizeof v->op_ms);
-    vw_bench_reset(v);
+    vw_run_chain_changed(&v->run);
+    vw_bench_reset(&v->bench);
     vw_frames_reset(&v->frames);
+}
+
+void vw_open(viewer *v, int index)
+{
+    v->files.cur = index;
+    vw_run_load(&v->run, v->files.path[index], v->o->max_pixels);
+    v->view.iw = v->view.ih = 0; /* fit the new image */
+    vw_frames_reset(&v->frames);
+    vw_bench_reset(&v->bench);
+}
+
+void vw_sync_view(viewer *v)
+{
+    const ts_image *im = vw_run_displayed(&v->run);
+    vw_area a = vw_ui_area(&v->ui, &v->win, v->compare);
+    if (im)
+        vw_view_sync(&v->view, im->width, im->height, a.w, a.h);
 }
 
 static void toggle_op(viewer *v, const char *text)
 {
-    int r = vw_chain_toggle(&v->chain, text, &v->sel);
+    int r = vw_chain_toggle(&v->run.chain, text, &v->run.sel);
     if (r < 0) {
-        vw_toast(v, "%s: %s", text, ts_error_detail());
+        vw_toast(&v->ui, "%s: %s", text, ts_error_detail());
         return;
     }
-    vw_toast(v, "%s %s", r ? "added" : "removed", text);
+    vw_toast(&v->ui, "%s %s", r ? "added" : "removed", text);
     chain_changed(v);
 }
 
 static void cycle_variant(viewer *v, int dir)
 {
-    if (v->sel < 0 || v->sel >= v->chain.n) {
-        vw_toast(v, "the chain is empty: b s d e > < t | _ add ops");
+    vw_run *r = &v->run;
+    if (r->sel < 0 || r->sel >= r->chain.n) {
+        vw_toast(&v->ui, "the chain is empty: b s d e > < t | _ add ops");
         return;
     }
-    ts_op *op = &v->chain.ops[v->sel];
-    op->variant = vw_variant_cycle(op, ts_pipeline_device(v->pipe), dir);
-    vw_toast(v, "%s: variant %s", op->text, op->variant ? op->variant->name : "auto");
+    ts_op *op = &r->chain.ops[r->sel];
+    op->variant = vw_variant_cycle(op, ts_pipeline_device(r->pipe), dir);
+    vw_toast(&v->ui, "%s: variant %s", op->text, op->variant ? op->variant->name : "auto");
     chain_changed(v);
 }
 
-static void select_op(viewer *v, int dir)
+static void select_op(vw_run *r, int dir)
 {
-    if (v->chain.n == 0)
+    if (r->chain.n == 0)
         return;
-    v->sel = ((v->sel < 0 ? 0 : v->sel + dir) % v->chain.n + v->chain.n) % v->chain.n;
+    r->sel = ((r->sel < 0 ? 0 : r->sel + dir) % r->chain.n + r->chain.n) % r->chain.n;
 }
 
 static void remove_op(viewer *v)
 {
-    if (v->sel < 0 || v->sel >= v->chain.n)
+    vw_run *r = &v->run;
+    if (r->sel < 0 || r->sel >= r->chain.n)
         return;
-    vw_toast(v, "removed %s", v->chain.ops[v->sel].text);
-    ts_chain_remove(&v->chain, v->sel);
-    if (v->sel >= v->chain.n)
-        v->sel = v->chain.n - 1;
+    vw_toast(&v->ui, "removed %s", r->chain.ops[r->sel].text);
+    ts_chain_remove(&r->chain, r->sel);
+    if (r->sel >= r->chain.n)
+        r->sel = r->chain.n - 1;
     chain_changed(v);
 }
 
 static void go(viewer *v, int index)
 {
-    if (v->n_files == 0)
+    index = vw_files_wrap(&v->files, index); /* wraps, as in feh */
+    if (index >= 0)
+        vw_open(v, index);
+}
+
+/* r: the file again from disk (changed since it was opened); the view stays where it was when
+ * the size did not change. */
+static void reload(viewer *v)
+{
+    if (v->files.n == 0)
         return;
-    index = (index % v->n_files + v->n_files) % v->n_files; /* wraps, as in feh */
-    vw_open(v, index);
+    vw_run_load(&v->run, v->files.path[v->files.cur], v->o->max_pixels);
+    vw_frames_reset(&v->frames);
+    vw_bench_reset(&v->bench);
+    vw_toast(&v->ui, "reloaded %s", path_base(v->files.path[v->files.cur]));
+}
+
+void vw_events_timers(viewer *v)
+{
+    if (!v->slideshow || v->files.n < 2 || now_ms() < v->slide_at)
+        return;
+    go(v, v->files.cur + 1);
+    v->slide_at = now_ms() + v->slide_ms;
+}
+
+double vw_events_due(const viewer *v)
+{
+    return v->slideshow && v->files.n > 1 ? v->slide_at : 0;
+}
+
+/* i: panel, status line, off, panel; the image area changes with it, as on a resize */
+static void cycle_hud(viewer *v)
+{
+    int iw, ih;
+    vw_area before = area(v);
+    v->ui.hud = (v->ui.hud + 2) % 3;
+    vw_area after = area(v);
+    displayed_size(v, &iw, &ih);
+    vw_view_resize(&v->view, iw, ih, before.w, before.h, after.w, after.h);
 }
 
 static void toggle_fullscreen(viewer *v)
 {
-    Uint32 flag = v->fullscreen ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP;
-    if (SDL_SetWindowFullscreen(v->win, flag) != 0) {
-        vw_toast(v, "fullscreen: %s", SDL_GetError());
+    if (vw_win_toggle_fullscreen(&v->win) != 0)
+        vw_toast(&v->ui, "fullscreen: %s", SDL_GetError());
+}
+
+static void save(viewer *v)
+{
+    char msg[sizeof v->ui.toast];
+    if (v->files.n == 0)
         return;
-    }
-    v->fullscreen = !v->fullscreen;
+    vw_run_save(&v->run, v->files.path[v->files.cur], v->o->quiet, msg, sizeof msg);
+    vw_toast(&v->ui, "%s", msg);
 }
 
 static void zoom_to(viewer *v, double zoom, double ax, double ay)
 {
     int iw, ih;
+    vw_area a = area(v);
     displayed_size(v, &iw, &ih);
-    vw_view_zoom_at(&v->view, zoom, ax, ay, iw, ih, v->ww, v->wh);
+    vw_view_zoom_at(&v->view, zoom, ax, ay, iw, ih, a.w, a.h);
 }
 
 static void pan(viewer *v, double dx, double dy)
 {
     int iw, ih;
+    vw_area a = area(v);
     displayed_size(v, &iw, &ih);
-    vw_view_pan(&v->view, dx, dy, iw, ih, v->ww, v->wh);
+    vw_view_pan(&v->view, dx, dy, iw, ih, a.w, a.h);
 }
 
 /* Actions that change the view; 0 when `a` is not one. (ax, ay): the cursor, for zooms. */
 static int view_action(viewer *v, vw_action a, double ax, double ay)
 {
-    double step = (v->ww < v->wh ? v->ww : v->wh) / 5.0;
+    vw_area ar = area(v);
+    double step = (ar.w < ar.h ? ar.w : ar.h) / 5.0;
     int iw, ih;
     displayed_size(v, &iw, &ih);
     switch (a) {
     case VA_ZOOM_IN: zoom_to(v, vw_zoom_step(v->view.zoom, 1), ax, ay); break;
     case VA_ZOOM_OUT: zoom_to(v, vw_zoom_step(v->view.zoom, -1), ax, ay); break;
-    case VA_ONE: zoom_to(v, 1, v->ww / 2.0, v->wh / 2.0); break;
-    case VA_FIT: vw_view_fit(&v->view, iw, ih, v->ww, v->wh); break;
+    case VA_ONE: zoom_to(v, 1, ar.w / 2.0, ar.h / 2.0); break;
+    case VA_FIT: vw_view_fit(&v->view, iw, ih, ar.w, ar.h); break;
     /* keys move the view over the image: Left shows more of the left, so the image moves right */
     case VA_PAN_LEFT: pan(v, step, 0); break;
     case VA_PAN_RIGHT: pan(v, -step, 0); break;
@@ -132,24 +196,36 @@ static void act(viewer *v, vw_action a, double ax, double ay)
         return;
     switch (a) {
     case VA_QUIT: v->running = 0; break;
-    case VA_HELP: v->help = !v->help; break;
-    case VA_HUD: v->hud = !v->hud; break;
+    case VA_ESCAPE: /* the help first, as a dialog closes before the window */
+        if (v->ui.help)
+            v->ui.help = 0;
+        else
+            v->running = 0;
+        break;
+    case VA_RELOAD: reload(v); break;
+    case VA_SLIDESHOW:
+        v->slideshow = !v->slideshow;
+        v->slide_at = now_ms() + v->slide_ms;
+        vw_toast(&v->ui, "slideshow %s", v->slideshow ? "on" : "off");
+        break;
+    case VA_HELP: v->ui.help = !v->ui.help; break;
+    case VA_HUD: cycle_hud(v); break;
     case VA_LIVE:
-        v->live = !v->live;
+        v->run.live = !v->run.live;
         vw_frames_reset(&v->frames);
-        vw_toast(v, "live mode %s", v->live ? "on: the chain re-runs every frame"
+        vw_toast(&v->ui, "live mode %s", v->run.live ? "on: the chain re-runs every frame"
                                             : "off: the chain runs when something changes");
         break;
-    case VA_BENCH: vw_bench_request(v); break;
+    case VA_BENCH: vw_bench_request(&v->bench, &v->run); break;
     case VA_COMPARE: v->compare = !v->compare; break;
     case VA_FULLSCREEN: toggle_fullscreen(v); break;
-    case VA_SAVE: vw_save(v); break;
-    case VA_NEXT: go(v, v->cur + 1); break;
-    case VA_PREV: go(v, v->cur - 1); break;
+    case VA_SAVE: save(v); break;
+    case VA_NEXT: go(v, v->files.cur + 1); break;
+    case VA_PREV: go(v, v->files.cur - 1); break;
     case VA_FIRST: go(v, 0); break;
-    case VA_LAST: go(v, v->n_files - 1); break;
-    case VA_SELECT_NEXT: select_op(v, 1); break;
-    case VA_SELECT_PREV: select_op(v, -1); break;
+    case VA_LAST: go(v, v->files.n - 1); break;
+    case VA_SELECT_NEXT: select_op(&v->run, 1); break;
+    case VA_SELECT_PREV: select_op(&v->run, -1); break;
     case VA_VARIANT_NEXT: cycle_variant(v, 1); break;
     case VA_VARIANT_PREV: cycle_variant(v, -1); break;
     case VA_REMOVE: remove_op(v); break;
@@ -157,7 +233,7 @@ static void act(viewer *v, vw_action a, double ax, double ay)
     }
 }
 
-void vw_do_key(viewer *v, vw_key k, double ax, double ay)
+void vw_events_key(viewer *v, vw_key k, double ax, double ay)
 {
     act(v, vw_key_action(k), ax, ay);
 }
@@ -193,22 +269,22 @@ static int key_from_sdl(const SDL_Keysym *ks, vw_key *k)
 
 static void resized(viewer *v)
 {
-    int ow = v->ww, oh = v->wh, iw, ih;
-    if (SDL_GetRendererOutputSize(v->ren, &v->ww, &v->wh) != 0) {
-        ts_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
+    vw_area before = area(v);
+    int iw, ih, changed = vw_win_resized(&v->win);
+    if (changed < 0)
         return;
-    }
+    vw_area after = area(v);
     displayed_size(v, &iw, &ih);
-    vw_view_resize(&v->view, iw, ih, ow, oh, v->ww, v->wh);
-    if (v->ww != ow || v->wh != oh)
+    vw_view_resize(&v->view, iw, ih, before.w, before.h, after.w, after.h);
+    if (changed)
         vw_frames_reset(&v->frames); /* another window, other costs */
 }
 
 static void on_drop(viewer *v, char *file, int *first)
 {
-    int before = v->n_files;
-    vw_files_add(v, file);
-    if (*first < 0 && v->n_files > before)
+    int before = v->files.n;
+    vw_files_add(&v->files, file, v->o->recursive);
+    if (*first < 0 && v->files.n > before)
         *first = before;
     SDL_free(file);
 }
@@ -222,12 +298,12 @@ static void on_event(viewer *v, const SDL_Event *e, int *dropped)
     case SDL_KEYDOWN:
         SDL_GetMouseState(&mx, &my);
         if (key_from_sdl(&e->key.keysym, &k))
-            vw_do_key(v, k, mx, my);
+            vw_events_key(v, k, mx, my);
         break;
     case SDL_TEXTINPUT:
         SDL_GetMouseState(&mx, &my);
         if (!(SDL_GetModState() & KMOD_CTRL) && vw_key_from_text(e->text.text, &k) == 0)
-            vw_do_key(v, k, mx, my);
+            vw_events_key(v, k, mx, my);
         break;
     case SDL_MOUSEWHEEL:
         SDL_GetMouseState(&mx, &my);
@@ -249,14 +325,17 @@ static void on_event(viewer *v, const SDL_Event *e, int *dropped)
     }
 }
 
-void vw_poll_events(viewer *v)
+int vw_events_poll(viewer *v)
 {
     SDL_Event e;
-    int dropped = -1;
-    while (SDL_PollEvent(&e))
+    int dropped = -1, n = 0;
+    while (SDL_PollEvent(&e)) {
         on_event(v, &e, &dropped);
+        n++;
+    }
     if (dropped >= 0)
         vw_open(v, dropped);
+    return n;
 }
 
 #else

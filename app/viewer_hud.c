@@ -1,119 +1,126 @@
-/* viewer_hud.c - text and the heads-up display.
+/* viewer_hud.c - the UI: the HUD, help, messages, the before|after labels and toasts.
  *
- * Text is stb_easy_font: its glyphs are axis-aligned quads, drawn here as one
- * SDL_RenderFillRectsF batch per string (cheaper than triangles through SDL_RenderGeometry,
- * which matters in the software renderer). The HUD: backend and device, the chain with each op's
- * variant, kernel time (moving average and last) and speedup over naive with bars, upload and
- * display transfer, the frame statistics (median and p95 of interval and work, FPS, whether the
- * display rate holds: the exit summary's figures) and a histogram of the shown image.
- * Buffers are static: nothing is allocated per frame.
+ * The HUD never covers the image: in full mode it is a panel on the right and the image is
+ * fitted into the rest of the window; in line mode one status line at the bottom; off, the image
+ * has the window (vw_ui_area). The panel: backend and device, the file, the chain with each op's
+ * variant, kernel time and speedup over naive (a bar on a log scale with 1x, 10x and 100x marks:
+ * longer is faster), transfers, the frame statistics (the exit summary's figures) and a histogram
+ * of the shown image. Toasts sit at the top of the image area, away from the split view's labels
+ * at its bottom. Nothing is allocated per frame.
  */
-#include "viewer.h"
+#include "viewer_hud.h"
+#include "viewer_keys.h"
+#include "viewer_text.h"
 #include "util.h"
 
 #ifdef TS_HAVE_SDL
 
-#include <stb_easy_font.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_TEXT 480                 /* characters per string */
-#define MAX_QUADS 12000              /* stb_easy_font: at most ~25 quads a character */
-
 static const SDL_Color c_text = {235, 235, 235, 255}, c_dim = {160, 160, 170, 255},
                        c_sel = {255, 214, 90, 255}, c_good = {120, 220, 120, 255},
-                       c_bad = {255, 120, 110, 255}, c_warn = {255, 200, 80, 255};
+                       c_bad = {255, 120, 110, 255}, c_warn = {255, 200, 80, 255},
+                       c_panel = {24, 24, 28, 255};
 
-/* Printable ASCII only: stb_easy_font indexes its table by the character. */
-static void sanitize(const char *s, char *out, size_t len)
+void vw_toast(vw_ui *u, const char *fmt, ...)
 {
-    size_t i = 0;
-    for (; s[i] && i + 1 < len; i++)
-        out[i] = s[i] >= 32 && s[i] < 127 ? s[i] : '?';
-    out[i] = '\0';
-}
-
-int vw_text_width(const char *s, int scale)
-{
-    char buf[MAX_TEXT];
-    sanitize(s, buf, sizeof buf);
-    return stb_easy_font_width(buf) * scale;
-}
-
-void vw_text(viewer *v, int x, int y, int scale, SDL_Color c, const char *s)
-{
-    static struct {
-        float x, y, z;
-        unsigned char rgba[4];
-    } vtx[MAX_QUADS * 4];
-    static SDL_FRect rects[MAX_QUADS];
-    char buf[MAX_TEXT];
-    sanitize(s, buf, sizeof buf);
-    int quads = stb_easy_font_print(0, 0, buf, NULL, vtx, (int)sizeof vtx);
-    for (int q = 0; q < quads; q++) { /* vertices 0 and 2 are opposite corners */
-        const float *a = &vtx[4 * q].x, *b = &vtx[4 * q + 2].x;
-        rects[q] = (SDL_FRect){x + a[0] * scale, y + a[1] * scale, (b[0] - a[0]) * scale,
-                               (b[1] - a[1]) * scale};
-    }
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
-        vw_sdl(SDL_RenderFillRectsF(v->ren, rects, quads), "SDL_RenderFillRectsF");
-}
-
-static void panel(viewer *v, int x, int y, int w, int h, Uint8 alpha)
-{
-    SDL_Rect r = {x, y, w, h};
-    if (vw_sdl(SDL_SetRenderDrawBlendMode(v->ren, SDL_BLENDMODE_BLEND), "SDL_SetRenderDrawBlendMode") ||
-        vw_sdl(SDL_SetRenderDrawColor(v->ren, 0, 0, 0, alpha), "SDL_SetRenderDrawColor"))
-        return;
-    vw_sdl(SDL_RenderFillRect(v->ren, &r), "SDL_RenderFillRect");
-    vw_sdl(SDL_SetRenderDrawBlendMode(v->ren, SDL_BLENDMODE_NONE), "SDL_SetRenderDrawBlendMode");
-}
-
-static void fill(viewer *v, int x, int y, int w, int h, SDL_Color c)
-{
-    SDL_Rect r = {x, y, w, h};
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, c.r, c.g, c.b, c.a), "SDL_SetRenderDrawColor") == 0)
-        vw_sdl(SDL_RenderFillRect(v->ren, &r), "SDL_RenderFillRect");
-}
-
-/* Text scale: 2 on a window of 1100x640 and up, else 1. */
-static int hud_scale(const viewer *v) { return v->ww >= 1100 && v->wh >= 640 ? 2 : 1; }
-
-/* ---------------------------------------------------------------- the HUD's rows */
-
-#define HUD_COLS 6
-#define HUD_ROWS (TS_MAX_CHAIN + 16)
-
-typedef struct hud_row {
-    char cell[HUD_COLS][160];
-    SDL_Color color[HUD_COLS];
-    int table; /* cells in columns shared with the other table rows; else cell 0 is the line */
-    int bar;   /* op whose speedup bar is drawn in column 4; -1: none */
-} hud_row;
-
-typedef struct hud {
-    hud_row row[HUD_ROWS];
-    int n;
-} hud;
-
-static hud_row *add_row(hud *h, SDL_Color c, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static hud_row *add_row(hud *h, SDL_Color c, const char *fmt, ...)
-{
-    if (h->n == HUD_ROWS)
-        return &h->row[HUD_ROWS - 1];
-    hud_row *r = &h->row[h->n++];
-    memset(r, 0, sizeof *r);
-    r->bar = -1;
-    for (int i = 0; i < HUD_COLS; i++)
-        r->color[i] = c;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->cell[0], sizeof r->cell[0], fmt, ap);
+    vsnprintf(u->toast, sizeof u->toast, fmt, ap);
     va_end(ap);
-    return r;
+    u->toast_until = now_ms() + 3000;
+}
+
+double vw_ui_due(const vw_ui *u)
+{
+    return u->toast[0] && u->toast_until > now_ms() ? u->toast_until : 0;
+}
+
+/* ---------------------------------------------------------------- geometry */
+
+/* Text scale: 2 on windows of 1800x900 and up (where the panel still leaves the image room). */
+static int ui_scale(const vw_win *w) { return w->ww >= 1800 && w->wh >= 900 ? 2 : 1; }
+static int panel_width(const vw_win *w)
+{
+    int pw = 390 * ui_scale(w), most = w->ww * 2 / 5;
+    return pw < most ? pw : most;
+}
+static int line_height(const vw_win *w) { return (VW_TEXT_LINE + 8) * ui_scale(w); }
+
+vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare)
+{
+    vw_area a = {w->ww, w->wh, compare};
+    if (u->hud == VW_HUD_FULL)
+        a.w -= panel_width(w);
+    else if (u->hud == VW_HUD_LINE)
+        a.h -= line_height(w);
+    a.w = a.w < 1 ? 1 : a.w;
+    a.h = a.h < 1 ? 1 : a.h;
+    return a;
+}
+
+/* ---------------------------------------------------------------- the panel's items */
+
+#define MAX_ITEMS (8 * TS_MAX_CHAIN + 40)
+
+enum { IT_TEXT, IT_BAR, IT_HIST, IT_GAP };
+
+typedef struct item {
+    int kind, op; /* IT_BAR: the op whose speedup it shows (-2 - i: rung i of the demo) */
+    int labels;   /* IT_BAR: the scale's labels under it (the last bar of a group) */
+    SDL_Color color;
+    char text[160];
+} item;
+
+typedef struct panel {
+    item it[MAX_ITEMS];
+    int n, s, width; /* text scale, room for a line in pixels */
+} panel;
+
+static item *add(panel *p, int kind, SDL_Color c, const char *text)
+{
+    if (p->n == MAX_ITEMS)
+        return &p->it[MAX_ITEMS - 1];
+    item *it = &p->it[p->n++];
+    it->kind = kind;
+    it->op = -1;
+    it->labels = 0;
+    it->color = c;
+    snprintf(it->text, sizeof it->text, "%s", text ? text : "");
+    return it;
+}
+
+/* A line of text, wrapped at blanks to the panel's width. */
+static void say(panel *p, SDL_Color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(panel *p, SDL_Color c, const char *fmt, ...)
+{
+    char all[512], buf[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(all, sizeof all, fmt, ap);
+    va_end(ap);
+    const char *s = all;
+    int indent = 0;
+    while (*s) {
+        size_t cut = strlen(s);
+        snprintf(buf, sizeof buf, "%*s%.*s", indent, "", (int)sizeof buf - 1 - indent, s);
+        cut = strlen(buf);
+        while (cut > (size_t)indent + 1 && vw_text_width(buf, p->s) > p->width) {
+            size_t b = cut - 1;
+            while (b > (size_t)indent && buf[b] != ' ')
+                b--;
+            cut = b > (size_t)indent ? b : cut - 1;
+            buf[cut] = '\0';
+        }
+        add(p, IT_TEXT, c, buf);
+        s += cut - indent;
+        while (*s == ' ')
+            s++;
+        indent = 2; /* continued lines */
+    }
 }
 
 static void fmt_ms(char *buf, size_t len, double ms)
@@ -121,229 +128,315 @@ static void fmt_ms(char *buf, size_t len, double ms)
     snprintf(buf, len, ms < 10 ? "%.3f" : ms < 100 ? "%.2f" : "%.0f", ms);
 }
 
-static void backend_row(viewer *v, hud *h)
+static void backend_items(const vw_scene *v, panel *p)
 {
-    const ts_device *d = ts_pipeline_device(v->pipe);
+    const ts_device *d = ts_pipeline_device(v->run->pipe);
+    say(p, c_text, "tessera %s", TS_VERSION);
     if (d)
-        add_row(h, c_text, "tessera %s   GPU %s (sm_%d, %d SMs)   renderer %s", TS_VERSION,
-                d->name, d->cc, d->sms, v->renderer);
+        say(p, c_text, "GPU %s (sm_%d, %d SMs)", d->name, d->cc, d->sms);
     else
-        add_row(h, c_text, "tessera %s   CPU backend (%s)   renderer %s", TS_VERSION,
-                v->o->backend == TS_BACKEND_CPU ? "--backend cpu"
-                : ts_gpu_compiled()             ? "no usable GPU"
-                                                : "built without CUDA",
-                v->renderer);
+        say(p, c_text, "CPU backend (%s)",
+            v->o->backend == TS_BACKEND_CPU ? "--backend cpu"
+            : ts_gpu_compiled()             ? "no usable GPU"
+                                            : "built without CUDA");
+    say(p, c_dim, "renderer %s", v->win->renderer);
 }
 
-static void file_row(viewer *v, hud *h)
+static void file_items(const vw_scene *v, panel *p)
 {
-    const ts_image *im = vw_displayed(v);
     static const char *const ch[] = {"", "gray", "gray+alpha", "RGB", "RGBA"};
-    if (!im)
+    const ts_image *im = vw_run_displayed(v->run);
+    if (!v->files->n)
         return;
-    add_row(h, c_dim, "%s   %dx%d %s%d   [%d/%d]   zoom %.0f%%", path_base(v->files[v->cur]),
-            im->width, im->height, ch[im->channels], im->bytes * 8, v->cur + 1, v->n_files,
-            v->view.zoom * 100);
+    add(p, IT_GAP, c_dim, NULL);
+    say(p, c_text, "%s", path_base(v->files->path[v->files->cur]));
+    if (im)
+        say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", im->width, im->height,
+            ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n, v->view->zoom * 100);
+    if (im && v->run->anim.n)
+        say(p, c_dim, "animated GIF: frame %d/%d", v->run->anim_frame + 1, v->run->anim.n);
 }
 
-/* Column 4 and 5 of an op row: the speedup over naive (bar drawn later). */
-static void speedup_cells(viewer *v, hud_row *r, int i)
+/* The speedup line under an op: a bar where there is a measurement, else why not. */
+static void speedup_items(const vw_scene *v, panel *p, int i)
 {
-    const vw_bench *b = &v->bench;
-    const char *why = !ts_pipeline_on_gpu(v->pipe)     ? "(GPU backend only)"
-                      : !b->valid || i >= v->chain.n   ? (b->running ? "measuring..." : "-")
-                      : b->res_state[i] < 0            ? "naive cannot run this"
-                                                       : NULL;
-    if (why) { /* no bar: the text takes its place */
-        snprintf(r->cell[4], sizeof r->cell[4], "%s", why);
-        r->color[4] = c_dim;
+    const vw_bench *b = v->bench;
+    const char *why = !ts_pipeline_on_gpu(v->run->pipe) ? "speedup over naive: GPU backend only"
+                      : !b->valid ? (b->running ? "speedup over naive: measuring..." : "speedup: -")
+                      : b->res_state[i] < 0 ? "naive cannot run this"
+                                            : NULL;
+    if (why) {
+        say(p, c_dim, "  %s", why);
         return;
     }
     char naive[16];
     fmt_ms(naive, sizeof naive, b->res_naive[i]);
-    r->bar = i;
-    snprintf(r->cell[5], sizeof r->cell[5], "x%.1f  (naive %s ms)",
-             b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i] : 0.0, naive);
-    r->color[5] = b->res_naive[i] > b->res_cur[i] * 1.05 ? c_good : c_text;
+    double x = b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i] : 0;
+    say(p, x > 1.05 ? c_good : x < 0.95 ? c_bad : c_text, "  x%.1f over naive (naive %s ms)", x,
+        naive);
+    item *bar = add(p, IT_BAR, c_good, NULL);
+    bar->op = i;
+    bar->labels = i + 1 == v->run->chain.n;
 }
 
-static void chain_rows(viewer *v, hud *h)
+static void chain_items(const vw_scene *v, panel *p)
 {
-    if (v->chain.n == 0) {
-        add_row(h, c_dim, "chain: empty   (b s d e > < t | _ add ops)");
+    const vw_run *r = v->run;
+    add(p, IT_GAP, c_dim, NULL);
+    if (r->chain.n == 0) {
+        say(p, c_dim, "chain: empty (b s d e > < t | _ add ops; ? for keys)");
         return;
     }
-    hud_row *r = add_row(h, c_dim, "op");
-    r->table = 1;
-    snprintf(r->cell[1], sizeof r->cell[1], "variant");
-    snprintf(r->cell[2], sizeof r->cell[2], "avg ms");
-    snprintf(r->cell[3], sizeof r->cell[3], "last ms");
-    snprintf(r->cell[4], sizeof r->cell[4], "time vs naive (bar), speedup");
-    for (int i = 0; i < v->chain.n; i++) {
-        const ts_op *op = &v->chain.ops[i];
-        const ts_variant *ran = v->have_result ? v->rep.op[i].variant : NULL;
-        r = add_row(h, i == v->sel ? c_sel : c_text, "%s %s", i == v->sel ? ">" : " ", op->text);
-        r->table = 1;
-        const char *how = op->variant                                            ? ""
-                          : ts_pipeline_selected(v->pipe, ts_op_family(op->kind)) ? " (--variant)"
-                                                                                  : " (auto)";
-        snprintf(r->cell[1], sizeof r->cell[1], "%s%s", ran ? ran->name : "-", how);
-        if (v->op_ms[i].n) {
-            fmt_ms(r->cell[2], sizeof r->cell[2], v->op_ms[i].avg);
-            fmt_ms(r->cell[3], sizeof r->cell[3], v->op_ms[i].last);
+    say(p, c_dim, "chain (Tab selects, [ ] variant):");
+    for (int i = 0; i < r->chain.n; i++) {
+        const ts_op *op = &r->chain.ops[i];
+        const ts_variant *ran = r->have_result ? r->rep.op[i].variant : NULL;
+        const char *how = op->variant ? ""
+                          : ts_pipeline_selected(r->pipe, ts_op_family(op->kind)) ? " (--variant)"
+                                                                                   : " (auto)";
+        char avg[16] = "-", last[16] = "-";
+        if (r->op_ms[i].n) {
+            fmt_ms(avg, sizeof avg, r->op_ms[i].avg);
+            fmt_ms(last, sizeof last, r->op_ms[i].last);
         }
-        speedup_cells(v, r, i);
+        say(p, i == r->sel ? c_sel : c_text, "%s %s   %s%s", i == r->sel ? ">" : " ", op->text,
+            ran ? ran->name : "-", how);
+        say(p, c_text, "  %s ms avg, %s last", avg, last);
+        speedup_items(v, p, i);
     }
 }
 
-static void transfer_row(viewer *v, hud *h)
+/* --demo: every rung with its time, variant and speedup over the family's first rung. */
+static void demo_items(const vw_scene *v, panel *p)
+{
+    const vw_demo *d = v->demo;
+    add(p, IT_GAP, c_dim, NULL);
+    say(p, c_sel, "demo: the shared-memory ladder%s", d->done ? " (done)" : "");
+    if (d->note[0])
+        say(p, c_warn, "%s", d->note);
+    for (int i = 0; i < d->n; i++) {
+        const vw_rung *g = &d->rung[i];
+        char ms[16] = "...";
+        if (i == 0 || g->family != d->rung[i - 1].family)
+            say(p, c_dim, "%s, %s:", ts_family_name(g->family), g->op);
+        if (g->state > 0)
+            fmt_ms(ms, sizeof ms, g->ms);
+        else if (g->state < 0)
+            snprintf(ms, sizeof ms, "n/a");
+        double x = vw_demo_speedup(d, i);
+        SDL_Color c = i == d->cur && !d->done ? c_sel : g->state < 0 ? c_dim : c_text;
+        if (x > 0 && g->var)
+            say(p, c, "%s %-8s %s ms   x%.1f", i == d->cur && !d->done ? ">" : " ",
+                g->var ? g->var->name : "cpu", ms, x);
+        else
+            say(p, c, "%s %-8s %s ms", i == d->cur && !d->done ? ">" : " ",
+                g->var ? g->var->name : "cpu", ms);
+        int first = i == 0 || g->family != d->rung[i - 1].family;
+        int last = i + 1 == d->n || d->rung[i + 1].family != g->family;
+        if (x > 0 && g->var && !first) { /* the first rung is the family's 1x */
+            item *bar = add(p, IT_BAR, c_good, NULL);
+            bar->op = -2 - i;
+            bar->labels = last;
+        }
+    }
+}
+
+static void transfer_items(const vw_scene *v, panel *p)
 {
     char up[16], down[16], disp[16];
-    fmt_ms(disp, sizeof disp, v->stats.display_med);
-    if (!ts_pipeline_on_gpu(v->pipe)) {
-        add_row(h, c_dim, "kernel times: host clock (CPU backend: no upload or download)   "
-                "display %s ms (host conversion)", disp);
+    fmt_ms(disp, sizeof disp, v->stats->display_med);
+    add(p, IT_GAP, c_dim, NULL);
+    if (!ts_pipeline_on_gpu(v->run->pipe)) {
+        say(p, c_dim, "kernel times: host clock (CPU backend: no upload or download); display "
+            "%s ms (host conversion)", disp);
         return;
     }
-    if (!v->have_result)
+    if (!v->run->have_result)
         return;
-    fmt_ms(up, sizeof up, v->first_upload_ms);
-    if (v->disp_on_gpu) {
-        add_row(h, c_dim, "upload %s ms (once, kept on the GPU)   display %s ms (%dx%d texels: "
-                "GPU resample, download)", up, disp, v->disp.map.tw, v->disp.map.th);
+    fmt_ms(up, sizeof up, v->run->first_upload_ms);
+    if (v->tex->on_gpu) {
+        say(p, c_dim, "upload %s ms (once, kept on the GPU); display %s ms (%dx%d texels: GPU "
+            "resample, download)", up, disp, v->tex->disp.map.tw, v->tex->disp.map.th);
         return;
     }
-    fmt_ms(down, sizeof down, v->down_ms.avg);
-    add_row(h, c_dim, "upload %s ms (once, kept on the GPU)   download %s ms   display %s ms "
-            "(host conversion)", up, down, disp);
+    fmt_ms(down, sizeof down, v->run->down_ms.avg);
+    say(p, c_dim, "upload %s ms (once, kept on the GPU); download %s ms; display %s ms (host "
+        "conversion)", up, down, disp);
 }
 
 /* The frame statistics (viewer_stats.c), as the exit summary prints them. */
-static void frame_rows(viewer *v, hud *h)
+static void frame_items(const vw_scene *v, panel *p)
 {
-    const vw_frame_stats *s = &v->stats;
+    const vw_frame_stats *s = v->stats;
     char figures[160], basis[200], verdict[120];
-    vw_frames_text(v, figures, sizeof figures, basis, sizeof basis, verdict, sizeof verdict);
-    add_row(h, c_text, "%s", figures);
-    add_row(h, c_dim, "%s", basis);
-    hud_row *r = add_row(h, c_text, "%s", verdict);
-    r->color[0] = !s->measured ? c_text : s->holding ? c_good : c_bad;
+    vw_frames_text(v->frames, v->stats, v->win->refresh_hz, v->win->paced, figures,
+                   sizeof figures, basis, sizeof basis, verdict, sizeof verdict);
+    add(p, IT_GAP, c_dim, NULL);
+    say(p, c_text, "%s", figures);
+    say(p, c_dim, "%s", basis);
+    say(p, !s->measured ? c_text : s->holding ? c_good : c_bad, "%s", verdict);
 }
 
-static void status_rows(viewer *v, hud *h)
+static void status_items(const vw_scene *v, panel *p)
 {
-    const vw_bench *b = &v->bench;
-    char bench[160] = "";
-    if (b->running && v->chain.n)
-        snprintf(bench, sizeof bench, "   measuring speedups: %s...", v->chain.ops[b->op].text);
+    const vw_bench *b = v->bench;
+    const vw_run *r = v->run;
+    add(p, IT_GAP, c_dim, NULL);
+    say(p, c_dim, "%s", r->live ? "live: the chain re-runs every frame while this panel shows "
+                                  "(L: off)"
+                                : "live off: runs on changes (L: on)");
+    if (b->running && r->chain.n)
+        say(p, c_dim, "measuring speedups: %s...", r->chain.ops[b->op].text);
     else if (b->valid)
-        snprintf(bench, sizeof bench, "   speedups measured %.0f s ago (B again)",
-                 (now_ms() - b->at) / 1000);
+        say(p, c_dim, "speedups measured %.0f s ago (B again)", (now_ms() - b->at) / 1000);
     else if (b->note[0])
-        snprintf(bench, sizeof bench, "   %.150s", b->note);
-    add_row(h, c_dim, "%s%s", v->live ? "live: the chain re-runs every frame (L: off)"
-                                      : "live off: runs on changes (L: on)", bench);
-    if (v->have_result && v->rep.notice[0])
-        add_row(h, c_warn, "%s", v->rep.notice);
-    if (v->run_err[0])
-        add_row(h, c_bad, "%s", v->run_err);
-    add_row(h, c_dim, "? keys   Tab op   [ ] variant   c before|after   i HUD   Ctrl+S save");
+        say(p, c_dim, "%.150s", b->note);
+    if (r->have_result && r->rep.notice[0])
+        say(p, c_warn, "%s", r->rep.notice);
+    if (r->run_err[0])
+        say(p, c_bad, "%s", r->run_err);
+    say(p, c_dim, "? keys   c before|after   i HUD: line, off   Ctrl+S save");
+    add(p, IT_GAP, c_dim, NULL);
+    add(p, IT_HIST, c_dim, "luma histogram of the shown image");
 }
 
-/* ---------------------------------------------------------------- drawing the HUD */
+/* ---------------------------------------------------------------- drawing the panel */
 
-static void histogram(viewer *v, int x, int y, int w, int hgt)
+static void histogram(const vw_scene *v, int x, int y, int w, int hgt)
 {
+    SDL_Renderer *ren = v->win->ren;
+    const uint32_t *hist = v->tex->hist;
     uint32_t max = 1;
     int per = 256 / w > 0 ? 256 / w : 1; /* bins per column */
     for (int i = 1; i < 255; i++)     /* the clipped ends would flatten the rest */
-        max = v->hist[i] > max ? v->hist[i] : max;
-    fill(v, x, y, w, hgt, (SDL_Color){20, 20, 24, 255});
-    if (vw_sdl(SDL_SetRenderDrawColor(v->ren, 200, 200, 210, 255), "SDL_SetRenderDrawColor"))
+        max = hist[i] > max ? hist[i] : max;
+    vw_fill(ren, x, y, w, hgt, (SDL_Color){40, 40, 46, 255});
+    if (vw_sdl(SDL_SetRenderDrawColor(ren, 200, 200, 210, 255), "SDL_SetRenderDrawColor"))
         return;
     for (int c = 0; c < w && c * per < 256; c++) {
         uint32_t s = 0;
         for (int k = 0; k < per; k++)
-            s += v->hist[c * per + k];
+            s += hist[c * per + k];
         int bh = (int)((double)s / per / max * hgt + 0.5);
         bh = bh > hgt ? hgt : bh;
         if (bh > 0)
-            vw_sdl(SDL_RenderDrawLine(v->ren, x + c, y + hgt - 1, x + c, y + hgt - bh),
+            vw_sdl(SDL_RenderDrawLine(ren, x + c, y + hgt - 1, x + c, y + hgt - bh),
                    "SDL_RenderDrawLine");
     }
 }
 
-/* Naive's time as a grey bar of full width, the chain variant's time as a green bar on it. */
-static void speed_bar(viewer *v, int i, int x, int y, int w, int hgt)
+/* Where a speedup falls on the bar: log10 from 1x (0) to 1000x (w); below 1x: 0. */
+static int bar_pos(double speedup, int w)
 {
-    const vw_bench *b = &v->bench;
-    double f = b->res_naive[i] > 0 ? b->res_cur[i] / b->res_naive[i] : 1;
-    int cw = (int)(w * (f > 1 ? 1 : f) + 0.5);
-    fill(v, x, y, w, hgt, (SDL_Color){90, 90, 100, 255});
-    fill(v, x, y, cw < 1 ? 1 : cw, hgt, c_good);
+    double f = speedup > 1 ? log10(speedup) / 3 : 0;
+    return (int)(w * (f > 1 ? 1 : f) + 0.5);
 }
 
-static void hud_columns(viewer *v, const hud *h, int s, int *colx, int *width)
+/* The speedup over naive as a bar that grows with it (log scale), marks at 1x, 10x, 100x. */
+static void speed_bar(const vw_scene *v, int i, int labels, int x, int y, int w, int s)
 {
-    int pad = 6 * s, bar = 90 * s, w[HUD_COLS] = {0};
-    for (int i = 0; i < h->n; i++)
-        for (int c = 0; c < HUD_COLS && h->row[i].table; c++) {
-            int cw = vw_text_width(h->row[i].cell[c], s);
-            w[c] = cw > w[c] ? cw : w[c];
-        }
-    w[4] = w[4] > bar ? w[4] : bar;
-    /* the header's "speedup over naive" spans the bar and its label */
-    colx[0] = 0;
-    for (int c = 1; c < HUD_COLS; c++)
-        colx[c] = colx[c - 1] + (c == 5 ? bar : w[c - 1]) + 3 * pad;
-    *width = colx[5] + w[5] > colx[4] + w[4] ? colx[5] + w[5] : colx[4] + w[4];
-    for (int i = 0; i < h->n; i++)
-        if (!h->row[i].table) {
-            int lw = vw_text_width(h->row[i].cell[0], s);
-            *width = lw > *width ? lw : *width;
-        }
-}
-
-void vw_draw_hud(viewer *v)
-{
-    static hud h;
-    int s = hud_scale(v), line = 11 * s, pad = 8 * s, colx[HUD_COLS], width;
-    h.n = 0;
-    backend_row(v, &h);
-    file_row(v, &h);
-    chain_rows(v, &h);
-    transfer_row(v, &h);
-    frame_rows(v, &h);
-    status_rows(v, &h);
-    hud_columns(v, &h, s, colx, &width);
-    int hist_h = 32 * s, hist_w = 128 * s;
-    panel(v, 0, 0, width + 2 * pad, h.n * line + hist_h + 3 * pad, 170);
-    for (int i = 0; i < h.n; i++) {
-        const hud_row *r = &h.row[i];
-        int y = pad + i * line;
-        for (int c = 0; c < (r->table ? HUD_COLS : 1); c++)
-            if (r->cell[c][0])
-                vw_text(v, pad + colx[c], y, s, r->color[c], r->cell[c]);
-        if (r->bar >= 0)
-            speed_bar(v, r->bar, pad + colx[4], y + s, 90 * s, 6 * s);
-    }
-    int hy = pad * 2 + h.n * line;
-    histogram(v, pad, hy, hist_w, hist_h);
-    vw_text(v, pad * 2 + hist_w, hy + hist_h - line, s, c_dim, "luma histogram of the shown image");
-    if (v->toast[0] && now_ms() < v->toast_until) {
-        int tw = vw_text_width(v->toast, s);
-        panel(v, (v->ww - tw) / 2 - pad, v->wh - line - 3 * pad, tw + 2 * pad, line + 2 * pad, 200);
-        vw_text(v, (v->ww - tw) / 2, v->wh - line - 2 * pad, s, c_text, v->toast);
+    const vw_bench *b = v->bench;
+    SDL_Renderer *ren = v->win->ren;
+    double speedup = i <= -2                ? vw_demo_speedup(v->demo, -2 - i)
+                     : b->res_cur[i] > 0 ? b->res_naive[i] / b->res_cur[i]
+                                         : 0;
+    int h = 6 * s, len = bar_pos(speedup, w);
+    vw_fill(ren, x, y, w, h, (SDL_Color){60, 60, 68, 255});
+    vw_fill(ren, x, y, len < 1 ? 1 : len, h, speedup >= 0.95 ? c_good : c_bad);
+    static const struct {
+        double at;
+        const char *label;
+    } marks[] = {{1, "1x"}, {10, "10x"}, {100, "100x"}, {1000, "1000x"}};
+    for (int m = 0; m < 4; m++) {
+        int mx = x + bar_pos(marks[m].at, w) - (m == 3 ? s : 0);
+        vw_fill(ren, mx, y - s, s, h + 2 * s, c_text);
+        if (!labels)
+            continue;
+        int tw = vw_text_width(marks[m].label, s);
+        int tx = m == 0 ? mx : m == 3 ? mx - tw + s : mx - tw / 2;
+        vw_text(ren, tx, y + h + 2 * s, s, c_dim, marks[m].label);
     }
 }
 
-/* ---------------------------------------------------------------- help and messages */
+static int item_height(const item *it, int s)
+{
+    switch (it->kind) {
+    case IT_BAR: return (it->labels ? 20 : 11) * s;
+    case IT_HIST: return 34 * s + VW_TEXT_LINE * s;
+    case IT_GAP: return 5 * s;
+    default: return VW_TEXT_LINE * s;
+    }
+}
 
-void vw_draw_help(viewer *v)
+static void draw_panel(const vw_scene *v)
+{
+    static panel p;
+    int s = ui_scale(v->win), pad = 8 * s, pw = panel_width(v->win), x0 = v->win->ww - pw;
+    p.n = 0;
+    p.s = s;
+    p.width = pw - 2 * pad;
+    backend_items(v, &p);
+    file_items(v, &p);
+    if (v->demo->on)
+        demo_items(v, &p);
+    else
+        chain_items(v, &p);
+    transfer_items(v, &p);
+    frame_items(v, &p);
+    status_items(v, &p);
+    vw_fill(v->win->ren, x0, 0, pw, v->win->wh, c_panel);
+    int y = pad;
+    for (int i = 0; i < p.n && y < v->win->wh; i++) {
+        const item *it = &p.it[i];
+        if (it->kind == IT_TEXT)
+            vw_text(v->win->ren, x0 + pad, y, s, it->color, it->text);
+        else if (it->kind == IT_BAR)
+            speed_bar(v, it->op, it->labels, x0 + pad + 2 * VW_TEXT_LINE * s / 2, y + 2 * s,
+                      p.width - 2 * VW_TEXT_LINE * s, s);
+        else if (it->kind == IT_HIST) {
+            histogram(v, x0 + pad, y, p.width < 256 * s ? p.width : 256 * s, 32 * s);
+            vw_text(v->win->ren, x0 + pad, y + 34 * s, s, it->color, it->text);
+        }
+        y += item_height(it, s);
+    }
+}
+
+/* Line mode: the file, the chain's total time and the frame rate in one line at the bottom. */
+static void draw_line(const vw_scene *v)
+{
+    char line[400], ops[200] = "";
+    int s = ui_scale(v->win), h = line_height(v->win), y = v->win->wh - h;
+    const vw_run *r = v->run;
+    double total = 0;
+    for (int i = 0; i < r->chain.n; i++) {
+        size_t used = strlen(ops);
+        const ts_variant *ran = r->have_result ? r->rep.op[i].variant : NULL;
+        snprintf(ops + used, sizeof ops - used, "%s%s[%s]", i ? "," : "", r->chain.ops[i].text,
+                 ran ? ran->name : "-");
+        total += r->op_ms[i].avg;
+    }
+    const char *name = v->files->n ? path_base(v->files->path[v->files->cur]) : "no images";
+    if (r->chain.n)
+        snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  %s  %.3f ms  |  %.1f FPS  |  i: HUD "
+                 "off", name, v->files->cur + 1, v->files->n, v->view->zoom * 100, ops, total,
+                 v->stats->fps);
+    else
+        snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  no ops  |  ? keys  i: HUD off", name,
+                 v->files->cur + 1, v->files->n, v->view->zoom * 100);
+    vw_fill(v->win->ren, 0, y, v->win->ww, h, c_panel);
+    vw_text(v->win->ren, 8 * s, y + 4 * s, s, c_text, line);
+}
+
+/* ---------------------------------------------------------------- help, messages, labels */
+
+static void draw_help(const vw_scene *v)
 {
     char keys[64][64];
     const char *what[64];
-    int n = 0, kw = 0, ww = 0, s = hud_scale(v);
+    static const char *const title = "tessera keys (--keys replays them: e,b,Tab,],Ctrl+s)";
+    static const char *const note = "note: b s d e x [ ] edit the chain here (blur, sharpen, "
+                                    "edges, equalize, remove, variant), unlike nsxiv and imv";
+    int n = 0, kw = 0, ww = 0, s = ui_scale(v->win);
     while (n < 64 && vw_help_line(n, keys[n], sizeof keys[n], &what[n]))
         n++;
     for (int i = 0; i < n; i++) {
@@ -351,30 +444,35 @@ void vw_draw_help(viewer *v)
         kw = a > kw ? a : kw;
         ww = b > ww ? b : ww;
     }
-    int line = 11 * s, pad = 10 * s, colw = kw + 3 * pad + ww;
-    int cols = ((n + 2) * line + 2 * pad > v->wh * 3 / 4 && 2 * colw + 3 * pad < v->ww) ? 2 : 1;
+    int line = VW_TEXT_LINE * s, pad = 10 * s, colw = kw + 3 * pad + ww;
+    int cols = ((n + 3) * line + 2 * pad > v->win->wh * 3 / 4 && 2 * colw + 3 * pad < v->win->ww)
+                   ? 2 : 1;
     int rows = (n + cols - 1) / cols;
-    int pw = cols * colw + (cols + 1) * pad, ph = (rows + 2) * line + 2 * pad;
-    int x0 = (v->ww - pw) / 2, y0 = (v->wh - ph) / 2;
-    panel(v, x0, y0, pw, ph, 225);
-    vw_text(v, x0 + pad, y0 + pad, s, c_sel, "tessera keys (--keys replays them: e,b,Tab,],Ctrl+s)");
+    int pw = cols * colw + (cols + 1) * pad, ph = (rows + 3) * line + 2 * pad;
+    int nw = vw_text_width(note, s) + 2 * pad;
+    pw = nw > pw ? nw : pw;
+    int x0 = (v->win->ww - pw) / 2, y0 = (v->win->wh - ph) / 2;
+    vw_fill(v->win->ren, x0, y0, pw, ph, (SDL_Color){0, 0, 0, 225});
+    vw_text(v->win->ren, x0 + pad, y0 + pad, s, c_sel, title);
+    vw_text(v->win->ren, x0 + pad, y0 + pad + line, s, c_warn, note);
     for (int i = 0; i < n; i++) {
-        int x = x0 + pad + (i / rows) * (colw + pad), y = y0 + pad + (i % rows + 2) * line;
-        vw_text(v, x, y, s, c_text, keys[i]);
-        vw_text(v, x + kw + 3 * pad, y, s, c_dim, what[i]);
+        int x = x0 + pad + (i / rows) * (colw + pad), y = y0 + pad + (i % rows + 3) * line;
+        vw_text(v->win->ren, x, y, s, c_text, keys[i]);
+        vw_text(v->win->ren, x + kw + 3 * pad, y, s, c_dim, what[i]);
     }
 }
 
-/* A message in the middle of the window (a file that cannot be shown), wrapped to fit. */
-void vw_draw_message(viewer *v, const char *msg, SDL_Color c)
+/* A message in the middle of the image area (a file that cannot be shown), wrapped to fit. */
+static void draw_message(const vw_scene *v, vw_area a, const char *msg, SDL_Color c)
 {
-    char lines[8][MAX_TEXT];
-    int n = 0, s = hud_scale(v), line = 12 * s, pad = 12 * s, maxw = v->ww - 8 * pad, w = 0;
+    char lines[8][160];
+    int n = 0, s = ui_scale(v->win), line = 12 * s, pad = 12 * s, maxw = a.w - 4 * pad, w = 0;
     const char *p = msg;
     while (*p && n < 8) {
-        size_t len = strlen(p), cut = len;
-        char buf[MAX_TEXT];
+        size_t cut;
+        char buf[160];
         snprintf(buf, sizeof buf, "%s", p);
+        cut = strlen(buf);
         while (cut > 1 && vw_text_width(buf, s) > maxw) { /* break at the last blank that fits */
             size_t b = cut - 1;
             while (b > 0 && buf[b] != ' ')
@@ -389,10 +487,51 @@ void vw_draw_message(viewer *v, const char *msg, SDL_Color c)
         while (*p == ' ')
             p++;
     }
-    int x0 = (v->ww - w) / 2 - pad, y0 = (v->wh - n * line) / 2 - pad;
-    panel(v, x0, y0, w + 2 * pad, n * line + 2 * pad, 200);
+    int x0 = (a.w - w) / 2 - pad, y0 = (a.h - n * line) / 2 - pad;
+    vw_fill(v->win->ren, x0, y0, w + 2 * pad, n * line + 2 * pad, (SDL_Color){0, 0, 0, 200});
     for (int i = 0; i < n; i++)
-        vw_text(v, x0 + pad, y0 + pad + i * line, s, c, lines[i]);
+        vw_text(v->win->ren, x0 + pad, y0 + pad + i * line, s, c, lines[i]);
+}
+
+/* At the top of the image area: the split view's labels are at its bottom. */
+static void draw_toast(const vw_scene *v, vw_area a)
+{
+    int s = ui_scale(v->win), line = VW_TEXT_LINE * s, pad = 8 * s;
+    if (!v->ui->toast[0] || now_ms() >= v->ui->toast_until)
+        return;
+    int tw = vw_text_width(v->ui->toast, s);
+    vw_fill(v->win->ren, (a.w - tw) / 2 - pad, pad, tw + 2 * pad, line + 2 * pad,
+            (SDL_Color){0, 0, 0, 200});
+    vw_text(v->win->ren, (a.w - tw) / 2, 2 * pad, s, c_text, v->ui->toast);
+}
+
+static void draw_labels(const vw_scene *v, vw_area a)
+{
+    static const SDL_Color white = {255, 255, 255, 255};
+    int split = a.w / 2, s = a.h >= 700 ? 2 : 1;
+    vw_text(v->win->ren, split - vw_text_width("before", s) - 8 * s, a.h - 14 * s, s, white,
+            "before");
+    vw_text(v->win->ren, split + 8 * s, a.h - 14 * s, s, white, "after");
+}
+
+void vw_ui_draw(const vw_scene *v)
+{
+    static const SDL_Color red = {255, 110, 100, 255};
+    vw_area a = vw_ui_area(v->ui, v->win, v->compare);
+    if (a.compare && v->run->have_result && v->tex->shown)
+        draw_labels(v, a);
+    if (v->files->n == 0)
+        draw_message(v, a, "no images: drop files on this window (or run tessera IMAGE|DIR...)",
+                     red);
+    else if (!vw_run_displayed(v->run))
+        draw_message(v, a, v->run->load_err, red);
+    if (v->ui->hud == VW_HUD_FULL)
+        draw_panel(v);
+    else if (v->ui->hud == VW_HUD_LINE)
+        draw_line(v);
+    draw_toast(v, a);
+    if (v->ui->help)
+        draw_help(v);
 }
 
 #else

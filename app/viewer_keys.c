@@ -1,7 +1,7 @@
 /* viewer_keys.c - the viewer's keys: names (for --keys and the help), the one binding table that
  * both the event loop and the ? help read, and what the op keys do to the chain. No SDL here:
  * events are turned into vw_key in viewer.c, so all of this is unit-tested without a display. */
-#include "viewer.h"
+#include "viewer_keys.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -32,7 +32,9 @@ static const struct {
 } bindings[] = {
     {{'n', 0}, VA_NEXT},           {{' ', 0}, VA_NEXT},          {{VK_PAGEDOWN, 0}, VA_NEXT},
     {{'p', 0}, VA_PREV},           {{VK_BACKSPACE, 0}, VA_PREV}, {{VK_PAGEUP, 0}, VA_PREV},
-    {{VK_HOME, 0}, VA_FIRST},      {{VK_END, 0}, VA_LAST},
+    {{'g', 0}, VA_FIRST},          {{VK_HOME, 0}, VA_FIRST},
+    {{'G', 0}, VA_LAST},           {{VK_END, 0}, VA_LAST},
+    {{'r', 0}, VA_RELOAD},         {{'S', 0}, VA_SLIDESHOW},
     {{'+', 0}, VA_ZOOM_IN},        {{VK_WHEELUP, 0}, VA_ZOOM_IN},
     {{'-', 0}, VA_ZOOM_OUT},       {{VK_WHEELDOWN, 0}, VA_ZOOM_OUT},
     {{'w', 0}, VA_FIT},            {{'=', 0}, VA_ONE},
@@ -52,7 +54,7 @@ static const struct {
     {{'L', 0}, VA_LIVE},           {{'B', 0}, VA_BENCH},
     {{'s', 1}, VA_SAVE},
     {{'?', 0}, VA_HELP},           {{VK_F1, 0}, VA_HELP},
-    {{'q', 0}, VA_QUIT},           {{VK_ESCAPE, 0}, VA_QUIT},
+    {{VK_ESCAPE, 0}, VA_ESCAPE},   {{'q', 0}, VA_QUIT},
 };
 
 static const struct {
@@ -64,6 +66,8 @@ static const struct {
     {VA_PREV, "previous image", NULL},
     {VA_FIRST, "first image", NULL},
     {VA_LAST, "last image", NULL},
+    {VA_RELOAD, "reload the file from disk", NULL},
+    {VA_SLIDESHOW, "slideshow on/off (-S SECONDS; default 3 s)", NULL},
     {VA_ZOOM_IN, "zoom in at the cursor", NULL},
     {VA_ZOOM_OUT, "zoom out at the cursor", NULL},
     {VA_FIT, "fit to window", NULL},
@@ -88,11 +92,12 @@ static const struct {
     {VA_VARIANT_PREV, "its previous variant", NULL},
     {VA_REMOVE, "remove the selected op", NULL},
     {VA_COMPARE, "split view before | after", NULL},
-    {VA_HUD, "HUD on/off", NULL},
-    {VA_LIVE, "live: re-run every frame", NULL},
+    {VA_HUD, "HUD: panel, status line, off", NULL},
+    {VA_LIVE, "live: re-run every frame (HUD shown)", NULL},
     {VA_BENCH, "measure speedups now", NULL},
     {VA_SAVE, "save NAME.tessera.png", NULL},
     {VA_HELP, "this help", NULL},
+    {VA_ESCAPE, "close this help, else quit", NULL},
     {VA_QUIT, "quit", NULL},
 };
 

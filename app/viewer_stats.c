@@ -5,7 +5,7 @@
  * Frames that did something else than showing the chain are counted apart and named, not mixed
  * in: start-up (loading, the upload of the input, the first frame), speedup measurement steps and
  * the screenshot. Pure C: tests/test_viewer.c checks it. */
-#include "viewer.h"
+#include "viewer_stats.h"
 
 #include <stdio.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *const skip_names[VW_SKIP_KINDS] = {"start-up", "measuring speedups",
-                                                      "screenshot"};
+                                                      "screenshot", "after a pause"};
 
 void vw_frames_reset(vw_frames *f) { memset(f, 0, sizeof *f); }
 
@@ -102,4 +102,31 @@ int vw_frames_skipped_text(const vw_frames *f, char *buf, size_t len)
         any = 1;
     }
     return any;
+}
+
+void vw_stat_add(vw_stat *s, double v)
+{
+    s->last = v;
+    s->avg = s->n ? s->avg + 0.1 * (v - s->avg) : v; /* about the last 10 frames */
+    s->n++;
+}
+
+void vw_frames_text(const vw_frames *f, const vw_frame_stats *s, int hz, int paced, char *figures,
+                    size_t flen, char *basis, size_t blen, char *verdict, size_t vlen)
+{
+    char left[160];
+    if (s->n == 0)
+        snprintf(figures, flen, "-- FPS   no steady frame yet");
+    else
+        snprintf(figures, flen, "%.1f FPS   interval median %.2f / p95 %.2f ms   work median "
+                 "%.2f / p95 %.2f ms", s->fps, s->interval_med, s->interval_p95, s->work_med,
+                 s->work_p95);
+    int any = vw_frames_skipped_text(f, left, sizeof left);
+    snprintf(basis, blen, "over %d steady frames since the last change; left out: %s", s->n,
+             any ? left : "none");
+    snprintf(verdict, vlen, "%d Hz %s: %s", hz, paced ? "(paced by tessera)" : "vsync",
+             !s->measured                          ? "measuring"
+             : s->holding                          ? "holding it (p95 within the refresh period)"
+             : s->interval_p95 > s->period * 1.05 ? "not holding it (p95 interval past the period)"
+                                                  : "not holding it (p95 work past the period)");
 }

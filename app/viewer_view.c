@@ -2,7 +2,7 @@
  * a zoom ladder through 1:1, zoom around the cursor, no gaps when the image is larger than the
  * window, centred when smaller. The offset stays on whole pixels so that 1:1 is pixel-exact. And
  * what part of the image a view shows, at what size (the display map of the texture). */
-#include "viewer.h"
+#include "viewer_view.h"
 
 #include <math.h>
 #include <string.h>
@@ -104,4 +104,16 @@ int vw_display_for_view(const vw_view *v, int iw, int ih, int cx0, int cy0, int 
     d->x = v->ox + gx0 * s;
     d->y = v->oy + gy0 * s;
     return 1;
+}
+
+void vw_view_sync(vw_view *v, int iw, int ih, int ww, int wh)
+{
+    if (iw == v->iw && ih == v->ih)
+        return;
+    if (v->iw == 0 || v->fit)
+        vw_view_fit(v, iw, ih, ww, wh);
+    else
+        vw_view_clamp(v, iw, ih, ww, wh);
+    v->iw = iw;
+    v->ih = ih;
 }

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static vw_key key(const char *name)
 {
@@ -72,7 +74,9 @@ TEST(bindings_follow_feh_and_nsxiv)
         const char *key;
         vw_action a;
     } want[] = {
-        {"q", VA_QUIT},          {"Escape", VA_QUIT},       {"n", VA_NEXT},
+        {"q", VA_QUIT},          {"Escape", VA_ESCAPE},     {"n", VA_NEXT},
+        {"g", VA_FIRST},         {"G", VA_LAST},            {"r", VA_RELOAD},
+        {"S", VA_SLIDESHOW},
         {"Space", VA_NEXT},      {"p", VA_PREV},            {"BackSpace", VA_PREV},
         {"Home", VA_FIRST},      {"End", VA_LAST},          {"plus", VA_ZOOM_IN},
         {"minus", VA_ZOOM_OUT},  {"w", VA_FIT},             {"=", VA_ONE},
@@ -205,7 +209,7 @@ TEST(view_zoom_ladder)
 
 TEST(view_zoom_keeps_the_point_under_the_cursor)
 {
-    vw_view v = {1, -500, -600, 0};
+    vw_view v = {.zoom = 1, .ox = -500, .oy = -600};
     double ax = 300, ay = 200, ix = (ax - v.ox) / v.zoom, iy = (ay - v.oy) / v.zoom;
     vw_view_zoom_at(&v, 2, ax, ay, 2000, 2000, 1000, 800);
     CHECK(v.zoom == 2 && !v.fit);
@@ -215,7 +219,7 @@ TEST(view_zoom_keeps_the_point_under_the_cursor)
 
 TEST(view_clamps_at_the_edges)
 {
-    vw_view v = {1, 0, 0, 0};
+    vw_view v = {.zoom = 1};
     vw_view_pan(&v, 300, 300, 2000, 2000, 1000, 800); /* no gap at the top-left */
     CHECK(v.ox == 0 && v.oy == 0);
     vw_view_pan(&v, -5000, -5000, 2000, 2000, 1000, 800); /* nor at the bottom-right */
@@ -543,3 +547,129 @@ TEST(gpu_pipeline_run_ex_keeps_the_input)
     ts_chain_free(&c);
     ts_pipeline_destroy(p);
 }
+
+/* ---------------------------------------------------------------- files, HUD area, text */
+
+TEST(files_recursive_and_from_lines)
+{
+    char dir[] = "/tmp/tessera-files-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char *sub = path_join(dir, "sub"), *a = path_join(dir, "a.png"), *b = path_join(sub, "b.jpg"),
+         *t = path_join(dir, "notes.txt");
+    CHECK(mkdir(sub, 0700) == 0);
+    const char *make[] = {a, b, t};
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(make[i], "w");
+        CHECK(f != NULL);
+        if (f)
+            fclose(f);
+    }
+    vw_files f = {0};
+    vw_files_add(&f, dir, 0);
+    CHECK(f.n == 1 && strcmp(f.path[0], a) == 0); /* images only, no subdirectory */
+    vw_files_free(&f);
+    vw_files_add(&f, dir, 1);
+    CHECK(f.n == 2 && strcmp(f.path[0], a) == 0 && strcmp(f.path[1], b) == 0);
+    CHECK(vw_files_wrap(&f, 2) == 0 && vw_files_wrap(&f, -1) == 1);
+    vw_files_free(&f);
+    FILE *in = tmpfile();
+    CHECK(in != NULL);
+    if (in) {
+        fprintf(in, "%s\n\n%s\r\n", t, dir);
+        rewind(in);
+        CHECK(vw_files_add_lines(&f, in, 0) == 2); /* a named file as given, a directory's image */
+        CHECK(f.n == 2 && strcmp(f.path[0], t) == 0 && strcmp(f.path[1], a) == 0);
+        fclose(in);
+    }
+    vw_files_free(&f);
+    CHECK(vw_files_wrap(&f, 3) == -1);
+    remove(a);
+    remove(b);
+    remove(t);
+    rmdir(sub);
+    rmdir(dir);
+    free(sub);
+    free(a);
+    free(b);
+    free(t);
+}
+
+#ifdef TS_HAVE_SDL
+#include "viewer_hud.h"
+#include "viewer_text.h"
+
+TEST(hud_never_covers_the_image_area)
+{
+    vw_win w = {0};
+    w.ww = 800;
+    w.wh = 600;
+    vw_ui u = {0};
+    u.hud = VW_HUD_OFF;
+    vw_area a = vw_ui_area(&u, &w, 0);
+    CHECK(a.w == 800 && a.h == 600);
+    u.hud = VW_HUD_LINE;
+    a = vw_ui_area(&u, &w, 1);
+    CHECK(a.w == 800 && a.h < 600 && a.h > 560 && a.compare == 1);
+    u.hud = VW_HUD_FULL;
+    a = vw_ui_area(&u, &w, 0);
+    CHECK(a.h == 600 && a.w < 800 && a.w >= 800 * 3 / 5); /* the panel takes at most 2/5 */
+}
+
+/* Rows and columns lit by `s` drawn at (2, 2) on a cleared 64x20 surface. */
+static void text_mask(SDL_Renderer *r, SDL_Surface *sf, const char *s, unsigned char *mask)
+{
+    SDL_SetRenderDrawColor(r, 0, 0, 0, 255);
+    SDL_RenderClear(r);
+    vw_text(r, 2, 2, 1, (SDL_Color){255, 255, 255, 255}, s);
+    SDL_RenderPresent(r);
+    for (int y = 0; y < sf->h; y++)
+        for (int x = 0; x < sf->w; x++)
+            mask[y * sf->w + x] = ((const Uint32 *)((const char *)sf->pixels + y * sf->pitch))[x] &
+                                  0xff;
+}
+
+TEST(text_bar_and_l_differ)
+{
+    SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, 64, 20, 32, SDL_PIXELFORMAT_ARGB8888);
+    SDL_Renderer *r = sf ? SDL_CreateSoftwareRenderer(sf) : NULL;
+    CHECK(r != NULL);
+    if (!r) {
+        SDL_FreeSurface(sf);
+        return;
+    }
+    static unsigned char l[64 * 20], bar[64 * 20];
+    text_mask(r, sf, "l", l);
+    text_mask(r, sf, "|", bar);
+    int rows_l = 0, rows_bar = 0, lit_l = 0, lit_bar = 0;
+    for (int y = 0; y < 20; y++) {
+        int a = 0, b = 0;
+        for (int x = 0; x < 64; x++) {
+            a |= l[y * 64 + x] != 0;
+            b |= bar[y * 64 + x] != 0;
+        }
+        rows_l += a;
+        rows_bar += b;
+    }
+    for (int i = 0; i < 64 * 20; i++) {
+        lit_l += l[i] != 0;
+        lit_bar += bar[i] != 0;
+    }
+    CHECKF(lit_l > 0 && lit_bar > 0 && memcmp(l, bar, sizeof l) != 0, "l %d, | %d", lit_l,
+           lit_bar);
+    CHECKF(rows_bar > rows_l, "| spans %d rows, l %d", rows_bar, rows_l);
+    /* the bar keeps stb_easy_font's advance: the text after it does not move */
+    static unsigned char ab[64 * 20], a_b[64 * 20];
+    text_mask(r, sf, "a|b", ab);
+    text_mask(r, sf, "a b", a_b);
+    int bx_bar = 0, bx_space = 0;
+    for (int x = 63; x >= 0 && (!bx_bar || !bx_space); x--)
+        for (int y = 0; y < 20; y++) {
+            bx_bar = bx_bar ? bx_bar : ab[y * 64 + x] ? x : 0;
+            bx_space = bx_space ? bx_space : a_b[y * 64 + x] ? x : 0;
+        }
+    CHECKF(vw_text_width("a|b", 1) - vw_text_width("a b", 1) == bx_bar - bx_space,
+           "b ends at %d with |, %d with a blank", bx_bar, bx_space);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(sf);
+}
+#endif

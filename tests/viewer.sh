@@ -58,9 +58,10 @@ elif mode == "notblank":  # SHOT: many colours, not one flat fill
     colours = len(np.unique(shot.reshape(-1, 3), axis=0))
     if colours < 200 or shot.std() < 10:
         sys.exit(f"{colours} colours, std {shot.std():.1f}")
-elif mode == "hud":  # ON OFF: the HUD corner differs and holds light text pixels
+elif mode == "hud":  # ON OFF: the panel (right 300 columns) differs and holds light text
     off = load(args[1])
-    on, off = shot[0:90, 0:400], off[0:90, 0:400]
+    W = shot.shape[1]
+    on, off = shot[0:90, W - 300:W], off[0:90, W - 300:W]
     differ = np.count_nonzero((on != off).any(axis=2))
     text = np.count_nonzero((on > 200).all(axis=2))
     if differ < 2000 or text < 300:
@@ -71,6 +72,33 @@ elif mode == "error":  # SHOT: the red error text in the middle band
     red = np.count_nonzero((band[..., 2] > 200) & (band[..., 1] < 150) & (band[..., 0] < 150))
     if red < 100:
         sys.exit(f"{red} red pixels in the middle band")
+elif mode == "inarea":  # SHOT EXPECTED AW AH: centred at 1:1 in the top-left AW x AH area
+    exp = as_shown(load(args[1], cv2.IMREAD_UNCHANGED))
+    AW, AH = int(args[2]), int(args[3])
+    h, w = exp.shape[:2]
+    x, y = (AW - w) // 2, (AH - h) // 2
+    diff = np.abs(shot[y:y + h, x:x + w].astype(int) - exp.astype(int))
+    if diff.max():
+        sys.exit(f"{w}x{h} at ({x},{y}) in {AW}x{AH}: {np.count_nonzero(diff.any(axis=2))} pixels differ")
+elif mode == "size":  # SHOT W H
+    if shot.shape[1] != int(args[1]) or shot.shape[0] != int(args[2]):
+        sys.exit(f"{shot.shape[1]}x{shot.shape[0]}")
+elif mode == "differ":  # A B: not the same pixels
+    b = load(args[1])
+    if shot.shape == b.shape and not (shot != b).any():
+        sys.exit("the same pixels")
+elif mode == "blocks":  # SHOT: the 16384x16384 4x4 gray blocks, fitted (600x600 at (100,0))
+    for by in range(4):
+        for bx in range(4):
+            v = shot[75 + 150 * by, 100 + 75 + 150 * bx]
+            want = 16 * (by * 4 + bx) + 8
+            if abs(int(v[0]) - want) > 1 or len(set(v.tolist())) != 1:
+                sys.exit(f"block ({bx},{by}): {v.tolist()}, want {want}")
+elif mode == "centre":  # SHOT LEVEL: just below right of the window's centre, gray LEVEL
+    H, W = shot.shape[:2]
+    v = shot[H // 2 + 20, W // 2 + 20]  # past the blocks' corner at the exact centre
+    if abs(int(v[0]) - int(args[1])) > 1:
+        sys.exit(f"centre {v.tolist()}, want {args[1]}")
 elif mode == "same":  # A B: same pixels
     b = load(args[1], cv2.IMREAD_UNCHANGED)
     a = load(args[0], cv2.IMREAD_UNCHANGED)
@@ -121,18 +149,18 @@ view "bad --ops" $OFF -- --ops "blur" --frames 1 "$T/in/rgb.png"
 
 # ---------------------------------------------------------------- offscreen, software renderer
 
-view "1:1" $OFF -- --ops "$OPS" --keys "=,i" --frames 2 --screenshot "$T/off_plain.png" "$T/in/rgb.png"
+view "1:1" $OFF -- --ops "$OPS" --keys "=,i,i" --frames 2 --screenshot "$T/off_plain.png" "$T/in/rgb.png"
 expect_rc "offscreen: --keys/--frames/--screenshot run exits 0" 0
 check "offscreen: screenshot is not blank" notblank "$T/off_plain.png"
 check "offscreen: 1:1 image region equals the headless $OPS result" centred "$T/off_plain.png" "$T/exp.png"
 
-view "keys" $OFF -- --keys "b,e,>,=,i" --frames 1 --screenshot "$T/off_keys.png" "$T/in/rgb.png"
+view "keys" $OFF -- --keys "b,e,>,=,i,i" --frames 1 --screenshot "$T/off_keys.png" "$T/in/rgb.png"
 check "offscreen: op keys b,e,> build the same chain" centred "$T/off_keys.png" "$T/exp.png"
 
 view "hud" $OFF -- --ops "$OPS" --keys "=" --frames 2 --screenshot "$T/off_hud.png" "$T/in/rgb.png"
 check "offscreen: the HUD draws text (HUD on vs off)" hud "$T/off_hud.png" "$T/off_plain.png"
 
-view "16-bit" $OFF -- --ops flop --keys "=,i" --frames 1 --screenshot "$T/off_16.png" "$T/in/rgb16.png"
+view "16-bit" $OFF -- --ops flop --keys "=,i,i" --frames 1 --screenshot "$T/off_16.png" "$T/in/rgb16.png"
 check "offscreen: 16-bit shown as round(v/257), exactly" centred "$T/off_16.png" "$T/exp16.png"
 
 view "variants" $OFF -- --ops "$OPS" --keys "Tab,],],[,Shift+Tab,x,B,L,c" --frames 2 "$T/in/rgb.png"
@@ -143,7 +171,7 @@ expect_rc "offscreen: zoom, pan, fullscreen and help keys run" 0
 view "bad file" $OFF -- --frames 2 --screenshot "$T/off_bad.png" "$T/in/bad.png" "$T/in/rgb.png"
 expect_rc "offscreen: a bad file does not stop the viewer (exit 0)" 0
 check "offscreen: the bad file's error is shown in the window" error "$T/off_bad.png"
-view "next after bad" $OFF -- --ops flop --keys "n,=,i" --frames 1 --screenshot "$T/off_next.png" "$T/in/bad.png" "$T/in/rgb.png"
+view "next after bad" $OFF -- --ops flop --keys "n,=,i,i" --frames 1 --screenshot "$T/off_next.png" "$T/in/bad.png" "$T/in/rgb.png"
 check "offscreen: n after the bad file shows the next image" centred "$T/off_next.png" "$T/exp_flop.png"
 
 cp "$T/in/rgb.png" "$T/in/ga.png" "$T/dir/"
@@ -163,6 +191,100 @@ view "save again" $OFF -- --keys "Ctrl+s" --frames 1 "$T/save/x.png"
 [ "$sum0" = "$(md5sum <"$T/save/x.png")" ] && ok "the original is never modified" || bad "the original is never modified"
 ! ls -a "$T/save" | grep -q '\.tmp' && ok "no temp files left by saving" || bad "no temp files left by saving"
 
+# ---------------------------------------------------------------- HUD, habits
+
+# the panel (full HUD, 320 px of an 800 px window) and the status line never cover the image
+view "panel" $OFF -- --ops "$OPS" --keys "=" --frames 1 --screenshot "$T/off_panel.png" "$T/in/rgb.png"
+check "HUD panel: the 1:1 image is centred in the rest of the window, uncovered" inarea "$T/off_panel.png" "$T/exp.png" 480 600
+view "line" $OFF -- --ops "$OPS" --hud line --keys "=" --frames 1 --screenshot "$T/off_line.png" "$T/in/rgb.png"
+check "--hud line: the image is centred above the status line, uncovered" inarea "$T/off_line.png" "$T/exp.png" 800 581
+check "--hud line draws a status line (differs from HUD off)" differ "$T/off_line.png" "$T/off_plain.png"
+view "hud off" $OFF -- --ops "$OPS" --hud off --keys "=" --frames 1 --screenshot "$T/off_hudoff.png" "$T/in/rgb.png"
+check "--hud off: the image has the whole window" centred "$T/off_hudoff.png" "$T/exp.png"
+view "esc" $OFF -- --hud off --keys "?,Escape" --frames 1 --screenshot "$T/off_esc.png" "$T/in/rgb.png"
+[ "$rc" = 0 ] && [ -f "$T/off_esc.png" ] && ok "Esc closes the help first (the viewer goes on)" || bad "Esc with help open (exit $rc)"
+view "plain" $OFF -- --hud off --frames 1 --screenshot "$T/off_first.png" "$T/in/rgb.png"
+check "after Esc the help is gone" same "$T/off_esc.png" "$T/off_first.png"
+view "geometry" SDL_VIDEODRIVER=offscreen SDL_RENDER_DRIVER=software -- -g 640x480 --frames 1 --screenshot "$T/off_geo.png" "$T/in/rgb.png"
+check "-g 640x480 sizes the window" size "$T/off_geo.png" 640 480
+view "bad geometry" $OFF -- -g 10x10 --frames 1 "$T/in/rgb.png"
+expect_rc "-g 10x10 is a usage error" 2
+mk 64 48 3 8 15 "$T/in/small.png"
+cp "$T/in/small.png" "$T/exp_small.png"
+"$TESSERA" --headless -q --backend cpu -o "$T/exp_rgb.png" "$T/in/rgb.png"
+view "G" $OFF -- --hud off --keys "G,=" --frames 1 --screenshot "$T/off_G.png" "$T/in/rgb.png" "$T/in/small.png"
+check "G shows the last image" centred "$T/off_G.png" "$T/exp_small.png"
+view "g" $OFF -- --hud off --keys "G,g,=" --frames 1 --screenshot "$T/off_g.png" "$T/in/rgb.png" "$T/in/small.png"
+check "g shows the first image" centred "$T/off_g.png" "$T/exp_rgb.png"
+mkdir -p "$T/tree/sub"
+cp "$T/in/rgb.png" "$T/tree/a.png"
+cp "$T/in/small.png" "$T/tree/sub/b.png"
+view "-r" $OFF -- --hud off -r --keys "G,=" --frames 1 --screenshot "$T/off_r.png" "$T/tree"
+check "-r descends directories (G shows tree/sub/b.png)" centred "$T/off_r.png" "$T/exp_small.png"
+view "no -r" $OFF -- --hud off --keys "G,=" --frames 1 --screenshot "$T/off_nor.png" "$T/tree"
+check "without -r subdirectories are left out" centred "$T/off_nor.png" "$T/exp_rgb.png"
+printf '%s\n\n%s\n' "$T/in/rgb.png" "$T/in/small.png" | env TESSERA_GEOMETRY=800x600 $OFF "$TESSERA" --backend cpu -q --hud off --keys "G,=" --frames 1 --screenshot "$T/off_stdin.png" - >"$T/out" 2>"$T/err"
+check "- reads file names from stdin (G shows the second)" centred "$T/off_stdin.png" "$T/exp_small.png"
+view "reload" $OFF -- --hud off --keys "r,=" --frames 1 --screenshot "$T/off_reload.png" "$T/in/rgb.png"
+check "r reloads the file" centred "$T/off_reload.png" "$T/exp_rgb.png"
+view "slideshow" $OFF -- --hud off -S 0.2 --keys "=" --frames 18 --screenshot "$T/off_slide.png" "$T/in/rgb.png" "$T/in/small.png" "$T/in/rgb16.png"
+check "-S 0.2 moves on from the first image" differ "$T/off_slide.png" "$T/off_first.png"
+view "bad slideshow" $OFF -- -S 0 --frames 1 "$T/in/rgb.png"
+expect_rc "-S 0 is a usage error" 2
+
+# --demo on the CPU backend: no ladder, the CPU reference timed per family, and it says so
+env TESSERA_GEOMETRY=800x600 $OFF "$TESSERA" --backend cpu --demo --screenshot "$T/off_demo.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$T/off_demo.png" ] && ok "--demo --screenshot runs every rung, then saves the window" || bad "--demo --screenshot (exit $rc)"
+[ "$(grep -c '^tessera: demo: \(conv\|geom\|hist\) .* cpu [0-9.]* ms' "$T/err")" = 3 ] &&
+    grep -q "the ladder needs the GPU" "$T/err" && ok "--demo on the CPU: one timed rung a family, and the GPU is named as needed" ||
+    bad "--demo on the CPU: $(head -c 400 "$T/err")"
+check "--demo: the panel shows the ladder" hud "$T/off_demo.png" "$T/off_hudoff.png"
+
+# a 16384x16384 image (4x4 gray blocks; binary PGM, 256 MB, made and removed here): fitted, and
+# zoomed to 2x at its centre; the display texture holds only the visible part at screen size,
+# so no texture is ever larger than the window
+if [ -n "$PY" ] && [ "$(df -Pk "$T" | awk 'NR == 2 { print $4 }')" -gt 1048576 ]; then
+    "$PY" -c "
+import numpy as np, sys
+lv = (np.arange(16, dtype=np.uint8) * 16 + 8).reshape(4, 4)
+with open(sys.argv[1], 'wb') as f:
+    f.write(b'P5\n16384 16384\n255\n')
+    for row in lv:
+        f.write(np.repeat(row, 4096).tobytes() * 4096)
+" "$T/huge.pgm"
+    view "huge fit" $OFF -- --hud off --frames 1 --screenshot "$T/off_huge.png" "$T/huge.pgm"
+    expect_rc "16384x16384: opens and displays (exit 0)" 0
+    check "16384x16384: the fitted view shows all 16 blocks" blocks "$T/off_huge.png"
+    view "huge zoom" $OFF -- --hud off --keys "=,plus" --frames 1 --screenshot "$T/off_huge2.png" "$T/huge.pgm"
+    check "16384x16384: zoomed to 2x at the centre" centre "$T/off_huge2.png" 168
+    rm -f "$T/huge.pgm"
+else
+    skip "16384x16384 image" "python3 with numpy or 1 GB in $T missing"
+fi
+
+# an animated GIF plays: red for 1.5 s, then blue for a minute (PIL writes it)
+if "$PY" -c "import PIL" 2>/dev/null; then
+    "$PY" -c "
+import sys
+from PIL import Image
+red, blue = Image.new('RGB', (60, 40), (255, 0, 0)), Image.new('RGB', (60, 40), (0, 0, 255))
+red.save(sys.argv[1], save_all=True, append_images=[blue], duration=[1500, 60000], loop=0)
+" "$T/anim.gif"
+    "$PY" -c "
+import sys
+from PIL import Image
+Image.new('RGB', (60, 40), (255, 0, 0)).save(sys.argv[1])
+Image.new('RGB', (60, 40), (0, 0, 255)).save(sys.argv[2])
+" "$T/exp_red.png" "$T/exp_blue.png"
+    view "gif first" $OFF -- --hud off --frames 1 --screenshot "$T/off_gif1.png" "$T/anim.gif"
+    check "animated GIF: the first frame first" centred "$T/off_gif1.png" "$T/exp_red.png"
+    view "gif later" $OFF -- --hud off --frames 150 --screenshot "$T/off_gif2.png" "$T/anim.gif"
+    check "animated GIF: the second frame after its delay (frames play)" centred "$T/off_gif2.png" "$T/exp_blue.png"
+else
+    skip "animated GIF" "python3 with PIL missing"
+fi
+
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
 expect_rc "offscreen: gray+alpha image" 0
 
@@ -172,7 +294,7 @@ if ! command -v xvfb-run >/dev/null 2>&1; then
     skip "X11 (xvfb-run) tests" "xvfb-run missing (apt-get install xvfb xauth)"
 else
     env TESSERA_GEOMETRY=800x600 xvfb-run -a -s "-screen 0 1280x1024x24" \
-        "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=,i" --frames 2 \
+        "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=,i,i" --frames 2 \
         --screenshot "$T/x11_plain.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
     rc=$?
     expect_rc "X11 (xvfb-run): --keys/--frames/--screenshot run exits 0" 0
@@ -182,6 +304,43 @@ else
         "$TESSERA" --backend cpu -q --ops "$OPS" --keys "=" --frames 2 \
         --screenshot "$T/x11_hud.png" "$T/in/rgb.png" >"$T/out" 2>"$T/err"
     check "X11: the HUD draws text" hud "$T/x11_hud.png" "$T/x11_plain.png"
+fi
+
+# ---------------------------------------------------------------- idle CPU (X11)
+
+# At rest the viewer waits for events: after start-up, 5 s with no op (and 5 s with an op in live
+# mode but the HUD off, so nothing shows its times) must take under 2% of a core (utime + stime of
+# /proc/PID/stat). Each run prints its figure.
+idle_cpu() { # NAME ARGS...: the viewer under Xvfb, its CPU over 5 s after 3 s of start-up
+    name=$1; shift
+    cat >"$T/idle.sh" <<EOF
+"$TESSERA" --backend cpu -q "\$@" &
+pid=\$!
+sleep 3
+t0=\$(awk '{print \$14 + \$15}' /proc/\$pid/stat)
+sleep 5
+t1=\$(awk '{print \$14 + \$15}' /proc/\$pid/stat)
+kill \$pid
+wait \$pid
+echo \$((t1 - t0)) >"$T/idle_ticks"
+EOF
+    rm -f "$T/idle_ticks"
+    env TESSERA_GEOMETRY=800x600 xvfb-run -a -s "-screen 0 1280x1024x24" sh "$T/idle.sh" "$@" >"$T/out" 2>"$T/err"
+    ticks=$(cat "$T/idle_ticks" 2>/dev/null)
+    hz=$(getconf CLK_TCK)
+    if [ -z "$ticks" ]; then
+        bad "idle CPU, $name: no measurement ($(head -c 300 "$T/err"))"
+        return
+    fi
+    pct=$(awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.1f", t * 100 / (5 * hz) }')
+    [ "$ticks" -lt $((5 * hz * 2 / 100)) ] && ok "idle CPU, $name: $pct% of a core over 5 s" ||
+        bad "idle CPU, $name: $pct% of a core over 5 s (want < 2%)"
+}
+if ! command -v xvfb-run >/dev/null 2>&1 || [ ! -r /proc/self/stat ]; then
+    skip "idle CPU" "xvfb-run or /proc missing"
+else
+    idle_cpu "no ops" "$T/in/rgb.png"
+    idle_cpu "an op in live mode, HUD off" --ops gauss:5 --hud off "$T/in/rgb.png"
 fi
 
 # ---------------------------------------------------------------- real input events (X11)
@@ -218,7 +377,7 @@ title t2 "* 150% *"
 xdotool key n
 title t3 "z.png*"
 xdotool windowsize "\$wid" 1200 900
-title t4 "* 75% *"
+title t4 "* 51% *"
 xdotool key q
 wait \$pid
 echo \$? >"$T/ev/rc"
@@ -240,11 +399,11 @@ EOF
     *) bad "X11: wheel: '$(title t2)'" ;;
     esac
     case "$(title t3)" in
-    "z.png - 1600x1000 RGB8 - 50% - [2/2]"*) ok "X11: n opens the next image, fitted" ;;
+    "z.png - 1600x1000 RGB8 - 30% - [2/2]"*) ok "X11: n opens the next image, fitted beside the HUD panel (480 of 800 px)" ;;
     *) bad "X11: n: '$(title t3)'" ;;
     esac
     case "$(title t4)" in
-    *" - 75% - "*) ok "X11: a resized window refits the image (50% -> 75%)" ;;
+    *" - 51% - "*) ok "X11: a resized window refits the image (30% -> 51%: 810 of 1200 px)" ;;
     *) bad "X11: resize: '$(title t4)'" ;;
     esac
     [ "$(cat "$T/ev/rc" 2>/dev/null)" = 0 ] && ok "X11: q quits with status 0" ||
