@@ -17,6 +17,7 @@ void ts_print_usage(void)
            "Operations (--ops, a comma-separated chain applied in order):\n"
            "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
            "  rotate:90|180|270  transpose  transverse  flip  flop  equalize[:luma|rgb]\n"
+           "  resize:WxH|W|xH|N%%[:box|triangle|cubic|lanczos3]  thumbnail:N  crop:WxH+X+Y\n"
            "  K is odd, 1..31 (box 3, gauss 5 by default).\n"
            "\n"
            "Options:\n"
@@ -238,7 +239,7 @@ int ts_list(const ts_options *o)
 {
     static const char *const ops[TS_FAM_COUNT] = {
         "box gauss sharpen emboss edge kernel", "rotate transpose transverse flip flop",
-        "equalize (histogram)"};
+        "equalize (histogram)", "resize thumbnail crop"};
     ts_device dev;
     int gpu = o->backend != TS_BACKEND_CPU && ts_gpu_open(&dev) == TS_OK;
     if (gpu)

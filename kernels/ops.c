@@ -3,6 +3,7 @@
  * Grammar of a chain: items separated by commas, blanks around items ignored:
  *   box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE
  *   rotate:90|180|270  transpose  transverse  flip  flop  equalize[:luma|rgb]
+ *   resize:GEOMETRY[:FILTER]  thumbnail:N[:FILTER]  crop:WxH+X+Y  (ref_resize.c)
  * K is odd, 1..31. Filters are built here once, so every backend gets the same float weights.
  */
 #include "tessera.h"
@@ -435,10 +436,13 @@ ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
             return op_error(err, errlen, shown, "equalize takes luma or rgb");
         snprintf(op->text, sizeof op->text, "%s",
                  op->hist_mode == TS_HIST_CHANNELS ? "equalize:rgb" : "equalize");
+    } else if (streq(name, "resize") || streq(name, "thumbnail") || streq(name, "crop")) {
+        /* resize family: grammar in ref_resize.c */
+        return ts_resize_parse(name, nargs, arg, shown, op, err, errlen);
     } else {
         return op_error(err, errlen, shown,
                         "unknown operation (known: box gauss sharpen emboss edge kernel rotate "
-                        "transpose transverse flip flop equalize)");
+                        "transpose transverse flip flop equalize resize thumbnail crop)");
     }
 #undef MAXARGS
     return TS_OK;
@@ -530,13 +534,16 @@ int ts_hist_count(ts_hist_mode mode, int channels)
 
 const char *ts_family_name(ts_family f)
 {
-    static const char *const names[TS_FAM_COUNT] = {"conv", "geom", "hist"};
+    static const char *const names[TS_FAM_COUNT] = {"conv", "geom", "hist", "resize"};
     return (unsigned)f < TS_FAM_COUNT ? names[f] : "?";
 }
 
 ts_family ts_op_family(ts_op_kind k)
 {
-    return k == TS_OP_CONV ? TS_FAM_CONV : k == TS_OP_GEOM ? TS_FAM_GEOM : TS_FAM_HIST;
+    return k == TS_OP_CONV       ? TS_FAM_CONV
+           : k == TS_OP_GEOM     ? TS_FAM_GEOM
+           : k == TS_OP_RESIZE ? TS_FAM_RESIZE
+                                 : TS_FAM_HIST;
 }
 
 int ts_family_from_name(const char *name, ts_family *f)
@@ -550,6 +557,7 @@ int ts_family_from_name(const char *name, ts_family *f)
         {"kernel", TS_FAM_CONV},   {"geom", TS_FAM_GEOM},       {"rotate", TS_FAM_GEOM},
         {"transpose", TS_FAM_GEOM}, {"transverse", TS_FAM_GEOM}, {"flip", TS_FAM_GEOM},
         {"flop", TS_FAM_GEOM},     {"hist", TS_FAM_HIST},       {"equalize", TS_FAM_HIST},
+        {"resize", TS_FAM_RESIZE}, {"thumbnail", TS_FAM_RESIZE}, {"crop", TS_FAM_RESIZE},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(name, map[i].name) == 0) {

@@ -203,12 +203,10 @@ static ts_status timer(ts_pipeline *p, int i, ts_timer **t)
     return TS_OK;
 }
 
-static void out_shape(const ts_op *op, const ts_image *in, int *w, int *h)
+/* Geometry and resize ops change the size; a crop outside the image is an error. */
+static ts_status out_shape(const ts_op *op, const ts_image *in, int *w, int *h)
 {
-    *w = in->width;
-    *h = in->height;
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, in->width, in->height, w, h);
+    return ts_op_out_size(op, in->width, in->height, w, h);
 }
 
 /* Adds "op [variant]: " in front of the current error detail. */
@@ -222,9 +220,8 @@ static ts_status run_cpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
                             const ts_image *in, ts_image *out, float *ms)
 {
     int w, h;
-    out_shape(op, in, &w, &h);
-    ts_status st = ts_image_alloc(out, w, h, in->channels, in->bytes);
-    if (st != TS_OK)
+    ts_status st = out_shape(op, in, &w, &h);
+    if (st != TS_OK || (st = ts_image_alloc(out, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
     ts_job job = {op, *in, *out, NULL, NULL, 0, NULL, NULL, 0};
     size_t need = v->scratch ? v->scratch(&job) : 0;
@@ -266,9 +263,8 @@ static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
                             const ts_image *in, int dst, ts_timer *t)
 {
     int w, h;
-    out_shape(op, in, &w, &h);
-    ts_status st = ensure_dev(p, dst, w, h, in->channels, in->bytes);
-    if (st != TS_OK)
+    ts_status st = out_shape(op, in, &w, &h);
+    if (st != TS_OK || (st = ensure_dev(p, dst, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
     ts_job job = {op, *in, p->d_buf[dst], NULL, NULL, 0, p->stream, &p->dev, 0};
     size_t need = v->scratch ? v->scratch(&job) : 0;

@@ -389,6 +389,8 @@ done:
 ts_status ts_ref_op_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
     int ow = in->width, oh = in->height;
+    if (op->kind == TS_OP_RESIZE) /* checks its own shape: the size can be an error */
+        return ts_ref_resize(&op->resize, in, out);
     if (op->kind == TS_OP_GEOM)
         ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
     if (op->kind == TS_OP_HIST || out->width != ow || out->height != oh ||
@@ -399,6 +401,7 @@ ts_status ts_ref_op_into(const ts_op *op, const ts_image *in, ts_image *out)
     case TS_OP_GEOM: return geom_into(op->geom, in, out);
     case TS_OP_EQUALIZE: return equalize_into(op->hist_mode, in, out);
     case TS_OP_HIST: break;
+    case TS_OP_RESIZE: break;
     }
     return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
 }
@@ -408,9 +411,10 @@ ts_status ts_ref_op(const ts_op *op, const ts_image *in, ts_image *out)
     int ow = in->width, oh = in->height;
     if (op->kind == TS_OP_HIST)
         return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
-    ts_status st = ts_image_alloc(out, ow, oh, in->channels, in->bytes);
+    ts_status st = ts_op_out_size(op, in->width, in->height, &ow, &oh);
+    if (st != TS_OK)
+        return ts_fail(st, "%s: %s", op->text, ts_error_detail());
+    st = ts_image_alloc(out, ow, oh, in->channels, in->bytes);
     if (st == TS_OK && (st = ts_ref_op_into(op, in, out)) != TS_OK)
         ts_image_free(out);
     return st;

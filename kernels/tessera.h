@@ -102,7 +102,8 @@ typedef enum ts_op_kind {
     TS_OP_CONV,     /* box, gauss, sharpen, emboss, edge, kernel:FILE */
     TS_OP_GEOM,     /* rotate:90|180|270, transpose, transverse, flip, flop */
     TS_OP_EQUALIZE, /* equalize[:luma], equalize:rgb */
-    TS_OP_HIST      /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
+    TS_OP_HIST,     /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
+    TS_OP_RESIZE    /* resize:GEOMETRY[:FILTER], thumbnail:N, crop:WxH+X+Y (ref_resize.c) */
 } ts_op_kind;
 
 typedef enum ts_geom {
@@ -134,6 +135,32 @@ typedef struct ts_filter {
     float row[TS_MAX_K], col[TS_MAX_K];   /* the 1-D factors when separable (output 0) */
 } ts_filter;
 
+/* ---- resize, thumbnail, crop (kernels/ref_resize.c: reference, grammar, output size) */
+struct ts_op;
+typedef enum ts_resize_mode { TS_RESIZE_SCALE, TS_RESIZE_THUMBNAIL, TS_RESIZE_CROP } ts_resize_mode;
+typedef enum ts_resize_filter {
+    TS_FILTER_BOX,      /* support 0.5 */
+    TS_FILTER_TRIANGLE, /* bilinear, support 1 */
+    TS_FILTER_CUBIC,    /* Catmull-Rom (a = -0.5), support 2 */
+    TS_FILTER_LANCZOS3  /* support 3, the default */
+} ts_resize_filter;
+typedef struct ts_resize {
+    ts_resize_mode mode;
+    ts_resize_filter filter;
+    int w, h;       /* SCALE: 0 = keep aspect from the other side; THUMBNAIL: w = h = N; CROP: box */
+    double percent; /* SCALE: > 0 for N% (then w = h = 0) */
+    long x, y;      /* CROP: the box's top-left corner (may lie outside the image) */
+} ts_resize;
+/* Output size of a resize op on a width x height image; TS_ERR_INVALID (crop outside the image)
+ * or TS_ERR_TOO_LARGE with a reason. */
+ts_status ts_resize_size(const ts_resize *r, int width, int height, int *out_width, int *out_height);
+/* Parses the arguments of resize/thumbnail/crop (name and up to 3 ':' arguments) into op. */
+ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const char *shown,
+                          struct ts_op *op, char *err, size_t errlen);
+/* Pillow's ImagingResample on a host image into `out` (allocated, of ts_resize_size's shape). */
+ts_status ts_ref_resize(const ts_resize *r, const ts_image *in, ts_image *out);
+/* ---- end resize */
+
 typedef struct ts_variant ts_variant;
 
 typedef struct ts_op {
@@ -142,6 +169,7 @@ typedef struct ts_op {
     ts_geom geom;              /* TS_OP_GEOM */
     ts_hist_mode hist_mode;    /* TS_OP_EQUALIZE, TS_OP_HIST */
     ts_filter filter;          /* TS_OP_CONV */
+    ts_resize resize;          /* TS_OP_RESIZE */
     const ts_variant *variant; /* NULL: the pipeline's choice for the family; else this one */
 } ts_op;
 
@@ -164,6 +192,9 @@ ts_status ts_op_parse(const char *item, ts_op *op, char *err, size_t errlen);
 ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen);
 /* Output size of a geometry op. */
 void ts_geom_size(ts_geom g, int width, int height, int *out_width, int *out_height);
+/* Output size of any op (geometry and resize change it); TS_ERR_INVALID when empty (crop). */
+ts_status ts_op_out_size(const struct ts_op *op, int width, int height, int *out_width,
+                         int *out_height);
 /* Number of histograms (1 or 3) and bins per histogram for an image. */
 int ts_hist_count(ts_hist_mode mode, int channels);
 static inline int ts_hist_bins(int bytes) { return bytes == 2 ? 65536 : 256; }
@@ -247,8 +278,8 @@ ts_status ts_timer_ms(ts_timer *t, float *ms); /* waits for the stop event */
 
 /* ---------------------------------------------------------------- the variant table */
 
-typedef enum ts_family { TS_FAM_CONV, TS_FAM_GEOM, TS_FAM_HIST, TS_FAM_COUNT } ts_family;
-const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist" */
+typedef enum ts_family { TS_FAM_CONV, TS_FAM_GEOM, TS_FAM_HIST, TS_FAM_RESIZE, TS_FAM_COUNT } ts_family;
+const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist", "resize" */
 ts_family ts_op_family(ts_op_kind k);         /* equalize and hist -> TS_FAM_HIST */
 /* "conv"/"geom"/"hist", or an op name of the family ("gauss", "rotate", "equalize", ...). */
 int ts_family_from_name(const char *name, ts_family *f);
