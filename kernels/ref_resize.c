@@ -83,6 +83,15 @@ void rs_coeffs_free(rs_coeffs *c)
     memset(c, 0, sizeof *c);
 }
 
+int rs_coeffs_ksize(int in_size, int out_size, ts_resize_filter f)
+{
+    if (in_size == out_size)
+        return 1;
+    double scale = (double)in_size / out_size, filterscale = scale < 1.0 ? 1.0 : scale;
+    double kd = ceil(filter_support(f) * filterscale) * 2 + 1;
+    return kd * out_size > (double)(INT_MAX / 8) ? 0 : (int)kd;
+}
+
 ts_status rs_coeffs_make(int in_size, int out_size, ts_resize_filter f, int bytes, rs_coeffs *c)
 {
     memset(c, 0, sizeof *c);
@@ -90,14 +99,13 @@ ts_status rs_coeffs_make(int in_size, int out_size, ts_resize_filter f, int byte
         return ts_fail(TS_ERR_INVALID, "resize: bad sizes %d -> %d", in_size, out_size);
     double scale = (double)in_size / out_size, filterscale = scale < 1.0 ? 1.0 : scale;
     double support = filter_support(f) * filterscale;
-    double kd = ceil(support) * 2 + 1;
-    int ident = in_size == out_size;
-    if (kd * out_size > (double)(INT_MAX / 8))
+    int ident = in_size == out_size, ksize = rs_coeffs_ksize(in_size, out_size, f);
+    if (!ksize)
         return ts_fail(TS_ERR_TOO_LARGE, "resize: %d -> %d needs too many weights", in_size,
                        out_size);
     c->in_size = in_size;
     c->out_size = out_size;
-    c->ksize = ident ? 1 : (int)kd;
+    c->ksize = ksize;
     c->bounds = malloc((size_t)out_size * 2 * sizeof *c->bounds);
     c->kk = calloc((size_t)out_size * (size_t)c->ksize, sizeof *c->kk);
     double *k = malloc((size_t)c->ksize * sizeof *k);

@@ -40,6 +40,8 @@ typedef struct rs_coeffs {
     int last;
 } rs_coeffs;
 
+/* The ksize rs_coeffs_make will use (identity: 1), 0 when too large. */
+int rs_coeffs_ksize(int in_size, int out_size, ts_resize_filter f);
 ts_status rs_coeffs_make(int in_size, int out_size, ts_resize_filter f, int bytes, rs_coeffs *c);
 void rs_coeffs_free(rs_coeffs *c);
 /* The widest input span any `n` consecutive outputs read (for shared-memory tile sizing). */
