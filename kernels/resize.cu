@@ -16,6 +16,7 @@
 #include "variants.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- the plan (all variants) */
@@ -58,10 +59,48 @@ extern "C" size_t resize_scratch(const ts_job *job)
     return l.total;
 }
 
+/* Recent weight tables on the host (host memory only; the device copy goes into each job's
+ * scratch), least recently used replaced. The lock is held from rs_plan_make to rs_plan_free so
+ * that a table in use is never replaced. */
+#define RS_CACHE 8
+struct rs_cache_entry {
+    int in, out, filter, bytes;
+    unsigned long long used;
+    rs_coeffs c;
+};
+static rs_cache_entry rs_cache[RS_CACHE];
+static unsigned long long rs_cache_tick;
+static pthread_mutex_t rs_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* With the lock held: the table for (in, out, filter, bytes), built if missing. */
+static ts_status rs_cache_get(int in, int out, ts_resize_filter f, int bytes, const rs_coeffs **c)
+{
+    rs_cache_entry *victim = &rs_cache[0];
+    for (int i = 0; i < RS_CACHE; i++) {
+        rs_cache_entry *e = &rs_cache[i];
+        if (e->c.kk && e->in == in && e->out == out && e->filter == (int)f && e->bytes == bytes) {
+            e->used = ++rs_cache_tick;
+            *c = &e->c;
+            return TS_OK;
+        }
+        if (!e->c.kk || e->used < victim->used)
+            victim = e;
+    }
+    rs_coeffs_free(&victim->c);
+    ts_status st = rs_coeffs_make(in, out, f, bytes, &victim->c);
+    if (st != TS_OK)
+        return st;
+    victim->in = in, victim->out = out, victim->filter = (int)f, victim->bytes = bytes;
+    victim->used = ++rs_cache_tick;
+    *c = &victim->c;
+    return TS_OK;
+}
+
 void rs_plan_free(rs_plan *p)
 {
-    rs_coeffs_free(&p->ch);
-    rs_coeffs_free(&p->cv);
+    if (p->locked)
+        pthread_mutex_unlock(&rs_cache_lock);
+    p->locked = 0;
 }
 
 ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
@@ -91,9 +130,12 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
                        in->width, in->height, out->width, out->height);
     if (!job->scratch || job->scratch_bytes < l.total)
         return ts_fail(TS_ERR_INVALID, "resize: %zu bytes of scratch needed", l.total);
-    ts_status st = rs_coeffs_make(in->width, out->width, r->filter, in->bytes, &p->ch);
+    pthread_mutex_lock(&rs_cache_lock);
+    p->locked = 1;
+    /* the second lookup cannot evict the first: that one is now the most recently used */
+    ts_status st = rs_cache_get(in->width, out->width, r->filter, in->bytes, &p->ch);
     if (st == TS_OK)
-        st = rs_coeffs_make(in->height, out->height, r->filter, in->bytes, &p->cv);
+        st = rs_cache_get(in->height, out->height, r->filter, in->bytes, &p->cv);
     if (st != TS_OK) {
         rs_plan_free(p);
         return st;
@@ -114,22 +156,22 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
     a->ih = in->height;
     a->ow = out->width;
     a->oh = out->height;
-    a->ksh = p->ch.ksize;
-    a->ksv = p->cv.ksize;
-    a->first = p->cv.first;
-    a->last = p->cv.last;
+    a->ksh = p->ch->ksize;
+    a->ksv = p->cv->ksize;
+    a->first = p->cv->first;
+    a->last = p->cv->last;
     /* From pageable memory the copy is staged before the call returns, so the host tables may
      * be freed right after; the upload is ordered before the kernels on the same stream. */
-    cudaError_t e = cudaMemcpyAsync(s + l.bh, p->ch.bounds, (size_t)a->ow * 2 * sizeof(int),
+    cudaError_t e = cudaMemcpyAsync(s + l.bh, p->ch->bounds, (size_t)a->ow * 2 * sizeof(int),
                                     cudaMemcpyHostToDevice, job->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.kh, p->ch.kk, (size_t)a->ow * a->ksh * sizeof(int32_t),
+        e = cudaMemcpyAsync(s + l.kh, p->ch->kk, (size_t)a->ow * a->ksh * sizeof(int32_t),
                             cudaMemcpyHostToDevice, job->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.bv, p->cv.bounds, (size_t)a->oh * 2 * sizeof(int),
+        e = cudaMemcpyAsync(s + l.bv, p->cv->bounds, (size_t)a->oh * 2 * sizeof(int),
                             cudaMemcpyHostToDevice, job->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.kv, p->cv.kk, (size_t)a->oh * a->ksv * sizeof(int32_t),
+        e = cudaMemcpyAsync(s + l.kv, p->cv->kk, (size_t)a->oh * a->ksv * sizeof(int32_t),
                             cudaMemcpyHostToDevice, job->stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
@@ -384,10 +426,10 @@ static ts_status tiled_launch(const rs_plan *p, const ts_job *job)
     const rs_args &a = p->a;
     tiled_cfg cfg;
     if (tiled_choose(
-            a.ksh, a.ksv, C, (int)sizeof(T), [&](int n) { return rs_coeffs_span(&p->ch, n); },
-            [&](int n) { return rs_coeffs_span(&p->cv, n); }, &cfg) != 0)
+            a.ksh, a.ksv, C, (int)sizeof(T), [&](int n) { return rs_coeffs_span(p->ch, n); },
+            [&](int n) { return rs_coeffs_span(p->cv, n); }, &cfg) != 0)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: the tiles do not fit shared memory");
-    int span_h = rs_coeffs_span(&p->ch, cfg.tx), span_v = rs_coeffs_span(&p->cv, cfg.ty);
+    int span_h = rs_coeffs_span(p->ch, cfg.tx), span_v = rs_coeffs_span(p->cv, cfg.ty);
     int rows = a.last - a.first;
     dim3 gh(ts_div_up((size_t)a.ow, (unsigned)cfg.tx), ts_div_up((size_t)rows, (unsigned)cfg.ry));
     if (gh.y > 65535)

@@ -39,14 +39,18 @@ struct rs_args {
     int first, last;          /* input rows read by the vertical pass */
 };
 
-/* A prepared job: args plus the host tables (for tile sizing). */
+/* A prepared job: args plus the host tables (for tile sizing), which live in resize.cu's cache
+ * of recent tables and stay valid (the cache locked) until rs_plan_free. */
 struct rs_plan {
     rs_args a;
-    rs_coeffs ch, cv;
+    const rs_coeffs *ch, *cv;
+    int locked;
 };
 
-/* Builds the weights, uploads them into job->scratch and fills the plan. A crop or an unchanged
- * size is done right here (a 2-D copy) and *done is set. Free with rs_plan_free. */
+/* Builds the weights (or finds them in the cache: a lanczos3 table of 8K -> 4K costs ~10^5 sin
+ * calls, milliseconds, against a kernel of tens of microseconds), uploads them into job->scratch
+ * and fills the plan. A crop or an unchanged size is done right here (a 2-D copy) and *done is
+ * set. After TS_OK, rs_plan_free releases the cache (a failure has released it). */
 ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done);
 void rs_plan_free(rs_plan *p);
 /* Instantiates launcher<T, C>(plan, job) for the job's depth and channel count. */

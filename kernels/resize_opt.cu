@@ -137,10 +137,10 @@ static ts_status opt_launch(const rs_plan *p, const ts_job *job)
 {
     const rs_args &a = p->a;
     int ty = opt_choose(a.ksh, a.ksv, C, (int)sizeof(T),
-                        [&](int n) { return rs_coeffs_span(&p->cv, n); });
+                        [&](int n) { return rs_coeffs_span(p->cv, n); });
     if (!ty)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: the tile does not fit shared memory");
-    int rows_cap = rs_coeffs_span(&p->cv, ty);
+    int rows_cap = rs_coeffs_span(p->cv, ty);
     dim3 grid(ts_div_up((size_t)a.ow, OPT_OX), ts_div_up((size_t)a.oh, (unsigned)ty));
     if (grid.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: %d output rows", a.oh);
