@@ -33,6 +33,11 @@ static const bench_opdef builtin_ops[] = {
     {"hist:narrow", NULL, BD_BAND, Q_G16, Q_G16, Q_G16},
     {"equalize", "equalize", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"equalize:rgb", "equalize:rgb", BD_UNIFORM, Q_RGB | Q_RGBA, Q_RGB, Q_RGB},
+    /* resize to fixed sizes: at the 8K input (--quick) these are 8K -> 4K and 8K -> 1080p */
+    {"resize:4k", "resize:3840x2160", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    {"resize:4k:triangle", "resize:3840x2160:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    {"resize:1080p", "resize:1920x1080", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    {"resize:1080p:triangle", "resize:1920x1080:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
 };
 #define N_BUILTIN (sizeof builtin_ops / sizeof builtin_ops[0])
 
