@@ -23,7 +23,7 @@
 
 /* The scratch layout: bounds and weights of both axes, then the intermediate image. */
 struct rs_layout {
-    size_t bh, kh, bv, kv, tmp, total, tmp_pitch;
+    size_t h, v, tmp, total, tmp_pitch; /* offsets of each axis's tables and the intermediate */
 };
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -42,11 +42,10 @@ static int rs_layout_of(const ts_job *job, rs_layout *l)
     if (!ksh || !ksv)
         return -1;
     l->tmp_pitch = ts_gpu_pitch((size_t)ow * ts_pixel_bytes(&job->in));
-    l->bh = 0;
-    l->kh = l->bh + align256((size_t)ow * 2 * sizeof(int));
-    l->bv = l->kh + align256((size_t)ow * ksh * sizeof(int32_t));
-    l->kv = l->bv + align256((size_t)oh * 2 * sizeof(int));
-    l->tmp = l->kv + align256((size_t)oh * ksv * sizeof(int32_t));
+    /* an axis: bounds, row index and at most `out` distinct rows (rs_pack) */
+    l->h = 0;
+    l->v = l->h + align256((size_t)ow * (3 + (size_t)ksh) * sizeof(int32_t));
+    l->tmp = l->v + align256((size_t)oh * (3 + (size_t)ksv) * sizeof(int32_t));
     l->total = l->tmp + l->tmp_pitch * (size_t)job->in.height; /* rows read <= input rows */
     return 0;
 }
@@ -67,32 +66,77 @@ struct rs_cache_entry {
     int in, out, filter, bytes;
     unsigned long long used;
     rs_coeffs c;
+    int32_t *up;     /* what goes up: bounds [out][2], row index [out], distinct rows [n][ks] */
+    size_t up_bytes;
 };
+
+/* Fills e->up from e->c: identical weight rows (same phase, away from the edges) stored once. */
+static ts_status rs_pack(rs_cache_entry *e)
+{
+    const rs_coeffs *c = &e->c;
+    int out = c->out_size, ks = c->ksize;
+    size_t tsize = 16;
+    while (tsize < 2 * (size_t)out)
+        tsize *= 2;
+    int32_t *up = (int32_t *)malloc(((size_t)out * 3 + (size_t)out * ks) * sizeof *up);
+    int *slot = (int *)calloc(tsize, sizeof *slot); /* distinct row + 1, 0: empty */
+    if (!up || !slot) {
+        free(up);
+        free(slot);
+        return ts_fail(TS_ERR_NOMEM, "resize: out of memory for the weights");
+    }
+    int32_t *row = up + 2 * (size_t)out, *uniq = up + 3 * (size_t)out;
+    int n = 0;
+    memcpy(up, c->bounds, (size_t)out * 2 * sizeof *up);
+    for (int i = 0; i < out; i++) {
+        const int32_t *k = c->kk + (size_t)i * ks;
+        uint32_t h = 2166136261u;
+        for (int t = 0; t < ks; t++)
+            h = (h ^ (uint32_t)k[t]) * 16777619u;
+        size_t s = h & (tsize - 1);
+        while (slot[s] && memcmp(uniq + (size_t)(slot[s] - 1) * ks, k, (size_t)ks * sizeof *k))
+            s = (s + 1) & (tsize - 1);
+        if (!slot[s]) {
+            memcpy(uniq + (size_t)n * ks, k, (size_t)ks * sizeof *k);
+            slot[s] = ++n;
+        }
+        row[i] = slot[s] - 1;
+    }
+    free(slot);
+    e->up = up;
+    e->up_bytes = ((size_t)out * 3 + (size_t)n * ks) * sizeof *up;
+    return TS_OK;
+}
 static rs_cache_entry rs_cache[RS_CACHE];
 static unsigned long long rs_cache_tick;
 static pthread_mutex_t rs_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* With the lock held: the table for (in, out, filter, bytes), built if missing. */
-static ts_status rs_cache_get(int in, int out, ts_resize_filter f, int bytes, const rs_coeffs **c)
+static ts_status rs_cache_get(int in, int out, ts_resize_filter f, int bytes,
+                              const rs_cache_entry **found)
 {
     rs_cache_entry *victim = &rs_cache[0];
     for (int i = 0; i < RS_CACHE; i++) {
         rs_cache_entry *e = &rs_cache[i];
         if (e->c.kk && e->in == in && e->out == out && e->filter == (int)f && e->bytes == bytes) {
             e->used = ++rs_cache_tick;
-            *c = &e->c;
+            *found = e;
             return TS_OK;
         }
         if (!e->c.kk || e->used < victim->used)
             victim = e;
     }
     rs_coeffs_free(&victim->c);
+    free(victim->up);
+    victim->up = NULL;
     ts_status st = rs_coeffs_make(in, out, f, bytes, &victim->c);
+    if (st == TS_OK && (st = rs_pack(victim)) != TS_OK)
+        rs_coeffs_free(&victim->c);
     if (st != TS_OK)
         return st;
     victim->in = in, victim->out = out, victim->filter = (int)f, victim->bytes = bytes;
     victim->used = ++rs_cache_tick;
-    *c = &victim->c;
+    *found = victim;
     return TS_OK;
 }
 
@@ -133,13 +177,16 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
     pthread_mutex_lock(&rs_cache_lock);
     p->locked = 1;
     /* the second lookup cannot evict the first: that one is now the most recently used */
-    ts_status st = rs_cache_get(in->width, out->width, r->filter, in->bytes, &p->ch);
+    const rs_cache_entry *eh, *ev;
+    ts_status st = rs_cache_get(in->width, out->width, r->filter, in->bytes, &eh);
     if (st == TS_OK)
-        st = rs_cache_get(in->height, out->height, r->filter, in->bytes, &p->cv);
+        st = rs_cache_get(in->height, out->height, r->filter, in->bytes, &ev);
     if (st != TS_OK) {
         rs_plan_free(p);
         return st;
     }
+    p->ch = &eh->c;
+    p->cv = &ev->c;
     unsigned char *s = (unsigned char *)job->scratch;
     rs_args *a = &p->a;
     a->in = (const unsigned char *)in->data;
@@ -148,31 +195,26 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
     a->out_pitch = out->pitch;
     a->tmp = s + l.tmp;
     a->tmp_pitch = l.tmp_pitch;
-    a->bh = (const int *)(s + l.bh);
-    a->kh = (const int32_t *)(s + l.kh);
-    a->bv = (const int *)(s + l.bv);
-    a->kv = (const int32_t *)(s + l.kv);
     a->iw = in->width;
     a->ih = in->height;
     a->ow = out->width;
     a->oh = out->height;
     a->ksh = p->ch->ksize;
     a->ksv = p->cv->ksize;
+    a->bh = (const int *)(s + l.h);
+    a->rh = a->bh + 2 * (size_t)a->ow;
+    a->kh = (const int32_t *)(a->rh + a->ow);
+    a->bv = (const int *)(s + l.v);
+    a->rv = a->bv + 2 * (size_t)a->oh;
+    a->kv = (const int32_t *)(a->rv + a->oh);
     a->first = p->cv->first;
     a->last = p->cv->last;
-    /* From pageable memory the copy is staged before the call returns, so the host tables may
-     * be freed right after; the upload is ordered before the kernels on the same stream. */
-    cudaError_t e = cudaMemcpyAsync(s + l.bh, p->ch->bounds, (size_t)a->ow * 2 * sizeof(int),
-                                    cudaMemcpyHostToDevice, job->stream);
+    /* From pageable memory the copy is staged before the call returns, so the cache may change
+     * right after; the upload is ordered before the kernels on the same stream. */
+    cudaError_t e = cudaMemcpyAsync(s + l.h, eh->up, eh->up_bytes, cudaMemcpyHostToDevice,
+                                    job->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.kh, p->ch->kk, (size_t)a->ow * a->ksh * sizeof(int32_t),
-                            cudaMemcpyHostToDevice, job->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.bv, p->cv->bounds, (size_t)a->oh * 2 * sizeof(int),
-                            cudaMemcpyHostToDevice, job->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.kv, p->cv->kk, (size_t)a->oh * a->ksv * sizeof(int32_t),
-                            cudaMemcpyHostToDevice, job->stream);
+        e = cudaMemcpyAsync(s + l.v, ev->up, ev->up_bytes, cudaMemcpyHostToDevice, job->stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
         rs_plan_free(p);
@@ -192,7 +234,7 @@ __global__ void resize_h_naive_kernel(rs_args a)
     if (x >= a.ow)
         return;
     int x0 = a.bh[2 * x], n = a.bh[2 * x + 1];
-    const int32_t *k = a.kh + (size_t)x * a.ksh;
+    const int32_t *k = a.kh + (size_t)a.rh[x] * a.ksh;
     for (int r = blockIdx.y; r < a.last - a.first; r += gridDim.y) {
         const unsigned char *row = a.in + (size_t)(a.first + r) * a.in_pitch;
         acc_t acc[C];
@@ -223,7 +265,7 @@ __global__ void resize_v_naive_kernel(rs_args a)
         return;
     for (int y = blockIdx.y; y < a.oh; y += gridDim.y) {
         int y0 = a.bv[2 * y] - a.first, n = a.bv[2 * y + 1];
-        const int32_t *k = a.kv + (size_t)y * a.ksv;
+        const int32_t *k = a.kv + (size_t)a.rv[y] * a.ksv;
         acc_t acc[C];
 #pragma unroll
         for (int c = 0; c < C; c++)
@@ -347,7 +389,7 @@ __global__ void resize_h_tiled_kernel(rs_args a, int tx, int ry, int span)
     int in1 = a.bh[2 * (ox0 + nx - 1)] + a.bh[2 * (ox0 + nx - 1) + 1];
     /* stage the band of the weight matrix and the inputs it touches */
     for (int i = threadIdx.x; i < nx * a.ksh; i += blockDim.x)
-        w[i] = a.kh[(size_t)ox0 * a.ksh + i];
+        w[i] = a.kh[(size_t)a.rh[ox0 + i / a.ksh] * a.ksh + i % a.ksh];
     for (int i = threadIdx.x; i < nr * (in1 - in0); i += blockDim.x) {
         int r = i / (in1 - in0), x = i % (in1 - in0);
         unsigned v[C];
@@ -390,7 +432,7 @@ __global__ void resize_v_tiled_kernel(rs_args a, int ty, int span)
     int in0 = a.bv[2 * oy0];
     int in1 = a.bv[2 * (oy0 + ny - 1)] + a.bv[2 * (oy0 + ny - 1) + 1];
     for (int i = threadIdx.x; i < ny * a.ksv; i += blockDim.x)
-        w[i] = a.kv[(size_t)oy0 * a.ksv + i];
+        w[i] = a.kv[(size_t)a.rv[oy0 + i / a.ksv] * a.ksv + i % a.ksv];
     int rowlen = nx * C; /* samples of a staged row */
     for (int i = threadIdx.x; i < (in1 - in0) * rowlen; i += blockDim.x) {
         int r = i / rowlen, s = i % rowlen;

@@ -31,9 +31,12 @@ struct rs_args {
     size_t out_pitch;
     unsigned char *tmp;       /* intermediate: rows [first, last) of the vertical pass, ow wide */
     size_t tmp_pitch;
-    const int *bh;            /* horizontal bounds [ow][2], weights [ow][ksh] */
+    /* Per axis: bounds [out][2] (first input, count), the weight row of each output and the
+     * distinct weight rows [n][ks] (a 2x or 4x reduction has one row away from the edges, so the
+     * upload per launch is kilobytes, not a table of out x ks weights). */
+    const int *bh, *rh;
     const int32_t *kh;
-    const int *bv;            /* vertical bounds [oh][2] (input rows), weights [oh][ksv] */
+    const int *bv, *rv;       /* vertical: input rows */
     const int32_t *kv;
     int iw, ih, ow, oh, ksh, ksv;
     int first, last;          /* input rows read by the vertical pass */

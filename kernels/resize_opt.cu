@@ -74,9 +74,9 @@ __global__ void __launch_bounds__(OPT_THREADS)
     int nr = r1 - r0;
 
     for (int i = threadIdx.x; i < nx * a.ksh; i += OPT_THREADS)
-        wh[i] = a.kh[(size_t)ox0 * a.ksh + i];
+        wh[i] = a.kh[(size_t)a.rh[ox0 + i / a.ksh] * a.ksh + i % a.ksh];
     for (int i = threadIdx.x; i < ny * a.ksv; i += OPT_THREADS)
-        wv[i] = a.kv[(size_t)oy0 * a.ksv + i];
+        wv[i] = a.kv[(size_t)a.rv[oy0 + i / a.ksv] * a.ksv + i % a.ksv];
     __syncthreads();
 
     /* horizontal: thread (r, x) sums one pixel of intermediate row r0 + r */
