@@ -361,6 +361,9 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     for (int i = 0; i < c->n; i++) {
         const ts_op *op = &c->ops[i];
         ts_job probe = {op, *src, *src, NULL, NULL, 0, p->stream, &p->dev, 0};
+        int pw, ph; /* `supports` may read the output shape (resize: the tiles it needs) */
+        if (out_shape(op, src, &pw, &ph) == TS_OK)
+            probe.out.width = pw, probe.out.height = ph;
         const ts_variant *v = choose(p, &probe, rep);
         if (!v) { /* no GPU variant of this family can take it */
             add_notice(rep, "%s: no GPU variant%s%s, ran on the CPU", op->text, "", "");

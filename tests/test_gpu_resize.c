@@ -244,6 +244,21 @@ TEST(gpu_resize_chain_matches_cpu)
         ts_image_free(&in);
     }
     ts_chain_free(&ch);
+    /* a 17x reduction: opt's tile does not fit for 16-bit RGBA, auto must take tiled (the
+     * pipeline asks `supports` with the output's shape) */
+    CHECK(ts_chain_parse("resize:6%", &ch, err, sizeof err) == TS_OK);
+    for (int f = 0; f < N_FORMATS; f++) {
+        ts_image in = tu_random_image(301, 203, formats[f][0], formats[f][1], &rng), a, b;
+        ts_run_report ra, rb;
+        CHECKF(ts_pipeline_run(g, &ch, &in, &a, &ra) == TS_OK, "%s", ts_error_detail());
+        CHECKF(ts_pipeline_run(c, &ch, &in, &b, &rb) == TS_OK, "%s", ts_error_detail());
+        CHECK(a.width == 18 && a.height == 12 && ts_image_equal(&a, &b));
+        CHECK(ra.op[0].variant && ts_variant_is_gpu(ra.op[0].variant));
+        ts_image_free(&a);
+        ts_image_free(&b);
+        ts_image_free(&in);
+    }
+    ts_chain_free(&ch);
     ts_pipeline_destroy(g);
     ts_pipeline_destroy(c);
 }
