@@ -90,7 +90,7 @@ static const ts_variant table[] = {
      "span it touches in shared memory (the guide's tiled product), both passes", 75, 2,
      resize_tiled_supports, resize_scratch, resize_tiled},
     {TS_FAM_RESIZE, "opt", "both passes fused per output tile: the horizontal result of the rows "
-     "a tile needs stays in shared memory, input read about once, 16-byte stores", 75, 3,
+     "a tile needs stays in shared memory: no intermediate image in global memory", 75, 3,
      resize_opt_supports, resize_scratch, resize_opt},
 #endif
 };
