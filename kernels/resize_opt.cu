@@ -8,7 +8,8 @@
  * so traffic is the input (read about once: tiles overlap by the filter's support rows) plus the
  * output, the floor for a resample. Input taps come through the read-only cache: neighbouring
  * outputs share most of their taps, so a warp's loads hit lines that it or its neighbours just
- * brought in. TY shrinks until the tile fits 48 KB (strong reductions read many rows per output).
+ * brought in. TY shrinks until the tile fits 48 KB; a reduction so strong that the tiles' row
+ * overlap would cost more than 1.5x the horizontal work is left to tiled (supports says no).
  * Sums are the reference's, term for term: bit-identical output.
  */
 #include "resize_gpu.cuh"
@@ -51,9 +52,15 @@ extern "C" int resize_opt_supports(const ts_job *job)
     int ih = job->in.height, oh = job->out.height;
     ts_resize_filter f = job->op->resize.filter;
     int ksh = rs_coeffs_ksize(job->in.width, job->out.width, f), ksv = rs_coeffs_ksize(ih, oh, f);
-    return ksh && ksv && oh <= 65535 &&
-           opt_choose(ksh, ksv, job->in.channels, job->in.bytes,
-                      [&](int n) { return opt_span_bound(ih, oh, ksv, n); }) > 0;
+    if (!ksh || !ksv || oh > 65535)
+        return 0;
+    int ty = opt_choose(ksh, ksv, job->in.channels, job->in.bytes,
+                        [&](int n) { return opt_span_bound(ih, oh, ksv, n); });
+    /* A strong reduction leaves room for short tiles only, and each re-runs the horizontal
+     * pass over the rows its neighbours read too (thumbnail:256 of 12 MP: 2 output rows from
+     * 113 input rows, 3.6x the work); past 1.5x, tiled's two passes do less. */
+    double sy = (double)ih / oh;
+    return ty > 0 && (sy <= 1 || opt_span_bound(ih, oh, ksv, ty) <= 1.5 * ty * sy);
 }
 
 template <typename T, int C>
