@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """resize_pillow.py - tessera's resize against Pillow, an independent oracle.
 
-Usage: /usr/bin/python3 tests/resize_pillow.py BUILD/tessera
+Usage: /usr/bin/python3 tests/resize_pillow.py BUILD/tessera [cpu|gpu|auto]
 
 Writes random 8-bit images (L, LA, RGB, RGBA) of odd sizes, runs `tessera --headless --backend cpu
---ops resize:WxH:FILTER` on them and compares with Image.resize((W, H), FILTER) (Pillow resamples
+--ops resize:WxH:FILTER` on them (the CPU backend unless told) and compares with Image.resize((W, H), FILTER) (Pillow resamples
 LA and RGBA premultiplied, as tessera does). Pass: every sample within +-1 (colour only where
 alpha >= 16: unpremultiplying amplifies rounding below that); the largest difference seen is
 printed, the aim is 0. thumbnail:N and crop are checked against their Pillow equivalents.
@@ -45,8 +45,11 @@ def report(ok, what):
         print(f"FAIL {what}")
 
 
+BACKEND = "cpu"
+
+
 def run(tessera, src, ops, dst):
-    r = subprocess.run([tessera, "--headless", "-q", "--force", "--backend", "cpu", "--ops", ops,
+    r = subprocess.run([tessera, "--headless", "-q", "--force", "--backend", BACKEND, "--ops", ops,
                         "-o", dst, src], capture_output=True, text=True)
     if r.returncode != 0:
         return f"tessera failed ({r.returncode}): {r.stderr.strip()}"
@@ -68,10 +71,12 @@ def compare(mode, got, want):
 
 
 def main():
-    if len(sys.argv) != 2:
+    global BACKEND
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ("cpu", "gpu", "auto")):
         print(__doc__)
         return 2
     tessera = os.path.abspath(sys.argv[1])
+    BACKEND = sys.argv[2] if len(sys.argv) == 3 else "cpu"
     rng = np.random.default_rng(int(os.environ.get("TESSERA_SEED", "19")))
     with tempfile.TemporaryDirectory() as tmp:
         for mode, ch in MODES.items():
@@ -118,7 +123,7 @@ def main():
             report(ok, f"crop:{box}: {err or ''}")
         err = run(tessera, src, "crop:10x10+160+0", os.path.join(tmp, "c_none.png"))
         report(err is not None and "outside" in err, f"crop outside the image must fail: {err}")
-    print("# resize_pillow: largest difference from Pillow 9.4 per filter: " +
+    print(f"# resize_pillow ({BACKEND}): largest difference from Pillow 9.4 per filter: " +
           ", ".join(f"{k} {v}" for k, v in worst.items()))
     print(f"{passed} passed, {failed} failed, 0 skipped")
     return 1 if failed else 0

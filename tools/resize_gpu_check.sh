@@ -11,6 +11,7 @@ echo "== GPU resize tests (TESSERA_REQUIRE_GPU=1: fail instead of skipping)"
 TESSERA_REQUIRE_GPU=1 "$BUILD/test_unit" resize || status=1
 echo "== Pillow"
 /usr/bin/python3 tests/resize_pillow.py "$BUILD/tessera" || status=1
+/usr/bin/python3 tests/resize_pillow.py "$BUILD/tessera" gpu || status=1
 slug=$("$BUILD/bench" --slug)-resize
 mkdir -p tools/results
 echo "== bench (8K input: resize:4k = 8K -> 4K, resize:1080p = 8K -> 1080p)"
