@@ -14,12 +14,11 @@ void ts_print_usage(void)
            "       tessera --headless -o DIR|FILE [options] INPUT...   batch conversion\n"
            "       tessera --list                                  operations and variants\n"
            "\n"
-           "Operations (--ops, a comma-separated chain applied in order):\n"
-           "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
-           "  rotate:90|180|270  transpose  transverse  flip  flop  equalize[:luma|rgb]\n"
-           "  resize:WxH|W|xH|N%%[:box|triangle|cubic|lanczos3]  thumbnail:N  crop:WxH+X+Y\n"
-           "  K is odd, 1..31 (box 3, gauss 5 by default).\n"
-           "\n"
+           "Operations (--ops, a comma-separated chain applied in order):\n");
+    char ops[2048]; /* the grammar, from the op table */
+    ts_op_usage(ops, sizeof ops);
+    fputs(ops, stdout);
+    printf("\n"
            "Options:\n"
            "  --headless            batch mode: process INPUT files and directories\n"
            "  -o, --output PATH     output directory (or file, for a single input)\n"
@@ -32,7 +31,11 @@ void ts_print_usage(void)
            "  --backend B           auto (default), gpu or cpu\n"
            "  --variant F=NAME      variant of a family (conv, geom, hist) or op, e.g. conv=tiled\n"
            "  --report FILE.json    per image and op: variant, backend, device, time\n"
-           "  --timings             print each image's per-op kernel times\n"
+           "  --timings             print each image's stage and per-op kernel times\n"
+           "  --shard K/N           process shard K of N (K = 0..N-1) of the inputs: a stable\n"
+           "                        split by a hash of each path; 'slurm' reads K and N from\n"
+           "                        SLURM_ARRAY_TASK_ID/_MIN/_STEP and SLURM_ARRAY_TASK_COUNT\n"
+           "  --devices all|0,1,..  GPUs the batch deals images to (default: all usable)\n"
            "  --max-pixels N|WxH    refuse larger images (default 16384x16384)\n"
            "  -q, --quiet           only errors\n"
            "  --keys LIST           viewer: replay keys, one a frame, e.g. \"e,b,Tab,],Ctrl+s\":\n"
@@ -52,9 +55,12 @@ void ts_print_usage(void)
 
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
-    char msg[512];
-    snprintf(msg, sizeof msg, fmt, a, b);
+    /* sized from the arguments: a long one keeps the reason that follows it */
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *msg = xmalloc(n);
+    snprintf(msg, n, fmt, a, b);
     ts_warn("%s (see tessera --help)", msg);
+    free(msg);
     return 2;
 }
 
@@ -82,8 +88,79 @@ static int parse_max_pixels(const char *s, uint64_t *out)
 
 enum {
     OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
-    OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS
+    OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
+    OPT_SHARD, OPT_DEVICES
 };
+
+/* A Slurm array variable as a number; -1 when unset or not a number. */
+static long slurm_env(const char *name, long fallback)
+{
+    const char *s = getenv(name);
+    long v;
+    if (!s)
+        return fallback;
+    return parse_long(s, 0, 100000000, &v) ? -1 : v;
+}
+
+/* --shard K/N with 0 <= K < N, or "slurm": K = (TASK_ID - TASK_MIN) / TASK_STEP, N = TASK_COUNT,
+ * so arrays numbered from 1 (--array=1-8) or with a step work as they are. */
+static int parse_shard(const char *arg, ts_options *o)
+{
+    long k, n;
+    if (strcmp(arg, "slurm") == 0) {
+        long id = slurm_env("SLURM_ARRAY_TASK_ID", -1), lo = slurm_env("SLURM_ARRAY_TASK_MIN", 0);
+        long step = slurm_env("SLURM_ARRAY_TASK_STEP", 1);
+        n = slurm_env("SLURM_ARRAY_TASK_COUNT", -1);
+        if (id < 0 || lo < 0 || step < 1 || n < 1 || id < lo || (id - lo) % step)
+            return usage_error("--shard slurm: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT "
+                               "are not set (or not numbers)%s%s", "", "");
+        k = (id - lo) / step;
+    } else {
+        const char *slash = strchr(arg, '/');
+        char a[32];
+        if (!slash || (size_t)(slash - arg) >= sizeof a)
+            return usage_error("--shard '%s': expected K/N, e.g. 0/4 (K counts from 0)%s", arg, "");
+        memcpy(a, arg, (size_t)(slash - arg));
+        a[slash - arg] = '\0';
+        if (parse_long(a, 0, 1000000, &k) || parse_long(slash + 1, 1, 1000000, &n))
+            return usage_error("--shard '%s': expected K/N, e.g. 0/4 (K counts from 0)%s", arg, "");
+    }
+    if (k >= n)
+        return usage_error("--shard '%s': K must be 0..N-1 (shards count from 0; for a Slurm array "
+                           "numbered from 1 use --shard slurm)%s", arg, "");
+    o->shard_k = (int)k;
+    o->shard_n = (int)n;
+    return 0;
+}
+
+/* --devices all, or a list of distinct device numbers 0..TS_MAX_DEVICES-1. */
+static int parse_devices(const char *arg, ts_options *o)
+{
+    o->devices_given = 1;
+    o->n_devices = 0;
+    if (strcmp(arg, "all") == 0)
+        return 0;
+    const char *s = arg;
+    for (;;) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        char num[16];
+        long v;
+        if (len == 0 || len >= sizeof num)
+            return usage_error("--devices '%s': use all or device numbers like 0,1%s", arg, "");
+        memcpy(num, s, len);
+        num[len] = '\0';
+        if (parse_long(num, 0, TS_MAX_DEVICES - 1, &v))
+            return usage_error("--devices '%s': use all or device numbers like 0,1%s", arg, "");
+        for (int i = 0; i < o->n_devices; i++)
+            if (o->devices[i] == v)
+                return usage_error("--devices '%s': device %s is listed twice", arg, num);
+        o->devices[o->n_devices++] = (int)v;
+        if (!end)
+            return 0;
+        s = end + 1;
+    }
+}
 
 static int parse_variant(const char *arg, ts_options *o)
 {
@@ -97,12 +174,8 @@ static int parse_variant(const char *arg, ts_options *o)
     if (!ts_family_from_name(fam, &f))
         return usage_error("--variant '%s': unknown family '%s' (conv, geom, hist)", arg, fam);
     if (strcmp(eq + 1, "auto") != 0 && !ts_variant_find(f, eq + 1)) {
-        char known[256] = "auto";
-        for (size_t i = 0; i < ts_variant_count(); i++)
-            if (ts_variant_at(i)->family == f) {
-                strncat(known, " ", sizeof known - strlen(known) - 1);
-                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
-            }
+        char known[256];
+        ts_variant_names(f, known, sizeof known);
         return usage_error("--variant '%s': unknown variant (known: %s)", arg, known);
     }
     if (o->n_variants == TS_MAX_VARIANT_ARGS)
@@ -128,7 +201,8 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         {"version", no_argument, 0, OPT_VERSION},   {"keys", required_argument, 0, OPT_KEYS},
         {"frames", required_argument, 0, OPT_FRAMES},
         {"screenshot", required_argument, 0, OPT_SHOT},
-        {"timings", no_argument, 0, OPT_TIMINGS},   {0, 0, 0, 0}};
+        {"timings", no_argument, 0, OPT_TIMINGS},   {"shard", required_argument, 0, OPT_SHARD},
+        {"devices", required_argument, 0, OPT_DEVICES}, {0, 0, 0, 0}};
     long v;
     memset(o, 0, sizeof *o);
     o->ops = "";
@@ -194,6 +268,14 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
             break;
         case OPT_SHOT: o->screenshot = arg; break;
         case OPT_TIMINGS: o->timings = 1; break;
+        case OPT_SHARD:
+            if (parse_shard(arg, o))
+                return 2;
+            break;
+        case OPT_DEVICES:
+            if (parse_devices(arg, o))
+                return 2;
+            break;
         case ':':
             return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
         default:
@@ -237,9 +319,7 @@ ts_pipeline *ts_open_pipeline(const ts_options *o)
 
 int ts_list(const ts_options *o)
 {
-    static const char *const ops[TS_FAM_COUNT] = {
-        "box gauss sharpen emboss edge kernel", "rotate transpose transverse flip flop",
-        "equalize (histogram)", "resize thumbnail crop"};
+    static const char *const notes[TS_FAM_COUNT] = {"", "", " (histogram)", ""};
     ts_device dev;
     int gpu = o->backend != TS_BACKEND_CPU && ts_gpu_open(&dev) == TS_OK;
     if (gpu)
@@ -249,7 +329,9 @@ int ts_list(const ts_options *o)
         printf("backend: CPU (%s)\n", o->backend == TS_BACKEND_CPU ? "--backend cpu"
                                                                    : ts_error_detail());
     for (int f = 0; f < TS_FAM_COUNT; f++) {
-        printf("\n%s: %s\n", ts_family_name((ts_family)f), ops[f]);
+        char ops[512];
+        ts_op_names(f, ops, sizeof ops);
+        printf("\n%s: %s%s\n", ts_family_name((ts_family)f), ops, notes[f]);
         for (size_t i = 0; i < ts_variant_count(); i++) {
             const ts_variant *v = ts_variant_at(i);
             if (v->family != (ts_family)f)

@@ -6,6 +6,7 @@
 #include "tessera.h"
 
 #define TS_MAX_VARIANT_ARGS 16
+#define TS_MAX_DEVICES 64
 
 typedef struct ts_variant_arg {
     ts_family family;
@@ -25,6 +26,10 @@ typedef struct ts_options {
     uint64_t max_pixels;  /* --max-pixels */
     ts_variant_arg variants[TS_MAX_VARIANT_ARGS];
     int n_variants;
+    int shard_k, shard_n;   /* --shard K/N, K 0-based; shard_n 0: no sharding */
+    int devices_given;      /* --devices was on the command line */
+    int n_devices;          /* --devices 0,1,...: the list; 0: all usable GPUs */
+    int devices[TS_MAX_DEVICES];
     /* viewer */
     const char *keys;       /* --keys "e,b,]" replayed at start */
     int frames;             /* --frames N: render N frames, then quit (0: run until closed) */

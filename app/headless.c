@@ -1,387 +1,349 @@
 /* headless.c - `tessera --headless`: batch conversion with a chain of ops.
  *
- * Plan first, then work: every input is expanded (directories, -r) and given its output path
- * before any pixel is decoded, so collisions (two inputs, one output; an output that is an input)
- * fail the later file up front. Then --jobs threads decode, process and encode; the GPU pipeline
- * is shared behind a mutex (it is faster than the codecs), CPU pipelines are per thread.
- * Outputs are written to a temp file and renamed (image_io.c); SIGINT/SIGTERM remove temp files.
+ * Plan first, then work (batch_plan.c): every input is expanded and given its output path before
+ * any pixel is decoded. Then --jobs workers share the images through one scheduler (sched): an
+ * image goes through three stages, decode, ops and encode (each a function, each timed), and
+ * between them waits in a bounded queue; any worker takes any stage's work, so a slow image
+ * never stalls the others and at most 2 x --jobs images are in memory. Each worker is bound to a
+ * device slot, whose op chain it runs: on the GPU the slot's pipeline is shared (one worker at a
+ * time; the others decode and encode meanwhile); on the CPU every worker has its own pipeline.
+ * The codecs behind the decode and encode stages are in batch_codec.c (where a GPU codec plugs
+ * in).
+ *
+ * Outputs are written to a temp file and renamed (image_save.c). Signals are handled by a thread
+ * of their own (sigwait), so removing the temp files never races with a worker creating one.
  * Failures are collected and printed in input order at the end, one line each.
  */
-#include "cli.h"
-#include "image_io.h"
+#include "batch.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct item {
-    char *input, *output;
-    char *real_input;   /* realpath, to catch an output that is an input */
-    char error[512];    /* "PATH: reason"; "" when fine */
-    char notice[512];
-    int done, ok;
-    int width, height, channels, bytes;
-    double load_ms, save_ms;
-    ts_run_report rep;
-} item;
+/* ---------------------------------------------------------------- the stages of one image */
 
-typedef struct batch {
-    const ts_options *o;
-    ts_chain chain;
-    item *items;
-    int n, cap;
-    int next, finished;     /* guarded by lock */
-    pthread_mutex_t lock;   /* next, finished, progress output */
-    pthread_mutex_t gpu;    /* the shared GPU pipeline */
-    ts_pipeline *shared;    /* GPU: one for all; CPU: NULL */
-    ts_pipeline **own;      /* CPU: one per worker */
-    int n_own;
-    int progress;           /* draw a progress bar on stderr */
-} batch;
-
-static item *add_item(batch *b, const char *path)
+static void append_notice(item *it, const char *who, const char *text)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? 2 * b->cap : 64;
-        item *grown = realloc(b->items, (size_t)b->cap * sizeof *grown);
-        if (!grown) {
-            ts_warn("out of memory");
-            exit(1);
-        }
-        b->items = grown;
-    }
-    item *it = &b->items[b->n++];
-    memset(it, 0, sizeof *it);
-    it->input = xstrdup(path);
-    return it;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Adds the images of a directory in name order; subdirectories with -r. */
-static void add_dir(batch *b, const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        item *it = add_item(b, dir);
-        snprintf(it->error, sizeof it->error, "%s: %s", dir, strerror(errno));
+    if (!text[0])
         return;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+    char *old = it->notice;
+    it->notice = old ? ts_format("%s\n%s: %s", old, who, text) : ts_format("%s: %s", who, text);
+    free(old);
+}
+
+/* Decodes n files (batch_decode); those that fail carry their error. */
+static void stage_decode(const batch *b, decode_slot *slots, int n)
+{
+    batch_decode(b, slots, n);
+    for (int k = 0; k < n; k++) {
+        item *it = slots[k].it;
+        if (slots[k].st != TS_OK) {
+            item_error(it, "%s: %s", it->input, slots[k].err);
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            names = realloc(names, cap * sizeof *names);
-            if (!names) {
-                ts_warn("out of memory");
-                exit(1);
-            }
         }
-        names[n++] = xstrdup(e->d_name);
+        it->width = slots[k].im.width, it->height = slots[k].im.height;
+        it->channels = slots[k].im.channels, it->bytes = slots[k].im.bytes;
     }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        char *p = path_join(dir, names[i]);
-        if (path_is_dir(p)) {
-            if (b->o->recursive && depth < 64)
-                add_dir(b, p, depth + 1);
-        } else if (tsio_is_image_name(p)) {
-            add_item(b, p);
-        }
-        free(p);
-        free(names[i]);
-    }
-    free(names);
 }
 
-/* The output format of an input: --format, else the input's own, else PNG (with a notice). */
-static tsio_format out_format(const ts_options *o, const item *it, const char **why)
+static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, ts_image *in,
+                     ts_image *out)
 {
-    *why = NULL;
-    if (o->format != TSIO_UNKNOWN)
-        return o->format;
-    tsio_format f = tsio_format_from_name(it->input);
-    if (f == TSIO_UNKNOWN) {
-        *why = "cannot write this format; writing PNG";
-        return TSIO_PNG;
+    ts_status st;
+    if (d->shared) {
+        pthread_mutex_lock(&d->lock);
+        st = ts_pipeline_run(p, &b->chain, in, out, &it->rep);
+        pthread_mutex_unlock(&d->lock);
+    } else {
+        st = ts_pipeline_run(p, &b->chain, in, out, &it->rep);
     }
-    return f;
-}
-
-/* Gives every item its output path; marks collisions. Returns -1 on a fatal error (printed). */
-static int plan_outputs(batch *b)
-{
-    const ts_options *o = b->o;
-    int file_mode = b->n == 1 && !path_is_dir(o->output) &&
-                    tsio_format_from_name(o->output) != TSIO_UNKNOWN &&
-                    o->output[strlen(o->output) - 1] != '/';
-    if (!file_mode && !path_is_dir(o->output)) {
-        ts_warn("%s: output directory does not exist%s", o->output,
-                b->n > 1 ? "" : " (or give -o a file name with an image extension)");
+    ts_image_free(in);
+    if (st != TS_OK) {
+        item_error(it, "%s: %s", it->input, ts_error_detail());
         return -1;
     }
-    for (int i = 0; i < b->n; i++) {
-        item *it = &b->items[i];
-        char buf[PATH_MAX];
-        if (realpath(it->input, buf))
-            it->real_input = xstrdup(buf);
-        if (it->error[0])
-            continue;
-        if (file_mode) {
-            it->output = xstrdup(o->output);
-            continue;
-        }
-        const char *why;
-        tsio_format f = out_format(o, it, &why);
-        const char *name = path_base(it->input);
-        if (f == tsio_format_from_name(it->input)) {
-            it->output = path_join(o->output, name); /* same format: keep the extension */
-        } else {
-            char *renamed = path_with_ext(name, tsio_format_ext(f));
-            it->output = path_join(o->output, renamed);
-            free(renamed);
-        }
-        if (why)
-            snprintf(it->notice, sizeof it->notice, "%s: %s", it->input, why);
-    }
-    /* collisions: an output that is an input, or an output claimed by an earlier item */
-    for (int i = 0; i < b->n; i++) {
-        item *it = &b->items[i];
-        if (it->error[0] || !it->output)
-            continue;
-        char buf[PATH_MAX];
-        const char *real_out = realpath(it->output, buf) ? buf : NULL;
-        for (int j = 0; j < b->n && real_out; j++)
-            if (b->items[j].real_input && strcmp(b->items[j].real_input, real_out) == 0) {
-                snprintf(it->error, sizeof it->error, "%s: output %s would overwrite an input",
-                         it->input, it->output);
-                break;
-            }
-        for (int j = 0; j < i && !it->error[0]; j++)
-            if (b->items[j].output && strcmp(b->items[j].output, it->output) == 0)
-                snprintf(it->error, sizeof it->error,
-                         "%s: output %s is already written from %s (use separate -o directories)",
-                         it->input, it->output, b->items[j].input);
-        if (!it->error[0] && !o->force && path_exists(it->output))
-            snprintf(it->error, sizeof it->error, "%s: exists (use --force)", it->output);
-    }
+    it->ms[ST_UPLOAD] = it->rep.upload_ms;
+    it->ms[ST_DOWNLOAD] = it->rep.download_ms;
+    double ops = it->rep.total_ms - it->rep.upload_ms - it->rep.download_ms;
+    it->ms[ST_OPS] = ops > 0 ? ops : 0;
     return 0;
 }
+
+static int stage_encode(const batch *b, item *it, ts_image *out)
+{
+    char err[1024], notice[256];
+    /* -r mirrors the input tree: the output's folder may be new */
+    const char *base = path_base(it->output);
+    if (it->from_dir && base != it->output) {
+        char *dir = ts_format("%.*s", (int)(base - it->output), it->output);
+        int made, e = path_mkdirs(dir, &made);
+        free(dir);
+        if (e) {
+            char eb[128];
+            item_error(it, "%s: cannot create its folder: %s", it->output,
+                       tsio_errtext(e, eb, sizeof eb));
+            ts_image_free(out);
+            return -1;
+        }
+    }
+    ts_status st = batch_encode(b, it, out, notice, sizeof notice, err, sizeof err);
+    ts_image_free(out);
+    if (st != TS_OK) {
+        item_error(it, "%s: %s", it->output, err);
+        return -1;
+    }
+    append_notice(it, it->output, notice);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- workers */
 
 static void draw_progress(batch *b, const char *name)
 {
     int width = 30, filled = b->n ? b->finished * width / b->n : width;
+    char *shown = ts_escape(name);
     fprintf(stderr, "\r\033[K[%.*s%*s] %d/%d %.40s", filled, "##############################",
-            width - filled, "", b->finished, b->n, name);
+            width - filled, "", b->finished, b->n, shown);
     fflush(stderr);
+    free(shown);
 }
 
-static void process(batch *b, item *it, ts_pipeline *p)
+/* An image between two stages: decoded and waiting for its device, or processed and waiting for
+ * the encoder. */
+typedef struct staged {
+    int idx;
+    ts_image im;
+} staged;
+
+/* A FIFO of at most `cap` images; the batch lock guards it. */
+typedef struct stage_queue {
+    staged *q;
+    int head, count, cap;
+} stage_queue;
+
+static void push(stage_queue *s, int idx, ts_image im)
 {
-    const ts_options *o = b->o;
-    tsio_load_opts lo = {o->max_pixels};
-    char err[400];
-    ts_image in, out;
-    double t0 = now_ms();
-    if (tsio_load(it->input, &lo, &in, err, sizeof err) != TS_OK) {
-        snprintf(it->error, sizeof it->error, "%s: %s", it->input, err);
-        return;
-    }
-    it->load_ms = now_ms() - t0;
-    it->width = in.width, it->height = in.height, it->channels = in.channels, it->bytes = in.bytes;
-    ts_status st;
-    if (b->shared) {
-        pthread_mutex_lock(&b->gpu);
-        st = ts_pipeline_run(p, &b->chain, &in, &out, &it->rep);
-        pthread_mutex_unlock(&b->gpu);
-    } else {
-        st = ts_pipeline_run(p, &b->chain, &in, &out, &it->rep);
-    }
-    ts_image_free(&in);
-    if (st != TS_OK) {
-        snprintf(it->error, sizeof it->error, "%s: %s", it->input, ts_error_detail());
-        return;
-    }
-    tsio_save_opts so = {o->format, o->quality};
-    if (so.format == TSIO_UNKNOWN)
-        so.format = tsio_format_from_name(it->output);
-    char notice[256];
-    t0 = now_ms();
-    st = tsio_save_atomic(it->output, &out, &so, o->force, notice, sizeof notice, err, sizeof err);
-    it->save_ms = now_ms() - t0;
-    ts_image_free(&out);
-    if (st != TS_OK) {
-        snprintf(it->error, sizeof it->error, "%s: %s", it->output, err);
-        return;
-    }
-    size_t used = strlen(it->notice);
-    if (notice[0])
-        snprintf(it->notice + used, sizeof it->notice - used, "%s%s: %s", used ? "\n" : "",
-                 it->output, notice);
-    if (it->rep.notice[0]) {
-        used = strlen(it->notice);
-        snprintf(it->notice + used, sizeof it->notice - used, "%s%s: %s", used ? "\n" : "",
-                 it->input, it->rep.notice);
-    }
-    it->ok = 1;
+    s->q[(s->head + s->count++) % s->cap] = (staged){idx, im};
 }
+
+static staged pop(stage_queue *s)
+{
+    staged x = s->q[s->head];
+    s->head = (s->head + 1) % s->cap;
+    s->count--;
+    return x;
+}
+
+/* The scheduler of the workers. Images in flight (decoded, not yet written) are at most `cap`,
+ * so memory stays bounded whatever the batch's length; a worker takes, in this order, an image
+ * to encode (frees memory first), an image for its device when that device is free, or the next
+ * input to decode. On the GPU a worker whose device is busy decodes or encodes meanwhile instead
+ * of waiting, so reads, codecs and the op chain of different images overlap. */
+typedef struct sched {
+    stage_queue to_ops, to_encode;
+    int in_flight, cap;
+    int decode_batch; /* files one decode step takes, at most */
+    pthread_cond_t wake;
+} sched;
 
 typedef struct worker_arg {
     batch *b;
-    int id;
+    sched *s;
+    int id;   /* the worker's own CPU pipeline */
+    int slot; /* its device slot: the one whose op chain it runs */
 } worker_arg;
+
+enum { W_DONE, W_DECODE, W_OPS, W_ENCODE };
+
+/* Picks the next piece of work (the batch lock held); waits while there is none yet. W_DECODE
+ * takes `*n_decode` inputs from index job->idx on (as many as the codecs batch and the memory
+ * bound allow; some of them may have failed at planning). */
+static int next_work(batch *b, sched *s, device_slot *d, staged *job, int *n_decode)
+{
+    for (;;) {
+        if (s->to_encode.count) {
+            *job = pop(&s->to_encode);
+            return W_ENCODE;
+        }
+        if (s->to_ops.count && !d->busy) {
+            *job = pop(&s->to_ops);
+            d->busy = d->shared != NULL; /* a CPU slot runs one chain per worker */
+            return W_OPS;
+        }
+        while (b->next < b->n && b->items[b->next].error) { /* failed at planning */
+            b->next++;
+            b->finished++;
+        }
+        if (b->next < b->n && s->in_flight < s->cap) {
+            job->idx = b->next;
+            *n_decode = 0;
+            while (b->next < b->n && *n_decode < s->decode_batch && s->in_flight < s->cap) {
+                if (!b->items[b->next].error) {
+                    s->in_flight++;
+                    (*n_decode)++;
+                } else {
+                    b->finished++;
+                }
+                b->next++;
+            }
+            return W_DECODE;
+        }
+        if (b->next >= b->n && s->in_flight == 0)
+            return W_DONE;
+        pthread_cond_wait(&s->wake, &b->lock);
+    }
+}
+
+/* An image is finished (written or failed): its figures, the progress bar. Lock held. */
+static void finish(batch *b, sched *s, item *it)
+{
+    s->in_flight--;
+    b->finished++;
+    if (it->ok) {
+        device_slot *d = &b->devs[it->device];
+        d->images++;
+        d->mpix += (double)it->width * it->height / 1e6;
+    }
+    if (b->progress)
+        draw_progress(b, path_base(it->input));
+}
+
+/* Decodes the step's inputs (from index `first`, those that did not fail at planning; the lock
+ * not held), then queues what decoded and finishes what did not (the lock held on return). */
+static void decode_step(batch *b, sched *s, int first, int n)
+{
+    decode_slot *slots = xcalloc((size_t)n, sizeof *slots);
+    double t0 = now_ms();
+    for (int k = 0, i = first; k < n; i++)
+        if (!b->items[i].error) {
+            slots[k].it = &b->items[i];
+            slots[k++].it->t_start = t0;
+        }
+    stage_decode(b, slots, n);
+    pthread_mutex_lock(&b->lock);
+    for (int k = 0; k < n; k++) {
+        if (slots[k].st == TS_OK)
+            push(&s->to_ops, (int)(slots[k].it - b->items), slots[k].im);
+        else
+            finish(b, s, slots[k].it);
+    }
+    free(slots);
+}
 
 static void *worker(void *arg)
 {
     worker_arg *w = arg;
     batch *b = w->b;
-    ts_pipeline *p = b->shared ? b->shared : b->own[w->id];
+    sched *s = w->s;
+    device_slot *d = &b->devs[w->slot];
+    ts_pipeline *p = d->shared ? d->shared : b->own[w->id];
+    pthread_mutex_lock(&b->lock);
     for (;;) {
-        pthread_mutex_lock(&b->lock);
-        int i = b->next < b->n ? b->next++ : -1;
-        pthread_mutex_unlock(&b->lock);
-        if (i < 0)
+        staged job;
+        int n_decode = 0;
+        int kind = next_work(b, s, d, &job, &n_decode);
+        if (kind == W_DONE)
             break;
-        item *it = &b->items[i];
-        if (!it->error[0])
-            process(b, it, p);
-        pthread_mutex_lock(&b->lock);
-        it->done = 1;
-        b->finished++;
-        if (b->progress)
-            draw_progress(b, path_base(it->input));
+        item *it = &b->items[job.idx];
         pthread_mutex_unlock(&b->lock);
+        if (kind == W_DECODE) {
+            decode_step(b, s, job.idx, n_decode); /* returns with the lock held */
+            pthread_cond_broadcast(&s->wake);
+            continue;
+        }
+        ts_image out;
+        int failed;
+        if (kind == W_OPS) {
+            it->device = w->slot;
+            failed = stage_ops(b, it, d, p, &job.im, &out);
+            job.im = out;
+        } else {
+            failed = stage_encode(b, it, &job.im);
+            if (!failed) {
+                it->total_ms = now_ms() - it->t_start;
+                append_notice(it, it->input, it->rep.notice);
+                it->ok = 1;
+            }
+        }
+        pthread_mutex_lock(&b->lock);
+        if (kind == W_OPS)
+            d->busy = 0;
+        if (failed || kind == W_ENCODE)
+            finish(b, s, it);
+        else
+            push(&s->to_encode, job.idx, job.im);
+        pthread_cond_broadcast(&s->wake);
     }
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&b->lock);
     return NULL;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
+/* ---------------------------------------------------------------- signals */
 
-static int write_report(const batch *b, const char *path, ts_pipeline *p)
-{
-    char *tmp = path_with_ext(path, "json.tmp");
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        ts_warn("%s: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    const ts_device *dev = ts_pipeline_device(p);
-    fprintf(f, "{\n  \"tool\": \"tessera %s\",\n  \"backend\": \"%s\",\n  \"device\": ", TS_VERSION,
-            dev ? "gpu" : "cpu");
-    json_str(f, dev ? dev->name : "CPU");
-    fprintf(f, ",\n  \"ops\": ");
-    json_str(f, b->o->ops);
-    fprintf(f, ",\n  \"images\": [");
-    for (int i = 0; i < b->n; i++) {
-        const item *it = &b->items[i];
-        fprintf(f, "%s\n    {\"input\": ", i ? "," : "");
-        json_str(f, it->input);
-        fprintf(f, ", \"output\": ");
-        json_str(f, it->ok ? it->output : NULL);
-        fprintf(f, ", \"ok\": %s", it->ok ? "true" : "false");
-        if (!it->ok) {
-            fprintf(f, ", \"error\": ");
-            json_str(f, it->error);
-            fprintf(f, "}");
-            continue;
-        }
-        fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d", it->width,
-                it->height, it->channels, it->bytes * 8);
-        fprintf(f, ", \"load_ms\": %.3f, \"save_ms\": %.3f, \"upload_ms\": %.3f, "
-                   "\"download_ms\": %.3f, \"total_ms\": %.3f, \"ops\": [",
-                it->load_ms, it->save_ms, it->rep.upload_ms, it->rep.download_ms,
-                it->rep.total_ms);
-        for (int k = 0; k < it->rep.n; k++) {
-            const ts_variant *v = it->rep.op[k].variant;
-            fprintf(f, "%s{\"op\": ", k ? ", " : "");
-            json_str(f, b->chain.ops[k].text);
-            fprintf(f, ", \"variant\": ");
-            json_str(f, v ? v->name : "?");
-            fprintf(f, ", \"backend\": \"%s\", \"ms\": %.4f}",
-                    v && ts_variant_is_gpu(v) ? "gpu" : "cpu", it->rep.op[k].ms);
-        }
-        fprintf(f, "]}");
-    }
-    fprintf(f, "\n  ]\n}\n");
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        ts_warn("%s: cannot write the report: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
-}
+static sigset_t stop_signals;
 
-static void print_timings(const batch *b)
+/* The only thread that sees SIGINT/SIGTERM/SIGHUP (every other one blocks them). It is not a
+ * handler, so it may take the temp-file lock: it waits for any half-created temp file to be
+ * registered, removes them all, keeps new ones from being made, then ends the process. */
+static void *signal_thread(void *arg)
 {
-    for (int i = 0; i < b->n; i++) {
-        const item *it = &b->items[i];
-        if (!it->ok)
-            continue;
-        printf("%s  %dx%d %dch %d-bit:", it->input, it->width, it->height, it->channels,
-               it->bytes * 8);
-        for (int k = 0; k < it->rep.n; k++)
-            printf("  %s [%s] %.3f ms", b->chain.ops[k].text,
-                   it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
-        if (it->rep.upload_ms > 0)
-            printf("  (upload %.3f, download %.3f ms)", it->rep.upload_ms, it->rep.download_ms);
-        printf("\n");
+    (void)arg;
+    int sig = 0;
+    while (sigwait(&stop_signals, &sig) != 0) {
     }
-}
-
-static void on_signal(int sig)
-{
+    /* the batch's end cancels this thread: not once it has begun, or the temp lock stays held
+     * and the process would end without the message and the status */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    tsio_remove_temps_final();
     static const char msg[] = "\ntessera: interrupted; temporary files removed\n";
-    tsio_remove_temps();
     if (write(2, msg, sizeof msg - 1) < 0) {
         /* nothing more to do */
     }
     _exit(128 + sig);
 }
 
-static void install_signals(void)
+/* Blocks the stop signals in this thread and every thread started after (the workers and the
+ * GPU runtime's), then starts the thread that handles them. */
+static int start_signal_thread(pthread_t *t)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    if (pthread_create(t, NULL, signal_thread, NULL) != 0) {
+        pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
+        ts_warn("cannot start the signal thread: Ctrl+C ends the batch without cleaning up");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- pipelines and devices */
+
+/* Says once what --devices does here: nothing on the CPU; on the GPU the one device that this
+ * build drives per process (the pipeline opens one device; slots for more plug in here). */
+static void devices_notice(const batch *b, const ts_device *dev)
+{
+    const ts_options *o = b->o;
+    if (!o->devices_given || o->quiet)
+        return;
+    if (!dev) {
+        ts_warn("--devices ignored: running on the CPU");
+        return;
+    }
+    int listed = o->n_devices == 0;
+    for (int i = 0; i < o->n_devices; i++)
+        listed |= o->devices[i] == dev->id;
+    if (!listed || o->n_devices > 1)
+        ts_warn("--devices: this build drives one GPU per process: device %d (%s); "
+                "TESSERA_DEVICE=N picks another", dev->id, dev->name);
 }
 
 static int open_pipelines(batch *b, int workers)
@@ -390,10 +352,23 @@ static int open_pipelines(batch *b, int workers)
     ts_pipeline *first = ts_open_pipeline(o);
     if (!first)
         return -1;
+    b->n_devs = 1;
+    b->devs = xcalloc(1, sizeof *b->devs);
+    pthread_mutex_init(&b->devs[0].lock, NULL);
     if (ts_pipeline_on_gpu(first)) {
-        b->shared = first;
+        b->devs[0].shared = first;
+        b->devs[0].id = ts_pipeline_device(first)->id;
+        devices_notice(b, ts_pipeline_device(first));
         return 0;
     }
+    if (getenv("TESSERA_TEST_SHARED_CPU")) { /* tests: the GPU's scheduling, on the CPU */
+        b->devs[0].shared = first;
+        b->devs[0].id = -1;
+        devices_notice(b, NULL);
+        return 0;
+    }
+    devices_notice(b, NULL);
+    b->devs[0].id = -1;
     b->own = xcalloc((size_t)workers, sizeof *b->own);
     b->own[0] = first;
     b->n_own = workers;
@@ -411,55 +386,37 @@ static int open_pipelines(batch *b, int workers)
     return 0;
 }
 
-int ts_headless(const ts_options *o)
+static void close_pipelines(batch *b)
 {
-    batch b;
-    char err[512];
-    memset(&b, 0, sizeof b);
-    b.o = o;
-    if (ts_chain_parse(o->ops, &b.chain, err, sizeof err) != TS_OK) {
-        ts_warn("--ops: %s", err);
-        return 2;
+    for (int d = 0; d < b->n_devs; d++) {
+        if (b->devs[d].shared)
+            ts_pipeline_destroy(b->devs[d].shared);
+        pthread_mutex_destroy(&b->devs[d].lock);
     }
-    for (int i = 0; i < o->n_inputs; i++) {
-        const char *in = o->inputs[i];
-        if (path_is_dir(in)) {
-            int before = b.n;
-            add_dir(&b, in, 0);
-            if (b.n == before)
-                snprintf(add_item(&b, in)->error, sizeof b.items[0].error,
-                         "%s: a directory without images%s", in,
-                         o->recursive ? "" : " (-r descends into subdirectories)");
-        } else {
-            item *it = add_item(&b, in);
-            if (!path_exists(in))
-                snprintf(it->error, sizeof it->error, "%s: %s", in, strerror(ENOENT));
-        }
-    }
-    if (b.n == 0) {
-        ts_warn("no images found in the inputs");
-        ts_chain_free(&b.chain);
-        return 1;
-    }
-    if (plan_outputs(&b) != 0) {
-        ts_chain_free(&b.chain);
-        return 1;
-    }
-    int workers = o->jobs < b.n ? o->jobs : b.n;
-    /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
-    ts_ref_set_threads(o->jobs / workers);
-    if (open_pipelines(&b, workers) != 0)
-        return 1;
-    install_signals();
-    pthread_mutex_init(&b.lock, NULL);
-    pthread_mutex_init(&b.gpu, NULL);
-    b.progress = !o->quiet && isatty(2) && b.n > 1;
-    double t0 = now_ms();
+    for (int w = 0; w < b->n_own; w++)
+        if (b->own[w])
+            ts_pipeline_destroy(b->own[w]);
+    free(b->own);
+    free(b->devs);
+}
+
+/* ---------------------------------------------------------------- the batch */
+
+static void run_workers(batch *b, int workers)
+{
     pthread_t *tid = xcalloc((size_t)workers, sizeof *tid);
     worker_arg *args = xcalloc((size_t)workers, sizeof *args);
+    sched s;
+    memset(&s, 0, sizeof s);
+    /* two images in flight per worker: one being worked on, one waiting in a queue */
+    s.cap = 2 * workers;
+    s.decode_batch = batch_decode_step();
+    s.to_ops = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+    s.to_encode = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+    pthread_cond_init(&s.wake, NULL);
+    double t0 = now_ms();
     for (int w = 0; w < workers; w++) {
-        args[w].b = &b;
-        args[w].id = w;
+        args[w] = (worker_arg){b, &s, w, w % b->n_devs};
         if (w > 0 && pthread_create(&tid[w], NULL, worker, &args[w]) != 0) {
             ts_warn("cannot start thread %d: running with %d", w, w);
             workers = w;
@@ -469,45 +426,93 @@ int ts_headless(const ts_options *o)
     worker(&args[0]); /* the main thread works too */
     for (int w = 1; w < workers; w++)
         pthread_join(tid[w], NULL);
-    double secs = (now_ms() - t0) / 1000;
+    b->secs = (now_ms() - t0) / 1000;
+    pthread_cond_destroy(&s.wake);
+    free(s.to_ops.q);
+    free(s.to_encode.q);
+    free(tid);
+    free(args);
+}
+
+static void print_messages(const batch *b, int *failed)
+{
+    *failed = 0;
+    for (int i = 0; i < b->n; i++) {
+        const item *it = &b->items[i];
+        /* notices only for written images: a file that fails says its error alone */
+        if (it->ok && it->notice && !b->o->quiet) {
+            const char *line = it->notice;
+            for (;;) { /* one line per notice; the escaping in ts_warn sees each alone */
+                const char *nl = strchr(line, '\n');
+                ts_warn("%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+                if (!nl)
+                    break;
+                line = nl + 1;
+            }
+        }
+        if (it->error)
+            (*failed)++;
+    }
+    for (int i = 0; i < b->n; i++)
+        if (b->items[i].error)
+            ts_warn("%s", b->items[i].error);
+}
+
+static int run_batch(const ts_options *o)
+{
+    batch b;
+    char err[512];
+    memset(&b, 0, sizeof b);
+    b.o = o;
+    if (ts_chain_parse(o->ops, &b.chain, err, sizeof err) != TS_OK) {
+        ts_warn("--ops: %s", err);
+        return 2;
+    }
+    int rc = batch_collect(&b);
+    if (!rc)
+        rc = batch_plan(&b);
+    if (rc) {
+        batch_free_items(&b);
+        ts_chain_free(&b.chain);
+        return rc;
+    }
+    int workers = o->jobs < b.n ? o->jobs : b.n > 0 ? b.n : 1;
+    /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
+    ts_ref_set_threads(o->jobs / workers);
+    if (open_pipelines(&b, workers) != 0) {
+        close_pipelines(&b);
+        batch_free_items(&b);
+        ts_chain_free(&b.chain);
+        return 1;
+    }
+    pthread_mutex_init(&b.lock, NULL);
+    b.progress = !o->quiet && isatty(2) && b.n > 1;
+    run_workers(&b, workers);
     if (b.progress)
         fprintf(stderr, "\r\033[K");
 
-    int failed = 0;
-    for (int i = 0; i < b.n; i++) {
-        item *it = &b.items[i];
-        if (it->notice[0] && !o->quiet)
-            ts_warn("%s", it->notice);
-        if (it->error[0])
-            failed++;
-    }
-    for (int i = 0; i < b.n; i++)
-        if (b.items[i].error[0])
-            ts_warn("%s", b.items[i].error);
+    int failed;
+    print_messages(&b, &failed);
     if (o->timings)
-        print_timings(&b);
-    ts_pipeline *p = b.shared ? b.shared : b.own[0];
-    int report_bad = o->report && write_report(&b, o->report, p) != 0;
-    if (!o->quiet) {
-        const ts_device *dev = ts_pipeline_device(p);
-        if (failed)
-            ts_warn("%d of %d images failed", failed, b.n);
-        ts_warn("%d image%s written to %s in %.2f s (%s%s)", b.n - failed, b.n - failed == 1 ? "" : "s",
-                o->output, secs, dev ? "GPU " : "CPU", dev ? dev->name : "");
-    }
-    if (b.shared)
-        ts_pipeline_destroy(b.shared);
-    for (int w = 0; w < b.n_own; w++)
-        ts_pipeline_destroy(b.own[w]);
-    for (int i = 0; i < b.n; i++) {
-        free(b.items[i].input);
-        free(b.items[i].output);
-        free(b.items[i].real_input);
-    }
-    free(b.own);
-    free(b.items);
-    free(tid);
-    free(args);
+        batch_print_timings(&b);
+    int report_bad = o->report && batch_write_report(&b, o->report) != 0;
+    if (!o->quiet)
+        batch_print_summary(&b, failed);
+    close_pipelines(&b);
+    pthread_mutex_destroy(&b.lock);
+    batch_free_items(&b);
     ts_chain_free(&b.chain);
     return failed || report_bad ? 1 : 0;
+}
+
+int ts_headless(const ts_options *o)
+{
+    pthread_t sig_tid;
+    int have_sig = start_signal_thread(&sig_tid) == 0; /* before any thread, CUDA's included */
+    int rc = run_batch(o);
+    if (have_sig) {
+        pthread_cancel(sig_tid);
+        pthread_join(sig_tid, NULL);
+    }
+    return rc;
 }

@@ -83,8 +83,19 @@ ts_status tsio_save(const char *path, const ts_image *im, const tsio_save_opts *
  * failure, and tsio_remove_temps() can remove it while it exists. */
 ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save_opts *o, int force,
                            char *notice, size_t noticelen, char *err, size_t errlen);
-/* Async-signal-safe: unlinks every temp file being written now (for SIGINT/SIGTERM handlers). */
+/* Async-signal-safe: unlinks every temp file being written now (for SIGINT/SIGTERM handlers).
+ * A file another thread is creating at that moment can escape it: see tsio_remove_temps_final. */
 void tsio_remove_temps(void);
+/* For a thread that handles the signal (sigwait) and then ends the process: waits until no temp
+ * file is half-created, unlinks every one, and keeps new ones from being created (for good). */
+void tsio_remove_temps_final(void);
+/* The temp file of tsio_save_atomic for any other output (the batch report): a new descriptor of
+ * ".NAME.XXXXXX.tmp" beside `path`, created exclusively and registered; -1 with errno. Finish
+ * with tsio_temp_finish: when `ok` it is put in place as tsio_save_atomic does (never over an
+ * existing file unless `force`); otherwise, or if that fails, it is removed. */
+int tsio_temp_open(const char *path, char *tmp, size_t tmplen, int *slot);
+ts_status tsio_temp_finish(const char *tmp, const char *path, int ok, int force, int slot,
+                           char *err, size_t errlen);
 
 /* Encodes a PNG (8 or 16-bit, 1-4 channels) to a stream (app/png16.c). A failed fwrite is
  * TS_ERR_IO; buffered errors show at fflush/fclose, which the caller checks. */

@@ -3,18 +3,21 @@
  *
  * Every write goes through a FILE* whose errors are checked (fwrite, fflush, ferror, fclose), so a
  * full disk is an error; a failed save removes the file it wrote. The safe save creates
- * ".NAME.XXXXXX.tmp" beside the target, registered in a lock-free table before it exists so that
- * a signal handler can unlink it (tsio_remove_temps), and renames it over the target at the end
- * (link() first when not forced, so that a file that appeared meanwhile is never replaced).
+ * ".NAME.XXXXXX.tmp" beside the target (O_EXCL, a random name), registered in a lock-free table
+ * that a signal handler can walk (tsio_remove_temps) under a lock that a signal-handling thread
+ * takes (tsio_remove_temps_final), and renames it over the target at the end (link() first when
+ * not forced, so that a file that appeared meanwhile is never replaced).
  */
 #include "image_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,6 +260,10 @@ static struct {
 
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "signal handlers need lock-free atomics");
 
+/* Held while a temp file is created and registered, so that tsio_remove_temps_final never runs
+ * between the open() and the registration (the file would be left behind). */
+static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void tsio_remove_temps(void)
 {
     for (int i = 0; i < TEMP_SLOTS; i++)
@@ -264,20 +271,22 @@ void tsio_remove_temps(void)
             unlink(temps[i].path);
 }
 
-/* Registers `path` (a new slot when *slot < 0, else reuses it); -1 when all are taken. */
+void tsio_remove_temps_final(void)
+{
+    pthread_mutex_lock(&temp_lock); /* never released: the process is about to end */
+    tsio_remove_temps();
+}
+
+/* Registers `path` in a free slot (*slot stays -1 when all are taken). */
 static void temp_register(int *slot, const char *path)
 {
-    if (*slot < 0) {
-        for (int i = 0; i < TEMP_SLOTS && *slot < 0; i++) {
-            int expect = 0;
-            if (atomic_compare_exchange_strong(&temps[i].state, &expect, 1))
-                *slot = i;
-        }
-        if (*slot < 0)
-            return; /* all busy: the file is still removed on errors, just not on a signal */
-    } else {
-        atomic_store(&temps[*slot].state, 1);
+    for (int i = 0; i < TEMP_SLOTS && *slot < 0; i++) {
+        int expect = 0;
+        if (atomic_compare_exchange_strong(&temps[i].state, &expect, 1))
+            *slot = i;
     }
+    if (*slot < 0)
+        return; /* all busy: the file is still removed on errors, just not on a signal */
     snprintf(temps[*slot].path, TEMP_PATH, "%s", path);
     atomic_store(&temps[*slot].state, 2);
 }
@@ -288,32 +297,50 @@ static void temp_unregister(int slot)
         atomic_store(&temps[slot].state, 0);
 }
 
-/* ".NAME.XXXXXX.tmp" beside the target, created with O_EXCL (0666 less the umask, as the target
- * would be). Registered before it exists, so that no moment leaves it unregistered. */
-static int temp_create(const char *path, char *tmp, size_t tmplen, int *slot)
+/* Six characters nobody can predict (getrandom), so no one can place a symlink at the name first;
+ * O_EXCL refuses one anyway. */
+static void temp_random(char rnd[7])
 {
-    static atomic_uint counter;
     static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    const char *base = slash ? slash + 1 : path;
-    for (int attempt = 0; attempt < 100; attempt++) {
+    static atomic_uint counter;
+    unsigned char b[6];
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) { /* no entropy source: still distinct */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t r = (uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 32 ^
                      (uint64_t)atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull;
+        for (int i = 0; i < 6; i++, r >>= 8)
+            b[i] = (unsigned char)r;
+    }
+    for (int i = 0; i < 6; i++)
+        rnd[i] = digits[b[i] % 62];
+    rnd[6] = '\0';
+}
+
+/* ".NAME.XXXXXX.tmp" beside the target, created with O_EXCL (0666 less the umask, as the target
+ * would be) and registered under temp_lock, so no moment leaves an existing file unregistered and
+ * a name that someone else's file holds (EEXIST) is never registered. */
+static int temp_create(const char *path, char *tmp, size_t tmplen, int *slot)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    for (int attempt = 0; attempt < 100; attempt++) {
         char rnd[7];
-        for (int i = 0; i < 6; i++, r /= 62)
-            rnd[i] = digits[r % 62];
-        rnd[6] = '\0';
+        temp_random(rnd);
         /* NAME is cut to 200 bytes so that the temp name stays under NAME_MAX. */
         int n = snprintf(tmp, tmplen, "%.*s.%.200s.%s.tmp", dirlen, path, base, rnd);
         if (n < 0 || (size_t)n >= tmplen) {
             errno = ENAMETOOLONG;
             return -1;
         }
-        temp_register(slot, tmp);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+        pthread_mutex_lock(&temp_lock);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0666);
+        int e = errno;
+        if (fd >= 0)
+            temp_register(slot, tmp);
+        pthread_mutex_unlock(&temp_lock);
+        errno = e;
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -377,6 +404,22 @@ ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save
     st = write_fd(fd, fmt, im, quality, notice, noticelen, err, errlen);
     if (st == TS_OK)
         st = temp_commit(tmp, path, force, err, errlen);
+    if (st != TS_OK)
+        unlink(tmp);
+    temp_unregister(slot);
+    return st;
+}
+
+int tsio_temp_open(const char *path, char *tmp, size_t tmplen, int *slot)
+{
+    *slot = -1;
+    return temp_create(path, tmp, tmplen, slot);
+}
+
+ts_status tsio_temp_finish(const char *tmp, const char *path, int ok, int force, int slot,
+                           char *err, size_t errlen)
+{
+    ts_status st = ok ? temp_commit(tmp, path, force, err, errlen) : TS_ERR_IO;
     if (st != TS_OK)
         unlink(tmp);
     temp_unregister(slot);

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +11,79 @@
 #include <time.h>
 #include <unistd.h>
 
-void ts_warn(const char *fmt, ...)
+/* Bytes that ts_escape writes for c (without the terminator). */
+static size_t escape_len(unsigned char c)
 {
-    char buf[2048];
+    if (c >= 0x20 && c != 0x7f)
+        return 1;
+    return strchr("\a\b\t\n\v\f\r", c) && c ? 2 : 4;
+}
+
+char *ts_escape(const char *s)
+{
+    static const char letters[] = "\a\b\t\n\v\f\r", names[] = "abtnvfr";
+    size_t n = 1;
+    for (const char *p = s; *p; p++)
+        n += escape_len((unsigned char)*p);
+    char *out = xmalloc(n), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        const char *l = *p ? strchr(letters, *p) : NULL;
+        if (escape_len(*p) == 1) {
+            *o++ = (char)*p;
+        } else if (l) {
+            *o++ = '\\';
+            *o++ = names[l - letters];
+        } else { /* ESC is \033, as in C */
+            *o++ = '\\';
+            *o++ = (char)('0' + (*p >> 6));
+            *o++ = (char)('0' + (*p >> 3 & 7));
+            *o++ = (char)('0' + (*p & 7));
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+char *ts_vformat(const char *fmt, va_list ap)
+{
+    char small[256]; /* most messages fit; a larger one is formatted again at its length */
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0)
+        n = 0, small[0] = '\0';
+    char *s;
+    if ((size_t)n < sizeof small) {
+        s = xstrdup(small);
+    } else {
+        s = xmalloc((size_t)n + 1);
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    }
+    va_end(again);
+    return s;
+}
+
+char *ts_format(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char *s = ts_vformat(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", TS_PROG, buf); /* one call: lines of threads do not interleave */
+    return s;
+}
+
+void ts_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *raw = ts_vformat(fmt, ap);
+    va_end(ap);
+    /* Every message passes here, so a file name with a newline or ESC cannot forge a line or
+     * drive the terminal, whichever message carries it; no length limit cuts the reason off. */
+    char *line = ts_escape(raw);
+    fprintf(stderr, "%s: %s\n", TS_PROG, line); /* one call: lines of threads do not interleave */
+    free(line);
+    free(raw);
 }
 
 static void oom(size_t n)
@@ -91,6 +157,42 @@ int path_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+int path_stat_errno(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? 0 : errno;
+}
+
+int path_mkdirs(const char *path, int *created)
+{
+    char *p = xstrdup(path);
+    int rc = 0;
+    *created = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char keep = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) == 0)
+            *created = 1;
+        else if (errno != EEXIST || !path_is_dir(p))
+            rc = errno == EEXIST ? ENOTDIR : errno;
+        *s = keep;
+        if (rc || !keep)
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+uint64_t hash_fnv1a64(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
 }
 
 int parse_long(const char *s, long lo, long hi, long *out)

@@ -1,24 +1,23 @@
-/* ops.c - the operation grammar, filter construction and kernel files.
+/* ops.c - the op table, and everything derived from it: the chain grammar (ts_op_parse), the
+ * "known:" list, the synopses of --help and --list, family names, output shapes, and the row of
+ * each op kind that the reference (ref.c) and the pipeline consult.
  *
- * Grammar of a chain: items separated by commas, blanks around items ignored:
- *   box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE
- *   rotate:90|180|270  transpose  transverse  flip  flop  equalize[:luma|rgb]
- *   resize:GEOMETRY[:FILTER]  thumbnail:N[:FILTER]  crop:WxH+X+Y  (ref_resize.c)
- * K is odd, 1..31. Filters are built here once, so every backend gets the same float weights.
+ * Grammar of a chain: items separated by commas, blanks around items ignored; an item is NAME or
+ * NAME:ARG[:ARG...], with the names and arguments of the rows of `rows` below. Adding an op is one
+ * row here with its build hook (the conv rows' are in filter.c), its reference (ref.c), its
+ * kernels and its tests; see docs/HACKING.md.
  */
-#include "tessera.h"
-#include "ts_math.h"
+#include "op_table.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_FILE_MAX (1u << 20) /* a kernel file longer than 1 MiB is refused unread */
-
-static ts_status op_error(char *err, size_t errlen, const char *item, const char *what)
+ts_status op_error(char *err, size_t errlen, const char *item, const char *what)
 {
     if (err && errlen)
         snprintf(err, errlen, "'%s': %s", item, what);
@@ -40,7 +39,7 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 }
 
 /* Whole-string finite float; 0 on success. */
-static int parse_float(const char *s, double *out)
+int ops_parse_float(const char *s, double *out)
 {
     char *end;
     if (!*s || isspace((unsigned char)*s))
@@ -53,7 +52,8 @@ static int parse_float(const char *s, double *out)
     return 0;
 }
 
-static int parse_k(const char *s, const char *item, int *k, char *err, size_t errlen)
+/* A filter size: three messages, so a user learns which rule the value broke. */
+static int parse_k(const char *s, const char *item, long *k, char *err, size_t errlen)
 {
     long v;
     if (parse_int(s, -1000000, 1000000, &v) != 0) {
@@ -68,254 +68,358 @@ static int parse_k(const char *s, const char *item, int *k, char *err, size_t er
         op_error(err, errlen, item, "K must be odd");
         return -1;
     }
-    *k = (int)v;
+    *k = v;
     return 0;
 }
 
-/* Sets exact integer weights (one output per call) and derives the float weights. */
-static void filter_set_int(ts_filter *f, int o, const int32_t *iw)
+/* ---------------------------------------------------------------- build hooks and shape rules */
+
+static ts_status build_rotate(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                              char *err, size_t errlen)
 {
-    int taps = f->k * f->k;
-    for (int t = 0; t < taps; t++) {
-        f->iw[o * taps + t] = iw[t];
-        f->w[o * taps + t] = (float)((double)iw[t] / f->divisor);
+    long deg = v->i[0] == -90 ? 270 : v->i[0]; /* -90: counter-clockwise, an alias */
+    if (deg != 90 && deg != 180 && deg != 270)
+        return op_error(err, errlen, item, row->usage);
+    op->geom = deg == 90 ? TS_GEOM_ROT90 : deg == 180 ? TS_GEOM_ROT180 : TS_GEOM_ROT270;
+    snprintf(op->text, sizeof op->text, "rotate:%ld", deg);
+    return TS_OK;
+}
+
+/* transpose, transverse, flip, flop: the row's param is the ts_geom. */
+static ts_status build_geom(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                            char *err, size_t errlen)
+{
+    op->geom = (ts_geom)row->param;
+    snprintf(op->text, sizeof op->text, "%.20s", row->info.name);
+    return TS_OK;
+}
+
+static ts_status build_equalize(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                                char *err, size_t errlen)
+{
+    op->hist_mode = v->i[0] == 1 ? TS_HIST_CHANNELS : TS_HIST_LUMA; /* choices "luma|rgb" */
+    snprintf(op->text, sizeof op->text, "%s",
+             op->hist_mode == TS_HIST_CHANNELS ? "equalize:rgb" : "equalize");
+    return TS_OK;
+}
+
+static ts_status geom_shape(const ts_op *op, int w, int h, int *ow, int *oh)
+{
+    ts_geom_size(op->geom, w, h, ow, oh);
+    return TS_OK;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+#define K_ARG(DEF)                                                                                 \
+    {.name = "K", .kind = ARG_KSIZE, .def = (DEF)}
+#define CONV_OP(NAME, HELP)                                                                        \
+    .info = {.name = (NAME), .family = TS_FAM_CONV, .help = (HELP)}, .kind = TS_OP_CONV,          \
+    .ref = ref_conv_into
+#define GEOM_OP(NAME, HELP)                                                                        \
+    .info = {.name = (NAME), .family = TS_FAM_GEOM, .help = (HELP)}, .kind = TS_OP_GEOM,          \
+    .ref = ref_geom_into, .shape = geom_shape
+#define RESIZE_OP(NAME, HELP)                                                                      \
+    .info = {.name = (NAME), .family = TS_FAM_RESIZE, .help = (HELP)}, .kind = TS_OP_RESIZE,      \
+    .build = op_build_resize, .ref = ref_resize_into, .shape = op_resize_shape
+/* The resize rows' filter: text read by the hook, which also takes aliases (bilinear, lanczos) */
+#define FILTER_ARG {.name = "FILTER", .kind = ARG_TEXT, .choices = "box|triangle|cubic|lanczos3"}
+
+/* In help order. Every row of one kind has the same family, reference and shape rule (a test
+ * checks it): the pipeline and the reference look an op up by its kind. */
+static const op_row rows[] = {
+    {CONV_OP("box", "mean of a K x K square (exact)"), .nargs = 1, .args = {K_ARG(3)},
+     .build = op_build_box},
+    {CONV_OP("gauss", "Gaussian blur, K x K, SIGMA by default as OpenCV's for K"), .nargs = 2,
+     .args = {K_ARG(5),
+              {.name = "SIGMA", .kind = ARG_FLOAT, .lo = 0, .lo_open = 1, .hi = 1000,
+               .bad = "SIGMA must be a number in (0, 1000]"}},
+     .build = op_build_gauss},
+    {CONV_OP("sharpen", "3x3 Laplacian sharpening of strength A (default 1)"), .nargs = 1,
+     .args = {{.name = "A", .kind = ARG_FLOAT, .lo = -1000, .hi = 1000, .def = 1,
+               .bad = "A must be a number in [-1000, 1000]"}},
+     .build = op_build_sharpen},
+    {CONV_OP("emboss", "3x3 emboss"), .build = op_build_emboss},
+    {CONV_OP("edge", "Sobel gradient magnitude"), .build = op_build_edge},
+    {CONV_OP("kernel", "the K x K weights of a file (see README), e.g. kernel:blur.txt"),
+     .nargs = 1, .required = 1, .args = {{.name = "FILE", .kind = ARG_TEXT, .rest = 1}},
+     .usage = "needs a file: kernel:FILE", .build = op_build_kernel},
+    {GEOM_OP("rotate", "rotate clockwise by 90, 180 or 270 degrees"), .nargs = 1, .required = 1,
+     .args = {{.name = "DEG", .kind = ARG_INT, .lo = -1000, .hi = 1000, .choices = "90|180|270",
+               .bad = "rotate takes 90, 180 or 270 (clockwise)"}},
+     .usage = "rotate takes 90, 180 or 270 (clockwise)", .build = build_rotate},
+    {GEOM_OP("transpose", "mirror about the main diagonal"), .param = TS_GEOM_TRANSPOSE,
+     .build = build_geom},
+    {GEOM_OP("transverse", "mirror about the other diagonal"), .param = TS_GEOM_TRANSVERSE,
+     .build = build_geom},
+    {GEOM_OP("flip", "mirror top to bottom"), .param = TS_GEOM_FLIP, .build = build_geom},
+    {GEOM_OP("flop", "mirror left to right"), .param = TS_GEOM_FLOP, .build = build_geom},
+    {.info = {.name = "equalize", .family = TS_FAM_HIST,
+              .help = "histogram equalization of the luma (default) or of each colour channel"},
+     .kind = TS_OP_EQUALIZE, .nargs = 1,
+     .args = {{.name = "MODE", .kind = ARG_WORD, .choices = "luma|rgb",
+               .bad = "equalize takes luma or rgb"}},
+     .build = build_equalize, .ref = ref_equalize_into},
+    /* the geometry is free text (640x480, x480, 50%, 10x10+5-3), read by the hook in ref_resize.c */
+    {RESIZE_OP("resize", "resample to WxH, to width W or height xH keeping the aspect ratio, or "
+                         "to N%; Pillow's filters, lanczos3 by default"),
+     .nargs = 2, .required = 1,
+     .args = {{.name = "GEOMETRY", .kind = ARG_TEXT, .choices = "WxH|W|xH|N%"}, FILTER_ARG},
+     .usage = "resize takes GEOMETRY[:FILTER]"},
+    {RESIZE_OP("thumbnail", "fit within N x N keeping the aspect ratio, never enlarging"),
+     .nargs = 2, .required = 1, .args = {{.name = "N", .kind = ARG_TEXT}, FILTER_ARG},
+     .usage = "thumbnail takes N[:FILTER]"},
+    {RESIZE_OP("crop", "the W x H box at X, Y (signed offsets), clamped to the image; an error "
+                       "when nothing is left"),
+     .nargs = 1, .required = 1, .args = {{.name = "WxH+X+Y", .kind = ARG_TEXT}},
+     .usage = "crop takes WxH+X+Y (sizes 1 to 1048576, offsets signed)"},
+    /* not in the grammar: the histogram alone, for the tests and the benchmark */
+    {.info = {.name = "hist", .family = TS_FAM_HIST, .help = "histogram only"},
+     .kind = TS_OP_HIST, .hidden = 1},
+};
+#define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
+
+#undef K_ARG
+#undef CONV_OP
+#undef GEOM_OP
+#undef RESIZE_OP
+#undef FILTER_ARG
+
+/* Visible rows come first, so index i < ts_op_count() is the i-th op of the grammar. */
+int ts_op_count(void)
+{
+    int n = 0;
+    while (n < N_ROWS && !rows[n].hidden)
+        n++;
+    return n;
+}
+
+const ts_op_info *ts_op_info_at(int i)
+{
+    return i >= 0 && i < ts_op_count() ? &rows[i].info : NULL;
+}
+
+int ts_op_find(const char *name)
+{
+    for (int i = 0; i < ts_op_count(); i++)
+        if (strcmp(rows[i].info.name, name) == 0)
+            return i;
+    return -1;
+}
+
+int ts_op_index(const ts_op *op)
+{
+    char name[sizeof op->text];
+    size_t n = strcspn(op->text, ":");
+    memcpy(name, op->text, n);
+    name[n] = '\0';
+    int i = ts_op_find(name);
+    return i >= 0 && rows[i].kind == op->kind ? i : -1;
+}
+
+const op_row *op_row_of_kind(ts_op_kind k)
+{
+    for (int i = 0; i < N_ROWS; i++)
+        if (rows[i].kind == k)
+            return &rows[i];
+    return NULL;
+}
+
+ts_status ts_op_out_size(const ts_op *op, int width, int height, int *out_width,
+                         int *out_height)
+{
+    const op_row *row = op_row_of_kind(op->kind);
+    *out_width = width;
+    *out_height = height;
+    return row && row->shape ? row->shape(op, width, height, out_width, out_height) : TS_OK;
+}
+
+/* The rules the rest of this file relies on; "" when the table keeps them (tests/test_ops.c). */
+const char *op_table_check(void)
+{
+    for (int i = 0; i < N_ROWS; i++) {
+        const op_row *r = &rows[i], *first = op_row_of_kind(r->kind);
+        if (!r->info.name || !*r->info.name || strchr(r->info.name, ':') || !r->info.help)
+            return r->info.name ? r->info.name : "a row without a name";
+        if (i > 0 && rows[i - 1].hidden && !r->hidden)
+            return "visible rows must come before hidden ones";
+        if ((unsigned)r->info.family >= TS_FAM_COUNT || first->info.family != r->info.family ||
+            first->ref != r->ref || first->shape != r->shape)
+            return "rows of one kind must share family, reference and shape rule";
+        if (r->nargs > OP_MAX_ARGS || r->required > r->nargs)
+            return "more arguments than OP_MAX_ARGS, or more required than declared";
+        for (int j = 0; j < i; j++)
+            if (strcmp(rows[j].info.name, r->info.name) == 0)
+                return "two rows of one name";
+        for (int a = 0; a < r->nargs; a++) {
+            const op_arg *g = &r->args[a];
+            if (!g->name || (g->kind != ARG_KSIZE && g->kind != ARG_TEXT && !g->bad) ||
+                (g->kind == ARG_WORD && !g->choices) || (g->rest && (a || r->nargs != 1)))
+                return "an argument lacks a name, an error text or choices, or a rest is not alone";
+        }
     }
+    return "";
 }
 
-static void filter_box(ts_filter *f, int k)
+/* ---------------------------------------------------------------- text derived from the table */
+
+/* Appends printf-style text to buf (always terminated); returns the length it would have. */
+static size_t append(char *buf, size_t len, size_t at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static size_t append(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
-    int32_t iw[TS_MAX_K * TS_MAX_K];
-    memset(f, 0, sizeof *f);
-    f->k = k;
-    f->outputs = 1;
-    f->exact = 1;
-    f->divisor = k * k;
-    f->separable = 1;
-    for (int i = 0; i < k * k; i++)
-        iw[i] = 1;
-    for (int i = 0; i < k; i++)
-        f->row[i] = f->col[i] = 1.0f; /* integer factors; the divisor applies to their product */
-    filter_set_int(f, 0, iw);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(at < len ? buf + at : NULL, at < len ? len - at : 0, fmt, ap);
+    va_end(ap);
+    return at + (n > 0 ? (size_t)n : 0);
 }
 
-static void filter_gauss(ts_filter *f, int k, double sigma)
+size_t ts_op_synopsis(int i, char *buf, size_t len)
 {
-    double g[TS_MAX_K], sum = 0;
-    int r = (k - 1) / 2;
-    memset(f, 0, sizeof *f);
-    f->k = k;
-    f->outputs = 1;
-    f->separable = 1;
-    for (int i = 0; i < k; i++) {
-        double x = i - r;
-        g[i] = exp(-(x * x) / (2 * sigma * sigma));
-        sum += g[i];
+    const op_row *row = i >= 0 && i < ts_op_count() ? &rows[i] : NULL;
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    if (!row)
+        return 0;
+    at = append(buf, len, at, "%s", row->info.name);
+    for (int a = 0; a < row->nargs; a++) {
+        const op_arg *g = &row->args[a];
+        at = append(buf, len, at, "%s:%s", a >= row->required ? "[" : "",
+                    g->choices ? g->choices : g->name);
     }
-    for (int i = 0; i < k; i++) {
-        g[i] /= sum;
-        f->row[i] = f->col[i] = (float)g[i];
+    for (int a = row->required; a < row->nargs; a++)
+        at = append(buf, len, at, "]");
+    return at;
+}
+
+size_t ts_op_names(int family, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < ts_op_count(); i++)
+        if (family < 0 || rows[i].info.family == (ts_family)family)
+            at = append(buf, len, at, "%s%s", at ? " " : "", rows[i].info.name);
+    return at;
+}
+
+size_t ts_op_usage(char *buf, size_t len)
+{
+    char syn[128];
+    size_t at = 0, line = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < ts_op_count(); i++) {
+        size_t n = ts_op_synopsis(i, syn, sizeof syn);
+        if (line && line + 2 + n > 79) { /* wrap before column 80 */
+            at = append(buf, len, at, "\n");
+            line = 0;
+        }
+        at = append(buf, len, at, "  %s", syn);
+        line += 2 + n;
     }
-    for (int y = 0; y < k; y++)
-        for (int x = 0; x < k; x++)
-            f->w[y * k + x] = (float)(g[y] * g[x]);
+    /* the defaults of K, from the rows that take one */
+    at = append(buf, len, at, "\n  K is odd, 1..%d (", TS_MAX_K);
+    int first = 1;
+    for (int i = 0; i < ts_op_count(); i++)
+        for (int a = 0; a < rows[i].nargs; a++)
+            if (rows[i].args[a].kind == ARG_KSIZE) {
+                at = append(buf, len, at, "%s%s %d", first ? "" : ", ", rows[i].info.name,
+                            (int)rows[i].args[a].def);
+                first = 0;
+            }
+    return append(buf, len, at, " by default).\n");
 }
 
-static void filter_3x3(ts_filter *f, int outputs, const int32_t *iw, int magnitude)
+/* ---------------------------------------------------------------- the grammar */
+
+static const op_row *find_row(const char *name)
 {
-    memset(f, 0, sizeof *f);
-    f->k = 3;
-    f->outputs = outputs;
-    f->exact = 1;
-    f->divisor = 1;
-    f->magnitude = magnitude;
-    for (int o = 0; o < outputs; o++)
-        filter_set_int(f, o, iw + 9 * o);
+    int i = ts_op_find(name);
+    return i >= 0 ? &rows[i] : NULL;
 }
 
-static void filter_sharpen(ts_filter *f, double a)
+/* Index of `word` in "a|b|c", or -1. */
+static int choice_index(const char *choices, const char *word)
 {
-    if (a == floor(a) && fabs(a) <= 1000) {
-        int32_t ia = (int32_t)a;
-        int32_t iw[9] = {0, -ia, 0, -ia, 1 + 4 * ia, -ia, 0, -ia, 0};
-        filter_3x3(f, 1, iw, 0);
-        return;
+    size_t n = strlen(word);
+    for (int i = 0; *choices; i++) {
+        size_t m = strcspn(choices, "|");
+        if (m == n && strncmp(choices, word, n) == 0)
+            return i;
+        choices += m + (choices[m] == '|');
     }
-    float fa = (float)a;
-    float w[9] = {0, -fa, 0, -fa, 1 + 4 * fa, -fa, 0, -fa, 0};
-    memset(f, 0, sizeof *f);
-    f->k = 3;
-    f->outputs = 1;
-    memcpy(f->w, w, sizeof w);
+    return -1;
 }
 
-/* Keeps a filter exact only while int32 accumulation of 16-bit samples cannot overflow. */
-static void filter_check_exact(ts_filter *f)
+/* Parses the given arguments by their kinds into v; the others get their defaults. */
+static ts_status parse_args(const op_row *row, char **arg, int nargs, const char *item,
+                            op_values *v, char *err, size_t errlen)
 {
-    if (!f->exact)
-        return;
-    int taps = f->k * f->k;
-    for (int o = 0; o < f->outputs; o++) {
-        int64_t s = 0;
-        for (int t = 0; t < taps; t++)
-            s += llabs((long long)f->iw[o * taps + t]);
-        if (s > TS_EXACT_WEIGHT_SUM)
-            f->exact = 0; /* the float weights are already set */
-    }
-}
-
-ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen)
-{
-    double v[TS_MAX_K * TS_MAX_K];
-    int n = 0, have_div = 0;
-    double div = 1;
-    size_t i = 0;
-    int line = 1;
-    memset(f, 0, sizeof *f);
-#define KF_FAIL(...)                                                                               \
-    do {                                                                                           \
-        if (err && errlen)                                                                         \
-            snprintf(err, errlen, __VA_ARGS__);                                                    \
-        return ts_fail(TS_ERR_FORMAT, __VA_ARGS__);                                                \
-    } while (0)
-    if (len > KERNEL_FILE_MAX)
-        KF_FAIL("kernel file is larger than %u bytes", KERNEL_FILE_MAX);
-    while (i < len) {
-        char c = text[i];
-        if (c == '\n') {
-            line++;
-            i++;
+    memset(v, 0, sizeof *v);
+    v->given = nargs;
+    for (int a = 0; a < row->nargs; a++) {
+        const op_arg *g = &row->args[a];
+        v->i[a] = (long)g->def;
+        v->f[a] = g->def;
+        if (a >= nargs)
             continue;
+        v->s[a] = arg[a];
+        int bad = 0;
+        switch (g->kind) {
+        case ARG_KSIZE:
+            if (parse_k(arg[a], item, &v->i[a], err, errlen) != 0)
+                return TS_ERR_INVALID;
+            break;
+        case ARG_INT: bad = parse_int(arg[a], (long)g->lo, (long)g->hi, &v->i[a]) != 0; break;
+        case ARG_FLOAT:
+            bad = ops_parse_float(arg[a], &v->f[a]) != 0 || v->f[a] < g->lo || v->f[a] > g->hi ||
+                  (g->lo_open && v->f[a] == g->lo);
+            break;
+        case ARG_WORD: bad = (v->i[a] = choice_index(g->choices, arg[a])) < 0; break;
+        case ARG_TEXT: break;
         }
-        if (c == ' ' || c == '\t' || c == '\r' || c == ',' || c == ';') {
-            i++;
-            continue;
-        }
-        if (c == '#') {
-            while (i < len && text[i] != '\n')
-                i++;
-            continue;
-        }
-        int is_div = 0;
-        if (c == '/') {
-            is_div = 1;
-            i++;
-        } else if (len - i >= 7 && strncmp(text + i, "divisor", 7) == 0) {
-            is_div = 1;
-            i += 7;
-            while (i < len && (text[i] == ' ' || text[i] == '\t'))
-                i++;
-            if (i < len && (text[i] == ':' || text[i] == '='))
-                i++;
-        }
-        while (is_div && i < len && (text[i] == ' ' || text[i] == '\t'))
-            i++;
-        /* one token: up to the next separator */
-        char tok[64];
-        size_t tl = 0;
-        while (i < len && !strchr(" \t\r\n,;#", text[i])) {
-            if (tl + 1 >= sizeof tok)
-                KF_FAIL("line %d: number too long", line);
-            if (text[i] == '\0')
-                KF_FAIL("line %d: NUL byte in kernel file", line);
-            tok[tl++] = text[i++];
-        }
-        tok[tl] = '\0';
-        double x;
-        if (tl == 0 || parse_float(tok, &x) != 0) {
-            if (tl && (strstr(tok, "nan") || strstr(tok, "NAN") || strstr(tok, "inf") ||
-                       strstr(tok, "INF") || strstr(tok, "Inf") || strstr(tok, "NaN")))
-                KF_FAIL("line %d: '%s' is not a finite number", line, tok);
-            KF_FAIL("line %d: '%s' is not a number", line, tl ? tok : (is_div ? "divisor" : "?"));
-        }
-        if (fabs(x) > 1e9)
-            KF_FAIL("line %d: %s is out of range (|w| <= 1e9)", line, tok);
-        if (is_div) {
-            if (have_div)
-                KF_FAIL("line %d: second divisor", line);
-            if (x == 0)
-                KF_FAIL("line %d: divisor is zero", line);
-            have_div = 1;
-            div = x;
-            continue;
-        }
-        if (have_div)
-            KF_FAIL("line %d: weights after the divisor line", line);
-        if (n == TS_MAX_K * TS_MAX_K)
-            KF_FAIL("more than %d weights (K is at most %d)", TS_MAX_K * TS_MAX_K, TS_MAX_K);
-        v[n++] = x;
-    }
-    if (n == 0)
-        KF_FAIL("no weights in kernel file");
-    int k = (int)lround(sqrt((double)n));
-    if (k * k != n)
-        KF_FAIL("%d weights is not a square K x K", n);
-    if (k % 2 == 0)
-        KF_FAIL("%d weights make K = %d, which is even (K must be odd)", n, k);
-    for (int t = 0; t < n; t++) /* a tiny divisor takes a weight past float (found by fuzzing) */
-        if (!(fabs(v[t] / div) <= 1e9))
-            KF_FAIL("weight %g / divisor %g is out of range (|w| <= 1e9)", v[t], div);
-#undef KF_FAIL
-    f->k = k;
-    f->outputs = 1;
-    int integral = div == floor(div) && fabs(div) <= 1e6;
-    for (int t = 0; t < n; t++)
-        integral = integral && v[t] == floor(v[t]) && fabs(v[t]) <= TS_EXACT_WEIGHT_SUM;
-    if (integral) {
-        int32_t iw[TS_MAX_K * TS_MAX_K];
-        int sign = div < 0 ? -1 : 1;
-        f->exact = 1;
-        f->divisor = (int32_t)(div * sign);
-        for (int t = 0; t < n; t++)
-            iw[t] = (int32_t)v[t] * sign;
-        filter_set_int(f, 0, iw);
-        filter_check_exact(f);
-    } else {
-        for (int t = 0; t < n; t++)
-            f->w[t] = (float)(v[t] / div);
+        if (bad)
+            return op_error(err, errlen, item, g->bad);
     }
     return TS_OK;
 }
 
-static ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen)
+/* Cuts "name:a:b" into the name (left in item), its row (NULL: unknown) and the arguments; an
+ * argument of kind `rest` takes the rest, ':' included (a file name may hold ':'). */
+static ts_status split_item(char *item, const char *shown, const op_row **row,
+                            char *arg[OP_MAX_ARGS], int *nargs, char *err, size_t errlen)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return ts_fail(TS_ERR_IO, "%s: %s", path, strerror(errno));
-    }
-    char *buf = malloc(KERNEL_FILE_MAX + 1);
-    if (!buf) {
-        fclose(fp);
-        return ts_fail(TS_ERR_NOMEM, "%s: out of memory", path);
-    }
-    size_t len = fread(buf, 1, KERNEL_FILE_MAX + 1, fp);
-    int rerr = ferror(fp);
-    fclose(fp);
-    ts_status st;
-    if (rerr) {
-        /* fread on a directory fails with EISDIR */
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot read (is it a directory?)", path);
-        st = ts_fail(TS_ERR_IO, "%s: cannot read (is it a directory?)", path);
+    char *colon = strchr(item, ':');
+    if (colon)
+        *colon = '\0';
+    *row = find_row(item);
+    *nargs = 0;
+    if (colon && *row && (*row)->nargs && (*row)->args[0].rest) {
+        arg[(*nargs)++] = colon + 1;
     } else {
-        char sub[200];
-        st = ts_filter_parse(buf, len, f, sub, sizeof sub);
-        if (st != TS_OK) {
-            if (err && errlen)
-                snprintf(err, errlen, "%s: %s", path, sub);
-            ts_fail(st, "%s: %s", path, sub);
+        while (colon) {
+            if (*nargs == OP_MAX_ARGS)
+                return op_error(err, errlen, shown, "too many ':' arguments");
+            arg[(*nargs)++] = colon + 1;
+            if ((colon = strchr(colon + 1, ':')) != NULL)
+                *colon = '\0';
         }
     }
-    free(buf);
-    return st;
+    for (int i = 0; i < *nargs; i++)
+        if (!*arg[i])
+            return op_error(err, errlen, shown, "empty argument");
+    return TS_OK;
 }
-
-static int streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
 
 ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
 {
-    char item[1024], *arg[3] = {NULL, NULL, NULL};
+    char item[1024], *arg[OP_MAX_ARGS] = {NULL};
     int nargs = 0;
     memset(op, 0, sizeof *op);
     /* trim blanks */
@@ -332,121 +436,34 @@ ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
     item[n] = '\0';
     char shown[sizeof item];
     memcpy(shown, item, n + 1);
-    char *name = item;
-    char *colon = strchr(item, ':');
-    if (colon && strncmp(item, "kernel:", 7) == 0) {
-        *colon = '\0';
-        arg[0] = colon + 1; /* a file name may hold ':' */
-        nargs = 1;
-    } else {
-        while (colon) {
-            *colon = '\0';
-            if (nargs == 3)
-                return op_error(err, errlen, shown, "too many ':' arguments");
-            arg[nargs++] = colon + 1;
-            colon = strchr(colon + 1, ':');
-        }
+    const op_row *row;
+    ts_status st = split_item(item, shown, &row, arg, &nargs, err, errlen);
+    if (st != TS_OK)
+        return st;
+    if (!row) {
+        char what[512], known[400];
+        ts_op_names(-1, known, sizeof known);
+        snprintf(what, sizeof what, "unknown operation (known: %s)", known);
+        return op_error(err, errlen, shown, what);
     }
-    for (int i = 0; i < nargs; i++)
-        if (!*arg[i])
-            return op_error(err, errlen, shown, "empty argument");
-
-#define MAXARGS(m)                                                                                 \
-    do {                                                                                           \
-        if (nargs > (m))                                                                           \
-            return op_error(err, errlen, shown, (m) ? "too many arguments" : "takes no argument"); \
-    } while (0)
-
-    op->kind = TS_OP_CONV;
-    if (streq(name, "box")) {
-        int k = 3;
-        MAXARGS(1);
-        if (nargs && parse_k(arg[0], shown, &k, err, errlen))
-            return TS_ERR_INVALID;
-        filter_box(&op->filter, k);
-        snprintf(op->text, sizeof op->text, "box:%d", k);
-    } else if (streq(name, "gauss")) {
-        int k = 5;
-        MAXARGS(2);
-        if (nargs && parse_k(arg[0], shown, &k, err, errlen))
-            return TS_ERR_INVALID;
-        double sigma = 0.3 * ((k - 1) * 0.5 - 1) + 0.8;
-        if (nargs == 2 && (parse_float(arg[1], &sigma) != 0 || !(sigma > 0) || sigma > 1000))
-            return op_error(err, errlen, shown, "SIGMA must be a number in (0, 1000]");
-        filter_gauss(&op->filter, k, sigma);
-        if (nargs == 2)
-            snprintf(op->text, sizeof op->text, "gauss:%d:%g", k, sigma);
-        else
-            snprintf(op->text, sizeof op->text, "gauss:%d", k);
-    } else if (streq(name, "sharpen")) {
-        double a = 1;
-        MAXARGS(1);
-        if (nargs && (parse_float(arg[0], &a) != 0 || fabs(a) > 1000))
-            return op_error(err, errlen, shown, "A must be a number in [-1000, 1000]");
-        filter_sharpen(&op->filter, a);
-        if (nargs)
-            snprintf(op->text, sizeof op->text, "sharpen:%g", a);
-        else
-            snprintf(op->text, sizeof op->text, "sharpen");
-    } else if (streq(name, "emboss")) {
-        static const int32_t iw[9] = {-2, -1, 0, -1, 1, 1, 0, 1, 2};
-        MAXARGS(0);
-        filter_3x3(&op->filter, 1, iw, 0);
-        snprintf(op->text, sizeof op->text, "emboss");
-    } else if (streq(name, "edge")) {
-        static const int32_t iw[18] = {-1, 0, 1, -2, 0, 2, -1, 0, 1,   /* Sobel x */
-                                       -1, -2, -1, 0, 0, 0, 1, 2, 1}; /* Sobel y */
-        MAXARGS(0);
-        filter_3x3(&op->filter, 2, iw, 1);
-        snprintf(op->text, sizeof op->text, "edge");
-    } else if (streq(name, "kernel")) {
-        if (nargs != 1)
-            return op_error(err, errlen, shown, "needs a file: kernel:FILE");
-        ts_status st = filter_load(arg[0], &op->filter, err, errlen);
-        if (st != TS_OK)
-            return st;
-        const char *base = strrchr(arg[0], '/');
-        snprintf(op->text, sizeof op->text, "kernel:%.60s", base ? base + 1 : arg[0]);
-    } else if (streq(name, "rotate")) {
-        long deg;
-        op->kind = TS_OP_GEOM;
-        if (nargs != 1 || parse_int(arg[0], -1000, 1000, &deg) != 0 ||
-            (deg != 90 && deg != 180 && deg != 270 && deg != -90))
-            return op_error(err, errlen, shown, "rotate takes 90, 180 or 270 (clockwise)");
-        if (deg == -90)
-            deg = 270;
-        op->geom = deg == 90 ? TS_GEOM_ROT90 : deg == 180 ? TS_GEOM_ROT180 : TS_GEOM_ROT270;
-        snprintf(op->text, sizeof op->text, "rotate:%ld", deg);
-    } else if (streq(name, "transpose") || streq(name, "transverse") || streq(name, "flip") ||
-               streq(name, "flop")) {
-        MAXARGS(0);
-        op->kind = TS_OP_GEOM;
-        op->geom = streq(name, "transpose")    ? TS_GEOM_TRANSPOSE
-                   : streq(name, "transverse") ? TS_GEOM_TRANSVERSE
-                   : streq(name, "flip")       ? TS_GEOM_FLIP
-                                               : TS_GEOM_FLOP;
-        snprintf(op->text, sizeof op->text, "%.20s", name);
-    } else if (streq(name, "equalize")) {
-        MAXARGS(1);
-        op->kind = TS_OP_EQUALIZE;
-        op->hist_mode = TS_HIST_LUMA;
-        if (nargs && streq(arg[0], "rgb"))
-            op->hist_mode = TS_HIST_CHANNELS;
-        else if (nargs && !streq(arg[0], "luma"))
-            return op_error(err, errlen, shown, "equalize takes luma or rgb");
-        snprintf(op->text, sizeof op->text, "%s",
-                 op->hist_mode == TS_HIST_CHANNELS ? "equalize:rgb" : "equalize");
-    } else if (streq(name, "resize") || streq(name, "thumbnail") || streq(name, "crop")) {
-        /* resize family: grammar in ref_resize.c */
-        return ts_resize_parse(name, nargs, arg, shown, op, err, errlen);
-    } else {
+    if (nargs > row->nargs || nargs < row->required)
         return op_error(err, errlen, shown,
-                        "unknown operation (known: box gauss sharpen emboss edge kernel rotate "
-                        "transpose transverse flip flop equalize resize thumbnail crop)");
+                        row->usage ? row->usage
+                        : row->nargs ? "too many arguments"
+                                     : "takes no argument");
+    op_values v;
+    st = parse_args(row, arg, nargs, shown, &v, err, errlen);
+    if (st != TS_OK)
+        return st;
+    op->kind = row->kind;
+    if (!row->build) {
+        snprintf(op->text, sizeof op->text, "%s", row->info.name);
+        return TS_OK;
     }
-#undef MAXARGS
-    return TS_OK;
+    return row->build(row, &v, shown, op, err, errlen);
 }
+
+/* ---------------------------------------------------------------- chains */
 
 ts_status ts_chain_append(ts_chain *chain, const ts_op *op)
 {
@@ -519,6 +536,7 @@ ts_status ts_chain_parse(const char *text, ts_chain *chain, char *err, size_t er
     return st;
 }
 
+
 void ts_geom_size(ts_geom g, int width, int height, int *out_width, int *out_height)
 {
     int swap = g == TS_GEOM_ROT90 || g == TS_GEOM_ROT270 || g == TS_GEOM_TRANSPOSE ||
@@ -532,37 +550,31 @@ int ts_hist_count(ts_hist_mode mode, int channels)
     return (mode == TS_HIST_LUMA || ts_color_channels(channels) == 1) ? 1 : 3;
 }
 
+
+/* ---------------------------------------------------------------- families */
+
+static const char *const family_names[TS_FAM_COUNT] = {"conv", "geom", "hist", "resize"};
+
 const char *ts_family_name(ts_family f)
 {
-    static const char *const names[TS_FAM_COUNT] = {"conv", "geom", "hist", "resize"};
-    return (unsigned)f < TS_FAM_COUNT ? names[f] : "?";
+    return (unsigned)f < TS_FAM_COUNT ? family_names[f] : "?";
 }
 
 ts_family ts_op_family(ts_op_kind k)
 {
-    return k == TS_OP_CONV       ? TS_FAM_CONV
-           : k == TS_OP_GEOM     ? TS_FAM_GEOM
-           : k == TS_OP_RESIZE ? TS_FAM_RESIZE
-                                 : TS_FAM_HIST;
+    const op_row *row = op_row_of_kind(k);
+    return row ? row->info.family : TS_FAM_HIST;
 }
 
 int ts_family_from_name(const char *name, ts_family *f)
 {
-    static const struct {
-        const char *name;
-        ts_family f;
-    } map[] = {
-        {"conv", TS_FAM_CONV},     {"box", TS_FAM_CONV},        {"gauss", TS_FAM_CONV},
-        {"sharpen", TS_FAM_CONV},  {"emboss", TS_FAM_CONV},     {"edge", TS_FAM_CONV},
-        {"kernel", TS_FAM_CONV},   {"geom", TS_FAM_GEOM},       {"rotate", TS_FAM_GEOM},
-        {"transpose", TS_FAM_GEOM}, {"transverse", TS_FAM_GEOM}, {"flip", TS_FAM_GEOM},
-        {"flop", TS_FAM_GEOM},     {"hist", TS_FAM_HIST},       {"equalize", TS_FAM_HIST},
-        {"resize", TS_FAM_RESIZE}, {"thumbnail", TS_FAM_RESIZE}, {"crop", TS_FAM_RESIZE},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(name, map[i].name) == 0) {
-            *f = map[i].f;
+    for (int i = 0; i < TS_FAM_COUNT; i++)
+        if (strcmp(name, family_names[i]) == 0) {
+            *f = (ts_family)i;
             return 1;
         }
-    return 0;
+    const op_row *row = find_row(name);
+    if (row)
+        *f = row->info.family;
+    return row != NULL;
 }

@@ -101,6 +101,18 @@ ts_stream ts_pipeline_stream(const ts_pipeline *p) { return p->gpu ? p->stream :
 
 const ts_device *ts_pipeline_device(const ts_pipeline *p) { return p->gpu ? &p->dev : NULL; }
 
+size_t ts_variant_names(ts_family f, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "auto");
+    for (size_t i = 0; i < ts_variant_count(); i++)
+        if (ts_variant_at(i)->family == f) {
+            int n = snprintf(at < len ? buf + at : NULL, at < len ? len - at : 0, " %s",
+                             ts_variant_at(i)->name);
+            at += n > 0 ? (size_t)n : 0;
+        }
+    return at;
+}
+
 ts_status ts_pipeline_select(ts_pipeline *p, ts_family f, const char *name)
 {
     if ((unsigned)f >= TS_FAM_COUNT)
@@ -111,12 +123,8 @@ ts_status ts_pipeline_select(ts_pipeline *p, ts_family f, const char *name)
     }
     const ts_variant *v = ts_variant_find(f, name);
     if (!v) {
-        char known[256] = "auto";
-        for (size_t i = 0; i < ts_variant_count(); i++)
-            if (ts_variant_at(i)->family == f) {
-                strncat(known, " ", sizeof known - strlen(known) - 1);
-                strncat(known, ts_variant_at(i)->name, sizeof known - strlen(known) - 1);
-            }
+        char known[256];
+        ts_variant_names(f, known, sizeof known);
         return ts_fail(TS_ERR_INVALID, "%s has no variant '%s' (known: %s)", ts_family_name(f),
                        name, known);
     }
@@ -223,7 +231,7 @@ static ts_status run_cpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
     ts_status st = out_shape(op, in, &w, &h);
     if (st != TS_OK || (st = ts_image_alloc(out, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
-    ts_job job = {op, *in, *out, NULL, NULL, 0, NULL, NULL, 0};
+    ts_job job = {.op = op, .in = *in, .out = *out};
     size_t need = v->scratch ? v->scratch(&job) : 0;
     if (need && (st = ensure_scratch(p, need)) != TS_OK) {
         ts_image_free(out);
@@ -266,7 +274,8 @@ static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
     ts_status st = out_shape(op, in, &w, &h);
     if (st != TS_OK || (st = ensure_dev(p, dst, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
-    ts_job job = {op, *in, p->d_buf[dst], NULL, NULL, 0, p->stream, &p->dev, 0};
+    ts_job job = {.op = op, .in = *in, .out = p->d_buf[dst], .stream = p->stream,
+                  .dev = &p->dev};
     size_t need = v->scratch ? v->scratch(&job) : 0;
     if (need && (st = ensure_scratch(p, need)) != TS_OK)
         return st;
@@ -360,7 +369,7 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     int dst = src == &p->d_buf[0]; /* ping-pong through d_buf, never writing the input */
     for (int i = 0; i < c->n; i++) {
         const ts_op *op = &c->ops[i];
-        ts_job probe = {op, *src, *src, NULL, NULL, 0, p->stream, &p->dev, 0};
+        ts_job probe = {.op = op, .in = *src, .out = *src, .stream = p->stream, .dev = &p->dev};
         int pw, ph; /* `supports` may read the output shape (resize: the tiles it needs) */
         if (out_shape(op, src, &pw, &ph) == TS_OK)
             probe.out.width = pw, probe.out.height = ph;
@@ -422,7 +431,7 @@ static ts_status run_cpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
                ts_row_bytes(in));
     for (int i = 0; i < c->n; i++) {
         const ts_op *op = &c->ops[i];
-        ts_job probe = {op, cur, cur, NULL, NULL, 0, NULL, NULL, 0};
+        ts_job probe = {.op = op, .in = cur, .out = cur};
         const ts_variant *v = choose(p, &probe, rep);
         ts_image next;
         rep->op[i].variant = v;

@@ -5,7 +5,7 @@
  * Semantics (README "Operations"): correlation with border replicate; exact filters accumulate
  * integers and round once (ties to even); float filters accumulate in float; alpha passes through.
  */
-#include "tessera.h"
+#include "op_table.h"
 #include "ts_math.h"
 
 #include <pthread.h>
@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BAND_ROWS 64 /* rows of output planes held at once by ts_ref_conv (per thread) */
+/* Rows of output planes the reference convolution holds at once (per thread). */
+#define BAND_ROWS 64
 #define MAX_THREADS 64
 
 static atomic_int ref_threads = 1;
@@ -39,22 +40,6 @@ static int *clamp_table(int n, int k)
     return t;
 }
 
-static int slice_is_zero_f(const float *w, int taps)
-{
-    for (int t = 0; t < taps; t++)
-        if (w[t] != 0.0f)
-            return 0;
-    return 1;
-}
-
-static int slice_is_zero_i(const int32_t *w, int taps)
-{
-    for (int t = 0; t < taps; t++)
-        if (w[t] != 0)
-            return 0;
-    return 1;
-}
-
 /* One tap row of one channel added to a row of accumulators: acc[x] += sum_kx w[kx] * in[xi[x+kx]].
  * Per output the additions happen in the order ky, kx, as in the definition; the loops are only
  * arranged so that the sample type is known outside them. */
@@ -70,64 +55,46 @@ static int slice_is_zero_i(const int32_t *w, int taps)
         }                                                                                          \
     } while (0)
 
-/* Rows [y0, y1) of a float bank; out planes hold (y1 - y0) * width values each. */
-static void bank_rows_f(const ts_image *in, const float *w, int outputs, int k, const int *xi,
-                        int y0, int y1, float *out)
-{
-    int r = k / 2, taps = k * k, ch = in->channels, W = in->width;
-    size_t plane = (size_t)(y1 - y0) * (size_t)W;
-    for (int o = 0; o < outputs; o++) {
-        float *op = out + (size_t)o * plane;
-        memset(op, 0, plane * sizeof *op);
-        for (int c = 0; c < ch; c++) {
-            const float *ws = w + ((size_t)o * ch + c) * taps;
-            if (slice_is_zero_f(ws, taps))
-                continue;
-            for (int y = y0; y < y1; y++) {
-                float *acc = op + (size_t)(y - y0) * W;
-                for (int ky = 0; ky < k; ky++) {
-                    int yy = y + ky - r;
-                    yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
-                    const unsigned char *row = (const unsigned char *)in->data + (size_t)yy * in->pitch;
-                    const float *wr = ws + ky * k;
-                    if (in->bytes == 2)
-                        TAP_ROW(float, uint16_t, float);
-                    else
-                        TAP_ROW(float, uint8_t, float);
-                }
-            }
-        }
+/* Rows [y0, y1) of a bank; out planes hold (y1 - y0) * width values each. One body for the float
+ * bank (float weights and sums) and the exact one (int32 weights, int64 sums): W_T and ACC_T are
+ * the only difference, so the two cannot drift apart. A channel whose weights are all zero adds
+ * nothing and is skipped. */
+#define DEFINE_BANK_ROWS(NAME, W_T, ACC_T)                                                          \
+    static void NAME(const ts_image *in, const W_T *w, int outputs, int k, const int *xi, int y0,  \
+                     int y1, ACC_T *out)                                                           \
+    {                                                                                              \
+        int r = k / 2, taps = k * k, ch = in->channels, W = in->width;                             \
+        size_t plane = (size_t)(y1 - y0) * (size_t)W;                                              \
+        for (int o = 0; o < outputs; o++) {                                                        \
+            ACC_T *op = out + (size_t)o * plane;                                                   \
+            memset(op, 0, plane * sizeof *op);                                                     \
+            for (int c = 0; c < ch; c++) {                                                         \
+                const W_T *ws = w + ((size_t)o * ch + c) * taps;                                   \
+                int zero = 1;                                                                      \
+                for (int t = 0; t < taps && zero; t++)                                             \
+                    zero = ws[t] == 0;                                                             \
+                if (zero)                                                                          \
+                    continue;                                                                      \
+                for (int y = y0; y < y1; y++) {                                                    \
+                    ACC_T *acc = op + (size_t)(y - y0) * W;                                        \
+                    for (int ky = 0; ky < k; ky++) {                                               \
+                        int yy = y + ky - r;                                                       \
+                        yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;                  \
+                        const unsigned char *row =                                                 \
+                            (const unsigned char *)in->data + (size_t)yy * in->pitch;              \
+                        const W_T *wr = ws + ky * k;                                               \
+                        if (in->bytes == 2)                                                        \
+                            TAP_ROW(ACC_T, uint16_t, W_T);                                         \
+                        else                                                                       \
+                            TAP_ROW(ACC_T, uint8_t, W_T);                                          \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
-
-static void bank_rows_i(const ts_image *in, const int32_t *w, int outputs, int k, const int *xi,
-                        int y0, int y1, int64_t *out)
-{
-    int r = k / 2, taps = k * k, ch = in->channels, W = in->width;
-    size_t plane = (size_t)(y1 - y0) * (size_t)W;
-    for (int o = 0; o < outputs; o++) {
-        int64_t *op = out + (size_t)o * plane;
-        memset(op, 0, plane * sizeof *op);
-        for (int c = 0; c < ch; c++) {
-            const int32_t *ws = w + ((size_t)o * ch + c) * taps;
-            if (slice_is_zero_i(ws, taps))
-                continue;
-            for (int y = y0; y < y1; y++) {
-                int64_t *acc = op + (size_t)(y - y0) * W;
-                for (int ky = 0; ky < k; ky++) {
-                    int yy = y + ky - r;
-                    yy = yy < 0 ? 0 : yy >= in->height ? in->height - 1 : yy;
-                    const unsigned char *row = (const unsigned char *)in->data + (size_t)yy * in->pitch;
-                    const int32_t *wr = ws + ky * k;
-                    if (in->bytes == 2)
-                        TAP_ROW(int64_t, uint16_t, int32_t);
-                    else
-                        TAP_ROW(int64_t, uint8_t, int32_t);
-                }
-            }
-        }
-    }
-}
+DEFINE_BANK_ROWS(bank_rows_f, float, float)
+DEFINE_BANK_ROWS(bank_rows_i, int32_t, int64_t)
+#undef DEFINE_BANK_ROWS
 #undef TAP_ROW
 
 static ts_status check_bank(const ts_image *in, int outputs, int k)
@@ -137,7 +104,9 @@ static ts_status check_bank(const ts_image *in, int outputs, int k)
     return ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
 }
 
-ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, int k, float *out)
+/* The whole image through bank_rows_i (exact) or bank_rows_f. */
+static ts_status filter_bank(const ts_image *in, const void *w, int outputs, int k, void *out,
+                             int exact)
 {
     ts_status st = check_bank(in, outputs, k);
     if (st != TS_OK)
@@ -145,23 +114,23 @@ ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, in
     int *xi = clamp_table(in->width, k);
     if (!xi)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
-    bank_rows_f(in, w, outputs, k, xi, 0, in->height, out);
+    if (exact)
+        bank_rows_i(in, w, outputs, k, xi, 0, in->height, out);
+    else
+        bank_rows_f(in, w, outputs, k, xi, 0, in->height, out);
     free(xi);
     return TS_OK;
+}
+
+ts_status ts_ref_filter_bank(const ts_image *in, const float *w, int outputs, int k, float *out)
+{
+    return filter_bank(in, w, outputs, k, out, 0);
 }
 
 ts_status ts_ref_filter_bank_int(const ts_image *in, const int32_t *w, int outputs, int k,
                                  int64_t *out)
 {
-    ts_status st = check_bank(in, outputs, k);
-    if (st != TS_OK)
-        return st;
-    int *xi = clamp_table(in->width, k);
-    if (!xi)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    bank_rows_i(in, w, outputs, k, xi, 0, in->height, out);
-    free(xi);
-    return TS_OK;
+    return filter_bank(in, w, outputs, k, out, 1);
 }
 
 static void copy_alpha(const ts_image *in, ts_image *out)
@@ -239,7 +208,7 @@ static void *conv_worker(void *arg)
 
 /* A depthwise op as the general bank: outputs (c, f) see only colour channel c. Bands of
  * BAND_ROWS rows go to up to ts_ref_threads() threads (the caller's among them). */
-static ts_status conv_into(const ts_op *op, const ts_image *in, ts_image *out)
+ts_status ref_conv_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
     const ts_filter *f = &op->filter;
     int k = f->k, taps = k * k, F = f->outputs, ch = in->channels;
@@ -292,8 +261,9 @@ static ts_status conv_into(const ts_op *op, const ts_image *in, ts_image *out)
     return st;
 }
 
-static ts_status geom_into(ts_geom g, const ts_image *in, ts_image *out)
+ts_status ref_geom_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
+    ts_geom g = op->geom;
     int W = in->width, H = in->height, ow = out->width, oh = out->height;
     size_t px = ts_pixel_bytes(in);
     for (int y = 0; y < oh; y++) {
@@ -352,8 +322,9 @@ void ts_equalize_lut(const uint32_t *hist, int bins, uint64_t n, uint16_t *lut)
     }
 }
 
-static ts_status equalize_into(ts_hist_mode mode, const ts_image *in, ts_image *out)
+ts_status ref_equalize_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
+    ts_hist_mode mode = op->hist_mode;
     int bins = ts_hist_bins(in->bytes), nh = ts_hist_count(mode, in->channels);
     int maxv = ts_max_value(in->bytes), cc = ts_color_channels(in->channels);
     uint64_t n = (uint64_t)in->width * in->height;
@@ -386,30 +357,25 @@ done:
     return st;
 }
 
+/* The reference of an op is its table row's (ops.c); so is its output shape. */
 ts_status ts_ref_op_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
-    int ow = in->width, oh = in->height;
-    if (op->kind == TS_OP_RESIZE) /* checks its own shape: the size can be an error */
-        return ts_ref_resize(&op->resize, in, out);
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
-    if (op->kind == TS_OP_HIST || out->width != ow || out->height != oh ||
+    const op_row *row = op_row_of_kind(op->kind);
+    int ow, oh;
+    ts_status st = ts_op_out_size(op, in->width, in->height, &ow, &oh);
+    if (st != TS_OK) /* a crop box outside the image */
+        return ts_fail(st, "%s: %s", op->text, ts_error_detail());
+    if (!row || !row->ref || out->width != ow || out->height != oh ||
         out->channels != in->channels || out->bytes != in->bytes)
         return ts_fail(TS_ERR_INVALID, "%s: output image has the wrong shape", op->text);
-    switch (op->kind) {
-    case TS_OP_CONV: return conv_into(op, in, out);
-    case TS_OP_GEOM: return geom_into(op->geom, in, out);
-    case TS_OP_EQUALIZE: return equalize_into(op->hist_mode, in, out);
-    case TS_OP_HIST: break;
-    case TS_OP_RESIZE: break;
-    }
-    return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
+    return row->ref(op, in, out);
 }
 
 ts_status ts_ref_op(const ts_op *op, const ts_image *in, ts_image *out)
 {
-    int ow = in->width, oh = in->height;
-    if (op->kind == TS_OP_HIST)
+    const op_row *row = op_row_of_kind(op->kind);
+    int ow, oh;
+    if (!row || !row->ref)
         return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
     ts_status st = ts_op_out_size(op, in->width, in->height, &ow, &oh);
     if (st != TS_OK)

@@ -1,5 +1,6 @@
-/* ref_resize.c - resize, thumbnail and crop: the grammar, the output size and the CPU reference
- * (the test oracle and the no-GPU fallback).
+/* ref_resize.c - resize, thumbnail and crop: what their rows in the op table (ops.c) point to:
+ * the hook reading their arguments, the output size and the CPU reference (the test oracle and
+ * the no-GPU fallback).
  *
  * Resampling is Pillow's ImagingResample (src/libImaging/Resample.c), so an independent library
  * is the oracle (tests/resize_pillow.py): per axis, scale = in / out, the filter's support is
@@ -18,7 +19,7 @@
  * part of the box inside the image (X and Y may be negative) and fails when nothing is left.
  * FILTER: box, triangle (bilinear), cubic (Catmull-Rom, a = -0.5), lanczos3 (the default).
  */
-#include "tessera.h"
+#include "op_table.h"
 #include "resize.h"
 
 #include <ctype.h>
@@ -180,8 +181,9 @@ static int round_side(double v)
     return r < 1 ? 1 : r > TS_MAX_DIM + 1.0 ? TS_MAX_DIM + 1 : (int)r;
 }
 
-ts_status ts_resize_size(const ts_resize *r, int width, int height, int *ow, int *oh)
+ts_status op_resize_shape(const ts_op *op, int width, int height, int *ow, int *oh)
 {
+    const ts_resize *r = &op->resize;
     int w = width, h = height;
     switch (r->mode) {
     case TS_RESIZE_SCALE:
@@ -230,25 +232,7 @@ ts_status ts_resize_size(const ts_resize *r, int width, int height, int *ow, int
     return TS_OK;
 }
 
-ts_status ts_op_out_size(const ts_op *op, int width, int height, int *ow, int *oh)
-{
-    *ow = width;
-    *oh = height;
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, width, height, ow, oh);
-    else if (op->kind == TS_OP_RESIZE)
-        return ts_resize_size(&op->resize, width, height, ow, oh);
-    return TS_OK;
-}
-
 /* ---------------------------------------------------------------- grammar */
-
-static ts_status parse_error(char *err, size_t errlen, const char *item, const char *what)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "'%s': %s", item, what);
-    return ts_fail(TS_ERR_INVALID, "'%s': %s", item, what);
-}
 
 /* Decimal digits at *s as a side length 1..TS_MAX_DIM; advances *s. 0 on success. */
 static int parse_side(const char **s, int *v)
@@ -308,9 +292,13 @@ static int parse_filter(const char *s, ts_resize_filter *f)
 
 #define FILTER_HELP "FILTER is box, triangle, cubic or lanczos3"
 
-ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const char *shown,
-                          ts_op *op, char *err, size_t errlen)
+/* The arguments arrive as text (the row declares them ARG_TEXT): a geometry has its own syntax,
+ * and the filter names have aliases. */
+ts_status op_build_resize(const op_row *row, const op_values *v, const char *shown, ts_op *op,
+                          char *err, size_t errlen)
 {
+    const char *name = row->info.name, *const *args = v->s;
+    int nargs = v->given;
     ts_resize *r = &op->resize;
     memset(r, 0, sizeof *r);
     op->kind = TS_OP_RESIZE;
@@ -321,18 +309,18 @@ ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const 
         r->mode = TS_RESIZE_CROP;
         if (parse_side(&s, &r->w) || (*s != 'x' && *s != 'X') || (s++, parse_side(&s, &r->h)) ||
             (*s && (parse_offset(&s, &r->x) || parse_offset(&s, &r->y) || *s)))
-            return parse_error(err, errlen, shown,
+            return op_error(err, errlen, shown,
                                "crop takes WxH+X+Y (sizes 1 to 1048576, offsets signed)");
         snprintf(op->text, sizeof op->text, "crop:%dx%d%+ld%+ld", r->w, r->h, r->x, r->y);
         return TS_OK;
     }
     if (nargs < 1 || nargs > 2)
-        return parse_error(err, errlen, shown,
+        return op_error(err, errlen, shown,
                            strcmp(name, "thumbnail") == 0 ? "thumbnail takes N[:FILTER]"
                                                           : "resize takes GEOMETRY[:FILTER]");
     if (nargs == 2) {
         if (parse_filter(args[1], &r->filter))
-            return parse_error(err, errlen, shown, FILTER_HELP);
+            return op_error(err, errlen, shown, FILTER_HELP);
         if (r->filter != TS_FILTER_LANCZOS3)
             snprintf(ftext, sizeof ftext, ":%s", filter_names[r->filter]);
     }
@@ -340,7 +328,7 @@ ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const 
     if (strcmp(name, "thumbnail") == 0) {
         r->mode = TS_RESIZE_THUMBNAIL;
         if (parse_side(&s, &r->w) || *s)
-            return parse_error(err, errlen, shown, "thumbnail takes N from 1 to 1048576");
+            return op_error(err, errlen, shown, "thumbnail takes N from 1 to 1048576");
         r->h = r->w;
         snprintf(op->text, sizeof op->text, "thumbnail:%d%s", r->w, ftext);
         return TS_OK;
@@ -350,14 +338,14 @@ ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const 
     if (n && s[n - 1] == '%') {
         char num[32], *end;
         if (n - 1 >= sizeof num)
-            return parse_error(err, errlen, shown, "N% must be a number in (0, 10000]");
+            return op_error(err, errlen, shown, "N% must be a number in (0, 10000]");
         memcpy(num, s, n - 1);
         num[n - 1] = '\0';
         errno = 0;
         r->percent = strtod(num, &end);
         if (!n || errno || *end || end == num || !isdigit((unsigned char)num[0]) ||
             !(r->percent > 0) || r->percent > 10000)
-            return parse_error(err, errlen, shown, "N% must be a number in (0, 10000]");
+            return op_error(err, errlen, shown, "N% must be a number in (0, 10000]");
         snprintf(op->text, sizeof op->text, "resize:%g%%%s", r->percent, ftext);
         return TS_OK;
     }
@@ -369,7 +357,7 @@ ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const 
         ok = parse_side(&s, &r->h) == 0;
     }
     if (!ok || *s || (!r->w && !r->h))
-        return parse_error(err, errlen, shown,
+        return op_error(err, errlen, shown,
                            "resize takes WxH, W, xH or N% (sides 1 to 1048576)[:FILTER]");
     if (r->w && r->h)
         snprintf(op->text, sizeof op->text, "resize:%dx%d%s", r->w, r->h, ftext);
@@ -410,10 +398,11 @@ static unsigned clamp_shift(int64_t acc, int prec, unsigned max)
     return v < 0 ? 0 : v > (int64_t)max ? max : (unsigned)v;
 }
 
-ts_status ts_ref_resize(const ts_resize *r, const ts_image *in, ts_image *out)
+ts_status ref_resize_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
+    const ts_resize *r = &op->resize;
     int ow, oh;
-    ts_status st = ts_resize_size(r, in->width, in->height, &ow, &oh);
+    ts_status st = op_resize_shape(op, in->width, in->height, &ow, &oh);
     if (st != TS_OK)
         return st;
     if (out->width != ow || out->height != oh || out->channels != in->channels ||

@@ -1,9 +1,10 @@
 /* tessera.h - the one public header of tessera's kernel library.
  *
- * Compiles as C11 and as CUDA C++ (tests/test_header.c and tests/test_header_cuda.cu check both).
+ * Compiles as C11 and as CUDA C++ (every .cu file of kernels/ and tools/ includes it).
  * Host code (app/, tools/, tests/) talks to the kernels only through this header:
  *   - ts_image: a pitched 2-D image of 1-4 channels, 8 or 16 bits, in host or device memory;
- *   - ts_op / ts_chain: parsed operations ("gauss:5,rotate:90,equalize");
+ *   - ts_op / ts_chain: parsed operations ("gauss:5,rotate:90,equalize"), and the op table
+ *     (ts_op_count, ts_op_info_at) that the grammar, --help, --list and the viewer derive from;
  *   - ts_variant: the one table of implementations (cpu, naive, shared, ...) of each op family;
  *   - ts_pipeline: runs a chain on the GPU or the CPU and reports per-op times;
  *   - ts_ref_*: the CPU reference of every op (test oracle and no-GPU fallback);
@@ -98,13 +99,24 @@ int ts_image_equal(const ts_image *a, const ts_image *b);
 #define TS_MAX_OUTPUTS 2  /* filters in one bank (edge: Sobel x and y) */
 #define TS_MAX_CHAIN 64   /* ops in one chain */
 
+/* What the pipeline, the variants and the reference switch on; the ops of each kind are rows of
+ * the op table (ts_op_info_at). */
 typedef enum ts_op_kind {
-    TS_OP_CONV,     /* box, gauss, sharpen, emboss, edge, kernel:FILE */
-    TS_OP_GEOM,     /* rotate:90|180|270, transpose, transverse, flip, flop */
-    TS_OP_EQUALIZE, /* equalize[:luma], equalize:rgb */
+    TS_OP_CONV,     /* a filter bank (ts_filter): blurs, sharpening, edges, kernel files */
+    TS_OP_GEOM,     /* a permutation of pixels (ts_geom): rotations and mirrors */
+    TS_OP_EQUALIZE, /* histogram equalization (ts_hist_mode) */
     TS_OP_HIST,     /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
-    TS_OP_RESIZE    /* resize:GEOMETRY[:FILTER], thumbnail:N, crop:WxH+X+Y (ref_resize.c) */
+    TS_OP_RESIZE    /* a resampling or a crop (ts_resize): resize, thumbnail, crop */
 } ts_op_kind;
+
+/* The op families, each with its own ladder of variants (the variant table below). */
+typedef enum ts_family {
+    TS_FAM_CONV,
+    TS_FAM_GEOM,
+    TS_FAM_HIST,
+    TS_FAM_RESIZE,
+    TS_FAM_COUNT
+} ts_family;
 
 typedef enum ts_geom {
     TS_GEOM_ROT90,      /* clockwise */
@@ -135,8 +147,8 @@ typedef struct ts_filter {
     float row[TS_MAX_K], col[TS_MAX_K];   /* the 1-D factors when separable (output 0) */
 } ts_filter;
 
-/* ---- resize, thumbnail, crop (kernels/ref_resize.c: reference, grammar, output size) */
-struct ts_op;
+/* Resampling (Pillow's ImagingResample) or an exact crop; the grammar, the output size and the
+ * reference are in kernels/ref_resize.c. */
 typedef enum ts_resize_mode { TS_RESIZE_SCALE, TS_RESIZE_THUMBNAIL, TS_RESIZE_CROP } ts_resize_mode;
 typedef enum ts_resize_filter {
     TS_FILTER_BOX,      /* support 0.5 */
@@ -151,15 +163,6 @@ typedef struct ts_resize {
     double percent; /* SCALE: > 0 for N% (then w = h = 0) */
     long x, y;      /* CROP: the box's top-left corner (may lie outside the image) */
 } ts_resize;
-/* Output size of a resize op on a width x height image; TS_ERR_INVALID (crop outside the image)
- * or TS_ERR_TOO_LARGE with a reason. */
-ts_status ts_resize_size(const ts_resize *r, int width, int height, int *out_width, int *out_height);
-/* Parses the arguments of resize/thumbnail/crop (name and up to 3 ':' arguments) into op. */
-ts_status ts_resize_parse(const char *name, int nargs, char *const *args, const char *shown,
-                          struct ts_op *op, char *err, size_t errlen);
-/* Pillow's ImagingResample on a host image into `out` (allocated, of ts_resize_size's shape). */
-ts_status ts_ref_resize(const ts_resize *r, const ts_image *in, ts_image *out);
-/* ---- end resize */
 
 typedef struct ts_variant ts_variant;
 
@@ -192,9 +195,28 @@ ts_status ts_op_parse(const char *item, ts_op *op, char *err, size_t errlen);
 ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen);
 /* Output size of a geometry op. */
 void ts_geom_size(ts_geom g, int width, int height, int *out_width, int *out_height);
-/* Output size of any op (geometry and resize change it); TS_ERR_INVALID when empty (crop). */
-ts_status ts_op_out_size(const struct ts_op *op, int width, int height, int *out_width,
+/* Output size of any op for a width x height input (the row's shape rule); TS_ERR_INVALID
+ * (a crop box outside the image) or TS_ERR_TOO_LARGE with a reason in ts_error_detail(). */
+ts_status ts_op_out_size(const ts_op *op, int width, int height, int *out_width,
                          int *out_height);
+
+/* The op table: each op of the grammar declared once (kernels/ops.c). Index 0..ts_op_count()-1,
+ * in help order. */
+typedef struct ts_op_info {
+    const char *name;  /* "gauss": the text before the first ':' */
+    ts_family family;  /* the variants that run it */
+    const char *help;  /* one line */
+} ts_op_info;
+int ts_op_count(void);
+const ts_op_info *ts_op_info_at(int i); /* NULL outside 0..ts_op_count()-1 */
+int ts_op_find(const char *name);       /* the index of an op name, or -1 */
+int ts_op_index(const ts_op *op);       /* the row of a parsed op (from its text), or -1 */
+/* Text derived from the table, snprintf-style (always terminated; returns the length the whole
+ * text has): the synopsis of op i ("gauss[:K[:SIGMA]]"); the names of a family's ops, space
+ * separated (family -1: all); the grammar block of --help (wrapped synopses, notes). */
+size_t ts_op_synopsis(int i, char *buf, size_t len);
+size_t ts_op_names(int family, char *buf, size_t len);
+size_t ts_op_usage(char *buf, size_t len);
 /* Number of histograms (1 or 3) and bins per histogram for an image. */
 int ts_hist_count(ts_hist_mode mode, int channels);
 static inline int ts_hist_bins(int bytes) { return bytes == 2 ? 65536 : 256; }
@@ -278,7 +300,6 @@ ts_status ts_timer_ms(ts_timer *t, float *ms); /* waits for the stop event */
 
 /* ---------------------------------------------------------------- the variant table */
 
-typedef enum ts_family { TS_FAM_CONV, TS_FAM_GEOM, TS_FAM_HIST, TS_FAM_RESIZE, TS_FAM_COUNT } ts_family;
 const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist", "resize" */
 ts_family ts_op_family(ts_op_kind k);         /* equalize and hist -> TS_FAM_HIST */
 /* "conv"/"geom"/"hist", or an op name of the family ("gauss", "rotate", "equalize", ...). */
@@ -311,6 +332,8 @@ struct ts_variant {
 size_t ts_variant_count(void);
 const ts_variant *ts_variant_at(size_t i);
 const ts_variant *ts_variant_find(ts_family f, const char *name);
+/* "auto" and the names of a family's variants, space separated, snprintf-style (for messages). */
+size_t ts_variant_names(ts_family f, char *buf, size_t len);
 static inline int ts_variant_is_gpu(const ts_variant *v) { return v->min_cc > 0; }
 /* 1 when `v` can run on `dev` (CPU variants always; GPU variants need dev and cc >= min_cc). */
 int ts_variant_runnable(const ts_variant *v, const ts_device *dev);

@@ -108,7 +108,12 @@ expect "output equal to the input is refused" 1 "overwrite an input"
 [ "$before" = "$(sum "$T/in")" ] && ok "refused overwrite left the input intact" || bad "refused overwrite left the input intact"
 mkdir -p "$T/o5"
 run --headless -o "$T/o5" "$T/in/rgb8.png" "$T/in/rgb8.png"; expect "the same file twice" 1 "already written from"
-run --headless -o "$T/nowhere" "$T/in/rgb8.png" "$T/in/rgba8.png"; expect "missing output directory" 1 "does not exist"
+run --headless -o "$T/nowhere/deeper" "$T/in/rgb8.png" "$T/in/rgba8.png"; expect "a missing output directory is created" 0 "output directory created"
+[ "$(grep -c "output directory created" "$T/err")" = 1 ] && ok "the new output directory is said once" || bad "the new output directory is said once"
+[ -f "$T/nowhere/deeper/rgba8.png" ] && ok "outputs go into the new directory" || bad "outputs go into the new directory"
+: >"$T/plainfile"
+run --headless -o "$T/plainfile/sub" "$T/in/rgb8.png" "$T/in/rgba8.png"; expect "an output directory under a file fails" 1 "cannot create the output directory"
+run --headless -o "$T/two.png" "$T/in/rgb8.png" "$T/in/rgba8.png"; expect "-o FILE with several inputs is a usage error" 2 "names a file"
 mkdir -p "$T/sp ace/ñandú"
 cp "$T/in/rgb8.png" "$T/sp ace/ñandú/föto 1.png"
 run --headless -o "$T/sp ace" --ops edge "$T/sp ace/ñandú/föto 1.png"; expect "path with spaces and non-ASCII" 0
@@ -183,6 +188,153 @@ i=0; while [ $i -lt 200 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 +
 run --headless -q -j 1 -o "$T/j1" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 1 batch" 0
 run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 batch" 0
 [ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/j8" && md5sum * | LC_ALL=C sort)" ] && ok "--jobs 8 gives the bytes of --jobs 1" || bad "--jobs 8 gives the bytes of --jobs 1"
+# one pipeline shared by the workers, as on the GPU: the others decode and encode meanwhile
+mkdir -p "$T/jsh"
+TESSERA_TEST_SHARED_CPU=1 run --headless -q -j 8 -o "$T/jsh" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 with one shared pipeline" 0
+[ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/jsh" && md5sum * | LC_ALL=C sort)" ] && ok "a shared pipeline gives the bytes of --jobs 1" || bad "a shared pipeline gives the bytes of --jobs 1"
+# decode steps of 5 files (as a batched GPU decoder takes them), bad files among them
+mkdir -p "$T/jb"
+TESSERA_TEST_DECODE_BATCH=5 TESSERA_TEST_SHARED_CPU=1 run --headless -q -j 3 -o "$T/jb" --ops "sharpen,rotate:270,equalize" "$T/bad/text.png" "$T/many" "$T/bad/empty.png" "$T/in/rgb8.png" "$T/bad/missing.png"
+expect "decode steps of 5 files with bad ones among them" 1
+[ "$(grep -c "^tessera: $T/bad/" "$T/err")" = 3 ] && [ -f "$T/jb/rgb8.png" ] && ok "each bad file of a decode step fails alone" || bad "each bad file of a decode step fails alone"
+rm -f "$T/jb/rgb8.png"
+[ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/jb" && md5sum * | LC_ALL=C sort)" ] && ok "decode steps of 5 give the bytes of --jobs 1" || bad "decode steps of 5 give the bytes of --jobs 1"
+
+# ---------------------------------------------------------------- --report is an output like an image
+mkdir -p "$T/rp"
+cp "$T/in/rgb8.png" "$T/rp/keep.png"
+keep=$(md5sum <"$T/rp/keep.png")
+run --headless -q --force -o "$T/rp" --ops flip --report "$T/rp/keep.png" "$T/rp/keep.png"
+expect "--report naming an input is refused" 2 "is an input of this batch"
+[ "$keep" = "$(md5sum <"$T/rp/keep.png")" ] && ok "the input named by --report is untouched" || bad "the input named by --report is untouched"
+run --headless -q -o "$T/rp" --format bmp --report "$T/rp/keep.bmp" "$T/rp/keep.png"
+expect "--report naming an output of the run is refused" 2 "is an output of this batch"
+[ ! -e "$T/rp/keep.bmp" ] && ok "nothing is written when --report is refused" || bad "nothing is written when --report is refused"
+echo "precious" >"$T/rp/old.json"
+run --headless -q -o "$T/rp" --format bmp --report "$T/rp/old.json" "$T/rp/keep.png"
+expect "an existing report needs --force" 2 "exists (use --force)"
+[ "$(cat "$T/rp/old.json")" = precious ] && ok "the existing report file is untouched" || bad "the existing report file is untouched"
+run --headless -q -o "$T/rp" --format bmp --force --report "$T/rp/old.json" "$T/rp/keep.png"
+expect "--force lets the report replace its old file" 0
+grep -q '"images"' "$T/rp/old.json" && ok "the replaced report is the new one" || bad "the replaced report is the new one"
+run --headless -q -o "$T/rp" --format tga --report /dev/null "$T/rp/keep.png"
+expect "--report to a device node is refused" 2 "not a regular file"
+ln -s "$T/rp/target.json" "$T/rp/link.json"
+run --headless -q -o "$T/rp" --format pnm --report "$T/rp/link.json" "$T/rp/keep.png"
+expect "a dangling symlink at the report path is not followed" 1 "exists (use --force)"
+[ ! -e "$T/rp/target.json" ] && ok "the symlink's target is not created" || bad "the symlink's target is not created"
+run --headless -q -o "$T/rp" --format pnm --force --backend cpu --report "$T/rp/link.json" "$T/rp/keep.png"
+[ ! -e "$T/rp/target.json" ] && [ -f "$T/rp/link.json" ] && [ ! -L "$T/rp/link.json" ] && ok "--force replaces the symlink itself, not its target" || bad "--force replaces the symlink itself, not its target"
+run --headless -q -o "$T/rp" --format pnm --force --report "$T/rp/nodir/r.json" "$T/rp/keep.png"
+expect "--report into a missing folder is refused before the batch" 2 "No such file or directory"
+no_temps "$T/rp" && ok "no report temp files left" || bad "no report temp files left ($(ls -a "$T/rp" | tr '\n' ' '))"
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - "$T/rp/link.json" <<'PY' >"$T/err" 2>&1 && ok "report: device, decode path, stages, total covers load and save" || bad "report: device, decode path, stages, total covers load and save"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["devices"][0]["device"] == -1 and r["devices"][0]["images"] == 1, r["devices"]
+i = r["images"][0]
+assert i["device"] == -1 and i["decode_path"] == "cpu", i
+st = i["stages_ms"]
+assert list(st) == ["read+decode", "upload", "ops", "download", "encode+write"], st
+assert st["read+decode"] > 0 and st["encode+write"] > 0, st
+assert i["total_ms"] >= i["load_ms"] + i["save_ms"], i
+PY
+fi
+run --headless -o "$T/rp" --format jpg --backend cpu --timings "$T/rp/keep.png"
+grep -q "decode cpu, device -1:.*read+decode .*encode+write .*total" "$T/out" && ok "--timings gives the decode path and each stage" || bad "--timings gives the decode path and each stage"
+grep -q "images/s, .* MP/s" "$T/err" && ok "the summary gives images/s and MP/s" || bad "the summary gives images/s and MP/s"
+if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU" && /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    run --headless -q -o "$T/rp" --format tga --devices all --ops gauss:3 --report "$T/rp/gpu.json" "$T/rp/keep.png" "$T/in/rgba8.png"
+    expect "a GPU batch with --devices all" 0
+    /usr/bin/python3 - "$T/rp/gpu.json" <<'PY' >"$T/err" 2>&1 && ok "report on the GPU: the device of each image and its images/s" || bad "report on the GPU: the device of each image and its images/s"
+import json, sys
+r = json.load(open(sys.argv[1]))
+devs = {d["device"]: d for d in r["devices"]}
+assert all(d >= 0 for d in devs), devs
+assert sum(d["images"] for d in devs.values()) == 2 and all(d["images_per_s"] > 0 for d in devs.values() if d["images"]), devs
+for i in r["images"]:
+    assert i["device"] in devs and i["stages_ms"]["upload"] >= 0, i
+PY
+fi
+
+# ---------------------------------------------------------------- hostile names and paths
+mkdir -p "$T/cc"
+nl=$(printf 'a\ntessera: forged\033[31mred.png')
+printf 'not an image' >"$T/cc/$nl"
+cp "$T/in/rgb8.png" "$T/cc/good.png"
+mkdir -p "$T/cco"
+run --headless -o "$T/cco" "$T/cc"
+expect "a name with a newline and ESC fails cleanly" 1
+! grep -q "^tessera: forged" "$T/err" && ok "a file name cannot forge a message line" || bad "a file name cannot forge a message line"
+! grep -q "$(printf '\033')" "$T/err" && ok "no escape sequence reaches the terminal" || bad "no escape sequence reaches the terminal"
+grep -qF 'a\ntessera: forged\033[31mred.png: ' "$T/err" && ok "control characters are shown as C escapes" || bad "control characters are shown as C escapes"
+ln -s "$T/loop.png" "$T/loop.png"
+run --headless -o "$T/cco" "$T/loop.png"; expect "a symlink loop says so" 1 "loop.png: Too many levels of symbolic links"
+long="$T/long"; i=0; while [ $i -lt 6 ]; do long="$long/$(printf '%0120d' $i)"; i=$((i + 1)); done
+mkdir -p "$long"
+echo "hello, not an image" >"$long/text.png"
+run --headless -o "$T/cco" "$T/bad/text.png"; short=$(sed -n "s|^tessera: $T/bad/text.png: ||p" "$T/err")
+run --headless -o "$T/cco" "$long/text.png"
+[ -n "$short" ] && grep -qF "$long/text.png: $short" "$T/err" && ok "a long path keeps the reason of its error line" || bad "a long path keeps the reason of its error line ('$short')"
+run --headless -o "$T/cco/x.png" --format jpg "$T/in/rgb8.png"; expect "-o FILE.png --format jpg is a usage error" 2 "does not match"
+[ ! -e "$T/cco/x.png" ] && ok "nothing written for -o FILE.png --format jpg" || bad "nothing written for -o FILE.png --format jpg"
+printf 'GIF89a\001\000\001\000garbage' >"$T/cc2.gif"
+mkdir -p "$T/gifo"
+run --headless -o "$T/gifo" "$T/cc2.gif"; expect "a bad GIF fails" 1 "cc2.gif: "
+! grep -q "writing PNG" "$T/err" && ok "a bad GIF gets no 'writing PNG' notice" || bad "a bad GIF gets no 'writing PNG' notice"
+
+# ---------------------------------------------------------------- -r mirrors the tree
+mkdir -p "$T/tree/a/b" "$T/treeo"
+cp "$T/in/rgb8.png" "$T/tree/a/x.png"; cp "$T/in/rgba8.png" "$T/tree/a/b/x.png"; cp "$T/in/low.png" "$T/tree/top.png"
+printf 'ftypheic' >"$T/tree/a/b/phone.heic"
+echo notes >"$T/tree/a/notes.txt"
+run --headless -r -o "$T/treeo" "$T/tree"
+expect "-r with an unreadable format fails that file" 1 "phone.heic: HEIC images are not supported"
+[ -f "$T/treeo/a/x.png" ] && [ -f "$T/treeo/a/b/x.png" ] && [ -f "$T/treeo/top.png" ] && ok "-r -o DIR mirrors the input tree" || bad "-r -o DIR mirrors the input tree ($(cd "$T/treeo" && find . | tr '\n' ' '))"
+cmp -s "$T/treeo/a/b/x.png" "$T/treeo/a/x.png" && bad "a/x and a/b/x do not collide" || ok "a/x and a/b/x do not collide"
+grep -q "1 file skipped: not images by name" "$T/err" && ok "files that are not images are counted" || bad "files that are not images are counted"
+ln -s .. "$T/tree/a/b/up"
+mkdir -p "$T/treeo2"
+run --headless -r -o "$T/treeo2" "$T/tree"
+[ "$(grep -c "a/b/up: a link back to a folder above it" "$T/err")" = 1 ] && ok "-r names a symlink loop once and goes on" || bad "-r names a symlink loop once and goes on"
+[ "$(find "$T/treeo2" -type f | wc -l)" = 3 ] && ok "-r does not walk a symlink loop again" || bad "-r does not walk a symlink loop again ($(find "$T/treeo2" -type f | wc -l) files)"
+
+# ---------------------------------------------------------------- --shard and --devices
+mkdir -p "$T/corpus/sub"
+i=0; while [ $i -lt 40 ]; do mk $((3 + i)) $((2 + i % 5)) $((1 + i % 4)) 8 $((100 + i)) "$T/corpus/c$i.png"; i=$((i + 1)); done
+i=0; while [ $i -lt 8 ]; do mk 9 $((4 + i)) 3 8 $((200 + i)) "$T/corpus/sub/s$i.png"; i=$((i + 1)); done
+run --headless -q -r -o "$T/sh_all" --ops "flip,gauss:3" "$T/corpus"; expect "unsharded run" 0
+for k in 0 1 2; do
+    run --headless -q -r -o "$T/sh_$k" --ops "flip,gauss:3" --shard $k/3 "$T/corpus"; expect "--shard $k/3" 0
+done
+mkdir -p "$T/sh_union"
+dups=0
+for k in 0 1 2; do
+    [ -n "$(find "$T/sh_$k" -type f)" ] || bad "--shard $k/3 got no image of 48"
+    (cd "$T/sh_$k" && find . -type f) | while read -r f; do
+        [ -e "$T/sh_union/$f" ] && echo dup
+        mkdir -p "$(dirname "$T/sh_union/$f")"; cp "$T/sh_$k/$f" "$T/sh_union/$f"
+    done >>"$T/dups"
+done
+[ ! -s "$T/dups" ] && ok "shards are disjoint" || bad "shards are disjoint"
+[ "$(sum "$T/sh_all")" = "$(sum "$T/sh_union")" ] && ok "the union of the shards is the unsharded run, byte for byte" || bad "the union of the shards is the unsharded run, byte for byte"
+mk 11 11 3 8 999 "$T/corpus/new.png"
+run --headless -q -r -o "$T/sh_0b" --ops "flip,gauss:3" --shard 0/3 "$T/corpus"
+[ "$(sum "$T/sh_0")" = "$(sum "$T/sh_0b" | grep -v ' ./new.png$')" ] && ok "adding a file moves no other file between shards" || bad "adding a file moves no other file between shards"
+SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 run --headless -q -r -o "$T/sh_slurm" --ops "flip,gauss:3" --shard slurm "$T/corpus"
+rm -f "$T/sh_slurm/new.png"
+[ "$(sum "$T/sh_slurm")" = "$(sum "$T/sh_2")" ] && ok "--shard slurm with an array 1-3: task 3 is shard 2/3" || bad "--shard slurm with an array 1-3: task 3 is shard 2/3"
+run --headless -o "$T/shx" --shard 3/3 "$T/corpus"; expect "--shard 3/3 is a usage error" 2 "0..N-1"
+run --headless -o "$T/shx" --shard 1 "$T/corpus"; expect "--shard without N is a usage error" 2 "K/N"
+env -u SLURM_ARRAY_TASK_ID "$TESSERA" --headless -o "$T/shx" --shard slurm "$T/corpus" >"$T/out" 2>"$T/err"; rc=$?
+expect "--shard slurm outside Slurm is a usage error" 2 "SLURM_ARRAY_TASK_ID"
+run --headless -o "$T/shx" --devices 0,0 "$T/in/rgb8.png"; expect "--devices with a repeat is a usage error" 2 "listed twice"
+run --headless -o "$T/shx" --devices gpu1 "$T/in/rgb8.png"; expect "--devices with a name is a usage error" 2 "--devices"
+if ! "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU"; then
+    run --headless -o "$T/shx" --devices 0,1 "$T/in/rgb8.png" "$T/in/rgba8.png"; expect "--devices on the CPU" 0 "--devices ignored: running on the CPU"
+    [ "$(grep -c "devices ignored" "$T/err")" = 1 ] && ok "--devices on the CPU is said once" || bad "--devices on the CPU is said once"
+fi
 
 # ---------------------------------------------------------------- interrupted batch
 mk 2000 1500 3 8 9 "$T/big.png"
@@ -201,5 +353,30 @@ interrupt() {
 }
 interrupt TERM 143 "$T/o9"
 interrupt INT 130 "$T/o10"
+
+# Ctrl+C at random moments of a -j 4 batch, again and again (bounded: 30 runs or 25 s): a worker
+# may be creating its temp file at that very moment; none may be left, and the message stays true.
+mkdir -p "$T/stress"
+i=0; while [ $i -lt 32 ]; do mk 400 300 3 8 $((300 + i)) "$T/stress/s$i.png"; i=$((i + 1)); done
+runs=0 stopped=0 left=0 wrong=0 end=$(($(date +%s) + 25))
+while [ $runs -lt 30 ] && [ "$(date +%s)" -lt $end ]; do
+    rm -rf "$T/so"; mkdir -p "$T/so"
+    "$TESSERA" --headless -q --backend cpu -j 4 -o "$T/so" --ops gauss:3 --format bmp "$T/stress" 2>"$T/err" &
+    pid=$!
+    # from 50 ms: the signal is not handled before the program has started
+    sleep "$(printf "%d.%03d" 0 $((50 + $(od -An -N2 -tu2 /dev/urandom) % 600)))"
+    kill -INT $pid 2>/dev/null
+    wait $pid; rc=$?
+    runs=$((runs + 1))
+    if [ $rc = 130 ]; then
+        stopped=$((stopped + 1))
+        grep -q "interrupted; temporary files removed" "$T/err" || wrong=$((wrong + 1))
+    elif [ $rc != 0 ]; then
+        wrong=$((wrong + 1))
+    fi
+    no_temps "$T/so" || { left=$((left + 1)); ls -a "$T/so" | grep tmp | head -3; }
+done
+[ $left = 0 ] && ok "SIGINT at random moments ($stopped of $runs runs stopped): no temp file left" || bad "SIGINT at random moments: temp files left in $left of $runs runs"
+[ $wrong = 0 ] && ok "every stopped run exits 130 and says so" || bad "every stopped run exits 130 and says so ($wrong wrong)"
 
 summary

@@ -1,4 +1,5 @@
 /* test_ops.c - the op grammar, filter construction and kernel files. */
+#include "op_table.h"
 #include "testutil.h"
 #include "ts_math.h"
 
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static ts_status parse(const char *text, ts_chain *c, char *err)
@@ -192,7 +194,125 @@ TEST(kernel_file_op_reads_the_file)
     unlink(path);
     CHECK(ts_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
     CHECK(strstr(err, path) != NULL);
-    CHECK(ts_op_parse("kernel:/tmp", &op, err, sizeof err) != TS_OK);
+    CHECK(ts_op_parse("kernel:/tmp", &op, err, sizeof err) == TS_ERR_IO);
+    CHECKF(strstr(err, "directory") != NULL, "%s", err);
+}
+
+/* A FIFO with no writer: opening it for reading used to wait forever. */
+TEST(kernel_file_that_is_a_fifo_is_refused_at_once)
+{
+    char dir[] = "/tmp/tessera-fifoXXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[300], item[320], err[256];
+    snprintf(path, sizeof path, "%s/k.fifo", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    snprintf(item, sizeof item, "kernel:%s", path);
+    ts_op op;
+    alarm(10); /* a hang fails the run instead of stalling it */
+    CHECK(ts_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
+    alarm(0);
+    CHECKF(strstr(err, path) != NULL && strstr(err, "FIFO") != NULL, "%s", err);
+    CHECK(ts_op_parse("kernel:/dev/null", &op, err, sizeof err) == TS_ERR_IO);
+    CHECKF(strstr(err, "device") != NULL, "%s", err);
+    unlink(path);
+    rmdir(dir);
+}
+
+TEST(op_table_keeps_its_rules)
+{
+    const char *why = op_table_check();
+    CHECKF(why[0] == '\0', "%s", why);
+    CHECK(ts_op_count() == 15);
+    CHECK(ts_op_info_at(-1) == NULL && ts_op_info_at(ts_op_count()) == NULL);
+    CHECK(ts_op_find("hist") < 0); /* hidden: not in the grammar */
+}
+
+/* Every op of the table parses from its name (with its first choice where it needs one), its
+ * canonical text names its row, and the lists carry it. */
+TEST(every_row_parses_and_is_listed)
+{
+    char names[512], usage[2048], syn[128], text[160], err[256];
+    ts_op_names(-1, names, sizeof names);
+    ts_op_usage(usage, sizeof usage);
+    ts_op op;
+    for (int i = 0; i < ts_op_count(); i++) {
+        const ts_op_info *in = ts_op_info_at(i);
+        CHECKF(in && in->help && in->help[0], "row %d", i);
+        CHECK(ts_op_find(in->name) == i);
+        ts_family f;
+        CHECK(ts_family_from_name(in->name, &f) && f == in->family);
+        CHECKF(strstr(names, in->name) != NULL, "%s", in->name);
+        ts_op_synopsis(i, syn, sizeof syn);
+        CHECKF(strncmp(syn, in->name, strlen(in->name)) == 0 && strstr(usage, syn), "%s", syn);
+        if (strcmp(in->name, "kernel") == 0)
+            continue; /* reads a file: kernel_file_op_reads_the_file */
+        /* NAME, or NAME:FIRST for a required argument with choices (rotate:90); a geometry is
+         * free text that its synopsis only names */
+        static const char *const geometry[][2] = {
+            {"resize", "resize:WxH"}, {"thumbnail", "thumbnail:N"}, {"crop", "crop:WxH+X+Y"}};
+        static const char *const example[] = {"resize:64x48", "thumbnail:256", "crop:8x8+1+2"};
+        const char *colon = strchr(syn, ':');
+        int g = 0;
+        while (g < 3 && strcmp(in->name, geometry[g][0]) != 0)
+            g++;
+        if (g < 3) {
+            CHECKF(strncmp(syn, geometry[g][1], strlen(geometry[g][1])) == 0, "%s", syn);
+            snprintf(text, sizeof text, "%s", example[g]);
+        } else if (colon && syn[strlen(in->name)] == ':')
+            snprintf(text, sizeof text, "%s:%.*s", in->name, (int)strcspn(colon + 1, "|"),
+                     colon + 1);
+        else
+            snprintf(text, sizeof text, "%s", in->name);
+        CHECKF(ts_op_parse(text, &op, err, sizeof err) == TS_OK, "%s: %s", text, err);
+        CHECKF(ts_op_index(&op) == i, "%s", text);
+        CHECK(ts_op_family(op.kind) == in->family);
+    }
+}
+
+TEST(help_and_lists_are_derived_from_the_table)
+{
+    char buf[2048];
+    ts_op_usage(buf, sizeof buf);
+    CHECKF(strcmp(buf, "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
+                      "  rotate:90|180|270  transpose  transverse  flip  flop  "
+                      "equalize[:luma|rgb]\n"
+                      "  resize:WxH|W|xH|N%[:box|triangle|cubic|lanczos3]\n"
+                      "  thumbnail:N[:box|triangle|cubic|lanczos3]  crop:WxH+X+Y\n"
+                      "  K is odd, 1..31 (box 3, gauss 5 by default).\n") == 0,
+           "%s", buf);
+    ts_op_names(TS_FAM_GEOM, buf, sizeof buf);
+    CHECKF(strcmp(buf, "rotate transpose transverse flip flop") == 0, "%s", buf);
+    /* a short buffer is cut, terminated, and the whole length still reported */
+    char small[8];
+    size_t n = ts_op_names(-1, small, sizeof small);
+    CHECK(strlen(small) == 7 && n > 60);
+    ts_chain c;
+    CHECK(ts_chain_parse("blur", &c, buf, sizeof buf) == TS_ERR_INVALID);
+    CHECKF(strstr(buf, "(known: box gauss sharpen emboss edge kernel rotate transpose transverse "
+                       "flip flop equalize resize thumbnail crop)") != NULL,
+           "%s", buf);
+}
+
+TEST(output_shape_follows_the_row)
+{
+    ts_op op;
+    char err[256];
+    int w, h;
+    static const struct {
+        const char *text;
+        int w, h;
+    } want[] = {{"rotate:90", 17, 33}, {"rotate:180", 33, 17}, {"transverse", 17, 33},
+                {"flop", 33, 17},      {"gauss:5", 33, 17},    {"equalize", 33, 17},
+                {"resize:10x3", 10, 3}, {"thumbnail:11", 11, 6},  {"crop:40x5+30+1", 3, 5}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK(ts_op_parse(want[i].text, &op, err, sizeof err) == TS_OK);
+        CHECK(ts_op_out_size(&op, 33, 17, &w, &h) == TS_OK);
+        CHECKF(w == want[i].w && h == want[i].h, "%s: %dx%d", want[i].text, w, h);
+    }
+    /* a shape rule can fail: a crop box that misses the image leaves nothing */
+    CHECK(ts_op_parse("crop:4x4+33+0", &op, err, sizeof err) == TS_OK);
+    CHECK(ts_op_out_size(&op, 33, 17, &w, &h) == TS_ERR_INVALID);
+    CHECKF(strstr(ts_error_detail(), "outside") != NULL, "%s", ts_error_detail());
 }
 
 TEST(rounding_helpers)
@@ -221,6 +341,10 @@ TEST(family_names)
     CHECK(!ts_family_from_name("bogus", &f));
     for (int i = 0; i < TS_FAM_COUNT; i++)
         CHECK(ts_variant_find((ts_family)i, "cpu") != NULL);
+    char names[256], tiny[6];
+    size_t n = ts_variant_names(TS_FAM_CONV, names, sizeof names);
+    CHECKF(strncmp(names, "auto cpu", 8) == 0 && n == strlen(names), "%s", names);
+    CHECK(ts_variant_names(TS_FAM_CONV, tiny, sizeof tiny) == n && strcmp(tiny, "auto ") == 0);
 }
 
 TEST(variant_table_is_well_formed)

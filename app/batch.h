@@ -1,0 +1,103 @@
+/* batch.h - the parts of `tessera --headless` shared by its files (headless.c runs the batch,
+ * batch_plan.c expands inputs and names outputs, batch_codec.c holds the codecs of the decode and
+ * encode stages, batch_report.c writes --report, --timings and the summary). Internal to the app. */
+#ifndef TS_BATCH_H
+#define TS_BATCH_H
+
+#include "cli.h"
+#include "image_io.h"
+
+#include <pthread.h>
+
+/* The stages of one image, in order. A codec that does two in one call (the CPU codec reads and
+ * decodes in tsio_load, encodes and writes in tsio_save_atomic) reports them merged. */
+typedef enum {
+    ST_READ, ST_DECODE, ST_UPLOAD, ST_OPS, ST_DOWNLOAD, ST_ENCODE, ST_WRITE, ST_COUNT
+} batch_stage;
+const char *batch_stage_name(batch_stage s);
+
+typedef struct item {
+    char *input, *output;
+    char *key;          /* the path relative to its input argument: the shard hash and the
+                           output's place under -o DIR */
+    char *real_input;   /* realpath, to catch an output that is an input */
+    char *error;        /* "PATH: reason" (heap); NULL when fine */
+    char *notice;       /* said only when the image is written (heap); NULL: none */
+    int from_dir;       /* found under a directory argument: the output mirrors `key` */
+    int ok;
+    int device;         /* index into batch.devs of the worker that did it; -1: none */
+    int width, height, channels, bytes;
+    const char *decode_path; /* "cpu" (the nvJPEG codec: "engine", "cuda") */
+    double ms[ST_COUNT];
+    unsigned merged;    /* bit s: stage s was timed together with stage s + 1 */
+    double t_start;     /* when its read began (now_ms) */
+    double total_ms;    /* from the first read to the renamed output, waits between stages
+                           included */
+    ts_run_report rep;
+} item;
+
+/* The worker threads of one device share its pipeline and its figures. */
+typedef struct device_slot {
+    int id;              /* CUDA device number; -1: the CPU */
+    ts_pipeline *shared; /* GPU: one pipeline behind `lock`; CPU: NULL (one per worker) */
+    pthread_mutex_t lock;
+    int busy;            /* a worker runs its chain now (guarded by the batch lock) */
+    int images;          /* guarded by the batch lock */
+    double mpix;
+} device_slot;
+
+typedef struct batch {
+    const ts_options *o;
+    ts_chain chain;
+    item *items;
+    int n, cap;
+    int skipped;            /* files under directories that are not images by name */
+    int made_output_dir;
+    int next, finished;     /* guarded by lock */
+    pthread_mutex_t lock;   /* next, finished, device figures, progress output */
+    device_slot *devs;
+    int n_devs;
+    ts_pipeline **own;      /* CPU: one per worker */
+    int n_own;
+    int progress;           /* draw a progress bar on stderr */
+    double secs;            /* wall time of the work */
+} batch;
+
+/* batch_plan.c */
+/* item->error/notice setters: printf into a new heap string (an older one is freed). */
+void item_error(item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void item_notice(item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Expands the inputs into items; 0, or an exit status (printed). */
+int batch_collect(batch *b);
+/* Names every output (creating a missing -o DIR), marks collisions, checks the --report path
+ * (never an input, an output of this run, an existing file without --force, or anything but a
+ * regular file), then keeps this process's --shard. 0 or an exit status (printed). */
+int batch_plan(batch *b);
+void batch_free_items(batch *b);
+
+/* One file of a decode call: the codec fills `im` (host memory), the item's read/decode times,
+ * `merged` bits and decode_path, and sets `st`: TS_OK, TS_ERR_UNSUPPORTED for a file it does not
+ * take (the next codec is tried), or a final failure with the reason in `err`. */
+typedef struct decode_slot {
+    item *it;
+    ts_image im;
+    ts_status st;
+    char err[1024];
+} decode_slot;
+
+/* batch_codec.c */
+/* Decodes n files: each codec in turn gets those the ones before it did not take, in calls of at
+ * most its batch size; slots[k].st says which decoded (TS_OK), the others carry their reason. */
+void batch_decode(const batch *b, decode_slot *slots, int n);
+/* Encodes and writes `im` to it->output through a temp file (the first codec that takes it). */
+ts_status batch_encode(const batch *b, item *it, const ts_image *im, char *notice,
+                       size_t noticelen, char *err, size_t errlen);
+/* The most files one decode step takes: the largest batch a codec wants. */
+int batch_decode_step(void);
+
+/* batch_report.c */
+int batch_write_report(const batch *b, const char *path);
+void batch_print_timings(const batch *b);
+void batch_print_summary(const batch *b, int failed);
+
+#endif

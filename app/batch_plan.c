@@ -1,0 +1,398 @@
+/* batch_plan.c - the batch's plan, made before any pixel is decoded: the inputs expanded
+ * (directories, -r), every output named (mirroring the input tree under -o DIR), collisions
+ * failed up front (two inputs, one output; an output that is an input), then this process's share
+ * of the list kept (--shard), and the --report path checked like an image output.
+ */
+#include "batch.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void item_error(item *it, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(it->error);
+    it->error = ts_vformat(fmt, ap);
+    va_end(ap);
+}
+
+void item_notice(item *it, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(it->notice);
+    it->notice = ts_vformat(fmt, ap);
+    va_end(ap);
+}
+
+static item *add_item(batch *b, const char *path, const char *key, int from_dir)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        item *grown = realloc(b->items, (size_t)b->cap * sizeof *grown);
+        if (!grown) {
+            ts_warn("out of memory");
+            exit(1);
+        }
+        b->items = grown;
+    }
+    item *it = &b->items[b->n++];
+    memset(it, 0, sizeof *it);
+    it->input = xstrdup(path);
+    it->key = xstrdup(key);
+    it->from_dir = from_dir;
+    it->device = -1;
+    it->decode_path = "";
+    return it;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Extensions of image formats that tessera does not read: named in an error rather than skipped
+ * without a word, since the user surely meant them. */
+static const char *unreadable_format(const char *name)
+{
+    static const char *const known[][2] = {
+        {"webp", "WebP"}, {"tif", "TIFF"},  {"tiff", "TIFF"}, {"heic", "HEIC"},
+        {"heif", "HEIF"}, {"avif", "AVIF"}, {"jxl", "JPEG XL"}, {"jp2", "JPEG 2000"},
+        {"j2k", "JPEG 2000"}, {"ico", "ICO"}, {"svg", "SVG"}, {"exr", "OpenEXR"},
+        {"dng", "DNG raw"}, {"cr2", "Canon raw"}, {"nef", "Nikon raw"}, {"arw", "Sony raw"}};
+    const char *ext = path_ext(name);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcasecmp(ext, known[i][0]) == 0)
+            return known[i][1];
+    return NULL;
+}
+
+/* The directories being walked, outermost first: a symlink back to one of them is a loop. */
+typedef struct dir_chain {
+    dev_t dev;
+    ino_t ino;
+    const struct dir_chain *up;
+} dir_chain;
+
+/* Adds the images of a directory in name order, subdirectories with -r; `rel` is the directory's
+ * path under the input argument ("" at the top). */
+static void add_dir(batch *b, const char *dir, const char *rel, int depth, const dir_chain *up)
+{
+    struct stat sb;
+    dir_chain here = {0, 0, up};
+    if (stat(dir, &sb) == 0) {
+        here.dev = sb.st_dev, here.ino = sb.st_ino;
+        for (const dir_chain *c = up; c; c = c->up)
+            if (c->dev == sb.st_dev && c->ino == sb.st_ino) {
+                item_error(add_item(b, dir, rel, 1), "%s: a link back to a folder above it "
+                           "(skipped, not followed again)", dir);
+                return;
+            }
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        item_error(add_item(b, dir, rel, 1), "%s: %s", dir, strerror(errno));
+        return;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            names = realloc(names, cap * sizeof *names);
+            if (!names) {
+                ts_warn("out of memory");
+                exit(1);
+            }
+        }
+        names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char *p = path_join(dir, names[i]);
+        char *r = rel[0] ? path_join(rel, names[i]) : xstrdup(names[i]);
+        const char *fmt;
+        if (path_is_dir(p)) {
+            if (b->o->recursive && depth < 64)
+                add_dir(b, p, r, depth + 1, &here);
+        } else if (tsio_is_image_name(p)) {
+            add_item(b, p, r, 1);
+        } else if ((fmt = unreadable_format(p)) != NULL) {
+            item_error(add_item(b, p, r, 1), "%s: %s images are not supported", p, fmt);
+        } else {
+            b->skipped++;
+        }
+        free(r);
+        free(p);
+        free(names[i]);
+    }
+    free(names);
+}
+
+int batch_collect(batch *b)
+{
+    const ts_options *o = b->o;
+    for (int i = 0; i < o->n_inputs; i++) {
+        const char *in = o->inputs[i];
+        if (path_is_dir(in)) {
+            int before = b->n;
+            add_dir(b, in, "", 0, NULL);
+            if (b->n == before)
+                item_error(add_item(b, in, in, 0), "%s: a directory without images%s", in,
+                           o->recursive ? "" : " (-r descends into subdirectories)");
+        } else {
+            item *it = add_item(b, in, in, 0);
+            int e = path_stat_errno(in); /* ELOOP for a symlink loop, not "No such file" */
+            if (e)
+                item_error(it, "%s: %s", in, strerror(e));
+        }
+    }
+    if (b->n == 0) {
+        ts_warn("no images found in the inputs");
+        return 1;
+    }
+    return 0;
+}
+
+/* The output format of an input: --format, else the input's own, else PNG (with a notice). */
+static tsio_format out_format(const ts_options *o, const item *it, const char **why)
+{
+    *why = NULL;
+    if (o->format != TSIO_UNKNOWN)
+        return o->format;
+    tsio_format f = tsio_format_from_name(it->input);
+    if (f == TSIO_UNKNOWN) {
+        *why = "cannot write this format; writing PNG";
+        return TSIO_PNG;
+    }
+    return f;
+}
+
+/* Where an item's output goes under -o DIR: its path under its directory argument (the tree is
+ * mirrored, so a/x.jpg and a/b/x.jpg stay apart), or a file argument's name. */
+static void name_output(const ts_options *o, item *it)
+{
+    const char *why;
+    tsio_format f = out_format(o, it, &why);
+    const char *rel = it->from_dir ? it->key : path_base(it->input);
+    if (f == tsio_format_from_name(it->input)) {
+        it->output = path_join(o->output, rel); /* same format: keep the extension */
+    } else {
+        char *renamed = path_with_ext(rel, tsio_format_ext(f));
+        it->output = path_join(o->output, renamed);
+        free(renamed);
+    }
+    if (why)
+        item_notice(it, "%s: %s", it->input, why);
+}
+
+static int batch_check_report(const batch *b);
+
+static const batch *sort_batch; /* qsort has no context argument; planning is single-threaded */
+
+static int cmp_output(const void *a, const void *b)
+{
+    const item *x = &sort_batch->items[*(const int *)a], *y = &sort_batch->items[*(const int *)b];
+    int c = strcmp(x->output, y->output);
+    return c ? c : *(const int *)a - *(const int *)b;
+}
+
+/* Marks collisions in n log n (10,000-file folders): an output that is an input, and an output
+ * that an earlier item already claims. */
+static void mark_collisions(batch *b)
+{
+    char **inputs = xcalloc((size_t)b->n, sizeof *inputs);
+    int *order = xcalloc((size_t)b->n, sizeof *order);
+    int n_in = 0, n_out = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->items[i].real_input)
+            inputs[n_in++] = b->items[i].real_input;
+        if (!b->items[i].error && b->items[i].output)
+            order[n_out++] = i;
+    }
+    qsort(inputs, (size_t)n_in, sizeof *inputs, cmp_str);
+    sort_batch = b;
+    qsort(order, (size_t)n_out, sizeof *order, cmp_output);
+    for (int k = 0; k < n_out; k++) {
+        item *it = &b->items[order[k]];
+        char buf[PATH_MAX];
+        const char *real_out = realpath(it->output, buf);
+        if (real_out && bsearch(&real_out, inputs, (size_t)n_in, sizeof *inputs, cmp_str))
+            item_error(it, "%s: output %s would overwrite an input", it->input, it->output);
+        else if (k > 0 && strcmp(b->items[order[k - 1]].output, it->output) == 0) {
+            int first = k - 1;
+            while (first > 0 && strcmp(b->items[order[first - 1]].output, it->output) == 0)
+                first--;
+            item_error(it, "%s: output %s is already written from %s (use separate -o directories)",
+                       it->input, it->output, b->items[order[first]].input);
+        }
+    }
+    for (int i = 0; i < b->n; i++) {
+        item *it = &b->items[i];
+        if (!it->error && it->output && !b->o->force && path_exists(it->output))
+            item_error(it, "%s: exists (use --force)", it->output);
+    }
+    free(inputs);
+    free(order);
+}
+
+static void free_item(item *it)
+{
+    free(it->input);
+    free(it->output);
+    free(it->key);
+    free(it->real_input);
+    free(it->error);
+    free(it->notice);
+}
+
+/* Keeps the items whose key hashes to this shard. The hash of the key alone (not its place in the
+ * list) decides, so adding or removing files moves no other file to another shard. */
+static void keep_shard(batch *b)
+{
+    const ts_options *o = b->o;
+    int kept = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (hash_fnv1a64(b->items[i].key) % (uint64_t)o->shard_n == (uint64_t)o->shard_k)
+            b->items[kept++] = b->items[i];
+        else
+            free_item(&b->items[i]);
+    }
+    b->n = kept;
+}
+
+int batch_plan(batch *b)
+{
+    const ts_options *o = b->o;
+    size_t len = strlen(o->output);
+    int names_file = !path_is_dir(o->output) && tsio_format_from_name(o->output) != TSIO_UNKNOWN &&
+                     o->output[len - 1] != '/';
+    int file_mode = names_file && b->n == 1;
+    if (names_file && b->n > 1) {
+        ts_warn("-o %s names a file, but the inputs hold %d images (give -o a directory)",
+                o->output, b->n);
+        return 2;
+    }
+    if (file_mode && o->format != TSIO_UNKNOWN && o->format != tsio_format_from_name(o->output)) {
+        ts_warn("-o %s: --format %s does not match the file's extension (see tessera --help)",
+                o->output, tsio_format_ext(o->format));
+        return 2;
+    }
+    if (!file_mode && !path_is_dir(o->output)) {
+        int e = path_mkdirs(o->output, &b->made_output_dir);
+        if (e) {
+            ts_warn("%s: cannot create the output directory: %s", o->output, strerror(e));
+            return 1;
+        }
+        if (b->made_output_dir && !o->quiet)
+            ts_warn("%s: output directory created", o->output);
+    }
+    for (int i = 0; i < b->n; i++) {
+        item *it = &b->items[i];
+        char buf[PATH_MAX];
+        if (realpath(it->input, buf))
+            it->real_input = xstrdup(buf);
+        if (it->error)
+            continue;
+        if (file_mode)
+            it->output = xstrdup(o->output);
+        else
+            name_output(o, it);
+    }
+    mark_collisions(b); /* over the whole list, so every shard fails the same files */
+    int rc = batch_check_report(b);
+    if (rc)
+        return rc;
+    if (o->shard_n)
+        keep_shard(b);
+    return 0;
+}
+
+/* realpath of the directory + the last name: one spelling for a file that may not exist yet. */
+static char *canonical(const char *path)
+{
+    char buf[PATH_MAX];
+    const char *base = path_base(path);
+    char *dir = base == path ? xstrdup(".") : ts_format("%.*s", (int)(base - path), path);
+    char *out = realpath(dir, buf) ? path_join(buf, base) : xstrdup(path);
+    free(dir);
+    return out;
+}
+
+static int batch_check_report(const batch *b)
+{
+    const char *r = b->o->report;
+    struct stat sb;
+    char buf[PATH_MAX];
+    if (!r)
+        return 0;
+    if (!*path_base(r)) {
+        ts_warn("--report %s: no file name", r);
+        return 2;
+    }
+    if (stat(r, &sb) == 0) {
+        const char *real = realpath(r, buf);
+        for (int i = 0; i < b->n && real; i++)
+            if (b->items[i].real_input && strcmp(b->items[i].real_input, real) == 0) {
+                ts_warn("--report %s: is an input of this batch", r);
+                return 2;
+            }
+        if (!S_ISREG(sb.st_mode)) {
+            ts_warn("--report %s: not a regular file", r);
+            return 2;
+        }
+        if (!b->o->force) {
+            ts_warn("--report %s: exists (use --force)", r);
+            return 2;
+        }
+    } else if (errno != ENOENT) {
+        ts_warn("--report %s: %s", r, strerror(errno));
+        return 2;
+    } else {
+        /* its folder must be there now, not found missing once the whole batch has run */
+        const char *base = path_base(r);
+        char *dir = base == r ? xstrdup(".") : ts_format("%.*s", (int)(base - r), r);
+        int e = path_stat_errno(dir), is_dir = path_is_dir(dir);
+        free(dir);
+        if (e || !is_dir) {
+            ts_warn("--report %s: %s", r, strerror(e ? e : ENOTDIR));
+            return 2;
+        }
+    }
+    char *want = canonical(r);
+    int clash = 0;
+    for (int i = 0; i < b->n && !clash; i++)
+        if (b->items[i].output) {
+            char *out = canonical(b->items[i].output);
+            clash = strcmp(out, want) == 0;
+            free(out);
+        }
+    free(want);
+    if (clash) {
+        ts_warn("--report %s: is an output of this batch", r);
+        return 2;
+    }
+    return 0;
+}
+
+void batch_free_items(batch *b)
+{
+    for (int i = 0; i < b->n; i++)
+        free_item(&b->items[i]);
+    free(b->items);
+    b->items = NULL;
+    b->n = 0;
+}

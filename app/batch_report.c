@@ -1,0 +1,201 @@
+/* batch_report.c - what the batch says when it is done: --report (JSON, written like an image
+ * output: a temp file created exclusively beside it, then renamed), --timings (a line per image)
+ * and the summary (images/s and MP/s, per device).
+ */
+#include "batch.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *batch_stage_name(batch_stage s)
+{
+    static const char *const names[ST_COUNT] = {"read",     "decode", "upload", "ops",
+                                                "download", "encode", "write"};
+    return (unsigned)s < ST_COUNT ? names[s] : "?";
+}
+
+/* Calls fn(ctx, name, ms) for each stage as measured: "read+decode" where a codec timed the two
+ * together. */
+static void each_stage(const item *it, void (*fn)(void *, const char *, double, int), void *ctx)
+{
+    int k = 0;
+    for (int s = 0; s < ST_COUNT; s++) {
+        char name[64];
+        double ms = it->ms[s];
+        int first = s;
+        while (s + 1 < ST_COUNT && (it->merged >> s & 1u))
+            ms += it->ms[++s];
+        if (first == s)
+            snprintf(name, sizeof name, "%s", batch_stage_name((batch_stage)s));
+        else
+            snprintf(name, sizeof name, "%s+%s", batch_stage_name((batch_stage)first),
+                     batch_stage_name((batch_stage)s));
+        fn(ctx, name, ms, k++);
+    }
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_stage(void *ctx, const char *name, double ms, int k)
+{
+    FILE *f = ctx;
+    fprintf(f, "%s\"%s\": %.3f", k ? ", " : "", name, ms);
+}
+
+static const char *device_label(const device_slot *d, const ts_device *dev, char *buf, size_t n)
+{
+    if (d->id < 0)
+        return "cpu";
+    snprintf(buf, n, "gpu%d%s%s", d->id, dev ? " " : "", dev ? dev->name : "");
+    return buf;
+}
+
+static void report_image(FILE *f, const batch *b, const item *it)
+{
+    fprintf(f, "\n    {\"input\": ");
+    json_str(f, it->input);
+    fprintf(f, ", \"output\": ");
+    json_str(f, it->ok ? it->output : NULL);
+    fprintf(f, ", \"ok\": %s", it->ok ? "true" : "false");
+    if (!it->ok) {
+        fprintf(f, ", \"error\": ");
+        json_str(f, it->error ? it->error : "not done");
+        fprintf(f, "}");
+        return;
+    }
+    const device_slot *d = &b->devs[it->device];
+    fprintf(f, ", \"device\": %d, \"decode_path\": ", d->id);
+    json_str(f, it->decode_path);
+    fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d", it->width,
+            it->height, it->channels, it->bytes * 8);
+    /* the fields of earlier reports, kept: load = read + decode, save = encode + write */
+    fprintf(f, ", \"load_ms\": %.3f, \"save_ms\": %.3f, \"upload_ms\": %.3f, \"download_ms\": %.3f",
+            it->ms[ST_READ] + it->ms[ST_DECODE], it->ms[ST_ENCODE] + it->ms[ST_WRITE],
+            it->ms[ST_UPLOAD], it->ms[ST_DOWNLOAD]);
+    fprintf(f, ", \"total_ms\": %.3f, \"stages_ms\": {", it->total_ms);
+    each_stage(it, json_stage, f);
+    fprintf(f, "}, \"ops\": [");
+    for (int k = 0; k < it->rep.n; k++) {
+        const ts_variant *v = it->rep.op[k].variant;
+        fprintf(f, "%s{\"op\": ", k ? ", " : "");
+        json_str(f, b->chain.ops[k].text);
+        fprintf(f, ", \"variant\": ");
+        json_str(f, v ? v->name : "?");
+        fprintf(f, ", \"backend\": \"%s\", \"ms\": %.4f}",
+                v && ts_variant_is_gpu(v) ? "gpu" : "cpu", it->rep.op[k].ms);
+    }
+    fprintf(f, "]}");
+}
+
+int batch_write_report(const batch *b, const char *path)
+{
+    char tmp[PATH_MAX + 64], err[256];
+    int slot;
+    int fd = tsio_temp_open(path, tmp, sizeof tmp, &slot);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        ts_warn("%s: cannot write the report: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            tsio_temp_finish(tmp, path, 0, 0, slot, err, sizeof err);
+        }
+        return -1;
+    }
+    const ts_device *dev = b->devs[0].shared ? ts_pipeline_device(b->devs[0].shared) : NULL;
+    fprintf(f, "{\n  \"tool\": \"tessera %s\",\n  \"backend\": \"%s\",\n  \"device\": ", TS_VERSION,
+            dev ? "gpu" : "cpu");
+    json_str(f, dev ? dev->name : "CPU");
+    fprintf(f, ",\n  \"ops\": ");
+    json_str(f, b->o->ops);
+    if (b->o->shard_n)
+        fprintf(f, ",\n  \"shard\": {\"index\": %d, \"count\": %d}", b->o->shard_k, b->o->shard_n);
+    fprintf(f, ",\n  \"seconds\": %.3f,\n  \"devices\": [", b->secs);
+    for (int d = 0; d < b->n_devs; d++) {
+        char label[300];
+        fprintf(f, "%s{\"device\": %d, \"name\": ", d ? ", " : "", b->devs[d].id);
+        json_str(f, device_label(&b->devs[d], dev, label, sizeof label));
+        fprintf(f, ", \"images\": %d, \"images_per_s\": %.3f, \"mpix_per_s\": %.3f}",
+                b->devs[d].images, b->secs > 0 ? b->devs[d].images / b->secs : 0,
+                b->secs > 0 ? b->devs[d].mpix / b->secs : 0);
+    }
+    fprintf(f, "],\n  \"images\": [");
+    for (int i = 0; i < b->n; i++) {
+        if (i)
+            fputc(',', f);
+        report_image(f, b, &b->items[i]);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    int bad = ferror(f) != 0;
+    errno = 0;
+    bad |= fclose(f) != 0;
+    int e = errno ? errno : EIO;
+    if (tsio_temp_finish(tmp, path, !bad, b->o->force, slot, err, sizeof err) != TS_OK) {
+        ts_warn("%s: cannot write the report: %s", path, bad ? strerror(e) : err);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_stage(void *ctx, const char *name, double ms, int k)
+{
+    (void)ctx;
+    printf("%s%s %.3f", k ? ", " : "", name, ms);
+}
+
+void batch_print_timings(const batch *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        const item *it = &b->items[i];
+        if (!it->ok)
+            continue;
+        char *name = ts_escape(it->input);
+        printf("%s  %dx%d %dch %d-bit, decode %s, device %d:", name, it->width, it->height,
+               it->channels, it->bytes * 8, it->decode_path, b->devs[it->device].id);
+        free(name);
+        for (int k = 0; k < it->rep.n; k++)
+            printf("  %s [%s] %.3f ms", b->chain.ops[k].text,
+                   it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
+        printf("  (");
+        each_stage(it, print_stage, NULL);
+        printf("; total %.3f ms)\n", it->total_ms);
+    }
+}
+
+void batch_print_summary(const batch *b, int failed)
+{
+    const ts_options *o = b->o;
+    const ts_device *dev = b->devs[0].shared ? ts_pipeline_device(b->devs[0].shared) : NULL;
+    double mpix = 0;
+    for (int d = 0; d < b->n_devs; d++)
+        mpix += b->devs[d].mpix;
+    int done = b->n - failed;
+    double s = b->secs > 0 ? b->secs : 1e-9;
+    if (failed)
+        ts_warn("%d of %d images failed", failed, b->n);
+    ts_warn("%d image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
+            done == 1 ? "" : "s", o->output, b->secs, dev ? "GPU " : "CPU", dev ? dev->name : "",
+            done / s, mpix / s);
+    for (int d = 0; d < b->n_devs && b->n_devs > 1; d++)
+        ts_warn("  device %d: %d images, %.1f images/s, %.1f MP/s", b->devs[d].id,
+                b->devs[d].images, b->devs[d].images / s, b->devs[d].mpix / s);
+    if (b->skipped)
+        ts_warn("%d file%s skipped: not images by name", b->skipped, b->skipped == 1 ? "" : "s");
+}
