@@ -25,7 +25,8 @@ override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN)
            -Ikernels -Iapp -isystem $(STB_INC) -pthread
 NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-LDLIBS  = -lm -pthread
+LDLIBS  = -lm -pthread -ldl
+JPEG_LIBS ?= -ljpeg
 ifeq ($(WERROR),1)
 override CFLAGS  += -Werror
 override NVFLAGS += -Werror all-warnings
@@ -44,6 +45,13 @@ ifneq ($(NVCC),)
   KERNEL_CU = $(wildcard kernels/*.cu)
   override CFLAGS += -DTS_HAVE_CUDA -isystem $(CUDA)/include
   CUDA_LIBS = -L$(CUDA)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  # nvJPEG (app/gpu_jpeg.c): the toolkit's header, else the one `make deps` unpacks from PyPI's
+  # nvidia-nvjpeg wheel into .deps/nvjpeg; the library itself is loaded at run time (dlopen).
+  NVJPEG_H := $(firstword $(wildcard $(CUDA)/include/nvjpeg.h $(CURDIR)/.deps/nvjpeg/include/nvjpeg.h))
+  ifneq ($(NVJPEG_H),)
+    override CFLAGS += -DTS_HAVE_NVJPEG -isystem $(dir $(NVJPEG_H)) \
+      -DTS_NVJPEG_DIRS='"$(CUDA)/lib64:$(CURDIR)/.deps/nvjpeg/lib"'
+  endif
 else
   KERNEL_C += kernels/gpu_none.c
 endif
@@ -83,8 +91,9 @@ $(BUILD)/tessera: $(BUILD)/app/main.o $(AOBJ) $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
 # `make check` style: tests link every source but main.c.
+# tests/test_gpu_jpeg.c writes and decodes its JPEGs with libjpeg(-turbo) as the reference.
 $(BUILD)/test_unit: $(TOBJ) $(AOBJ) $(BUILD)/libtessera.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)
 
 $(BUILD)/mkimage: $(BUILD)/tests/mkimage.o $(AOBJ) $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)

@@ -107,3 +107,19 @@ profile: $(BENCH)
 	$(NCU) --clock-control none --nvtx --nvtx-include "ts_timed/" --metrics $(NCU_METRICS) \
 	  $(BENCH) --op $(OP) --variant $(VARIANT) --size $(SIZE) $(if $(FORMAT),--format $(FORMAT)) \
 	  --runs 1 --no-vendor
+
+# ---- make bench-batch (GPU machine): batch conversion against OpenCV and torchvision, and the
+# nvJPEG module alone (build/nvjpeg_bench). The corpus: tools/bench_batch_corpus.py makes it from
+# Debian's lomiri-wallpapers-16.04 into .carry/corpus (see tools/bench_batch.sh).
+BATCH_OUT ?= out/bench-batch
+ifneq ($(HAVE_CUDA),)
+$(BUILD)/nvjpeg_bench: $(BUILD)/tools/nvjpeg_bench.o $(BUILD)/app/gpu_jpeg.o \
+                       $(BUILD)/app/gpu_jpeg_decode.o $(BUILD)/libtessera.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)
+else
+$(BUILD)/nvjpeg_bench:
+	@echo "nvjpeg_bench: needs nvcc (PATH or $(CUDA)/bin): it measures nvJPEG on the GPU" >&2; exit 1
+endif
+.PHONY: bench-batch
+bench-batch: all $(BUILD)/nvjpeg_bench
+	BUILD=$(BUILD) PYTHON=$(PYTHON) sh tools/bench_batch.sh $(BATCH_OUT)

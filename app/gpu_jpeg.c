@@ -1,0 +1,476 @@
+/* gpu_jpeg.c - nvJPEG behind gpu_jpeg.h: the run-time loader, the per-worker context and encode;
+ * batched decode over three paths (engines, decoupled CUDA decode on host threads, CPU by the
+ * caller) is in gpu_jpeg_decode.c. See gpu_jpeg.h for the contract.
+ *
+ * Why the shape:
+ *   - dlopen, not a link: Debian's CUDA and many machines lack libnvjpeg; the binary must run
+ *     there and say why it uses the CPU codecs.
+ *   - A batch runs in two phases over a pool of host threads, each with its own parse stream and
+ *     decoder states (nvJPEG states are not thread-safe; the handle is): first every file's header
+ *     is read and routed, then the calling thread feeds the engines one batched call while the
+ *     other threads run the decoupled decode, whose Huffman stage (progressive files above all)
+ *     is host work that only scales with threads.
+ *   - Isolation: a file that fails on the decoupled path gets its thread's state replaced before
+ *     the next file; a batched engine call that fails (the API does not say which file) gets a
+ *     fresh engine state and its files are decoded again one by one on the decoupled path.
+ */
+#include "gpu_jpeg_int.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GJ_NAME(n) #n,
+static const char *const sym_names[] = {GJ_SYMS(GJ_NAME)};
+_Static_assert(sizeof sym_names / sizeof sym_names[0] == GJ_N_SYMS, "one name per symbol");
+
+const char *gj_path_name(gj_path p)
+{
+    switch (p) {
+    case GJ_PATH_ENGINE: return "engine";
+    case GJ_PATH_CUDA: return "cuda";
+    case GJ_PATH_CPU: return "cpu";
+    default: return "-";
+    }
+}
+
+ts_status gj_fail_msg(char *buf, size_t len, ts_status st, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (buf && len)
+        snprintf(buf, len, "%s", tmp);
+    return ts_fail(st, "%s", tmp);
+}
+
+/* Opens `name` and resolves every symbol into slots[] (NULL: only check). */
+static ts_status open_lib(const char *name, void **lib, void **slots, char *why, size_t len)
+{
+    *lib = NULL;
+    dlerror();
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: %s", e ? e : name);
+    }
+    for (size_t i = 0; i < GJ_N_SYMS; i++) {
+        void *f = dlsym(h, sym_names[i]);
+        if (!f) {
+            dlclose(h);
+            return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: %s has no %s", name,
+                            sym_names[i]);
+        }
+        if (slots)
+            slots[i] = f;
+    }
+    *lib = h;
+    return TS_OK;
+}
+
+ts_status gj_probe(const char *name, char *why, size_t whylen)
+{
+    void *lib;
+    ts_status st = open_lib(name, &lib, NULL, why, whylen);
+    if (st == TS_OK)
+        dlclose(lib);
+    return st;
+}
+
+#ifdef GJ_ENABLED
+
+/* Runs `fn` over every name the loader tries, in order, until it returns nonzero. */
+static int for_each_lib_name(int (*fn)(const char *name, void *arg), void *arg)
+{
+    const char *env = getenv("TESSERA_NVJPEG_LIB");
+    if (env && *env)
+        return fn(env, arg); /* an explicit choice: nothing else (tests force absence with it) */
+    static const char *const bare[] = {"libnvjpeg.so.13", "libnvjpeg.so"};
+    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++)
+        if (fn(bare[i], arg))
+            return 1;
+#ifdef TS_NVJPEG_DIRS
+    /* Where the build found the header: CUDA's lib64 or `make deps`' .deps/nvjpeg/lib. */
+    const char *dirs = TS_NVJPEG_DIRS;
+    while (*dirs) {
+        size_t n = strcspn(dirs, ":");
+        char path[1024];
+        if (n > 0 && n < 900) {
+            snprintf(path, sizeof path, "%.*s/libnvjpeg.so.13", (int)n, dirs);
+            if (fn(path, arg))
+                return 1;
+        }
+        dirs += n + (dirs[n] == ':');
+    }
+#endif
+    return 0;
+}
+
+gj_nv_table gj_nv;
+_Static_assert(sizeof gj_nv.f == sizeof gj_nv.slot, "one pointer per symbol");
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static ts_status load_status = TS_ERR_UNSUPPORTED;
+static char load_why[512];
+
+struct try_arg {
+    char first_err[400];
+    int tried;
+};
+
+static int try_one(const char *name, void *arg)
+{
+    struct try_arg *t = arg;
+    char why[400];
+    void *lib;
+    if (open_lib(name, &lib, gj_nv.slot, why, sizeof why) == TS_OK)
+        return 1; /* kept open for the life of the process */
+    if (!t->tried++)
+        snprintf(t->first_err, sizeof t->first_err, "%s", why);
+    return 0;
+}
+
+static void load_once_fn(void)
+{
+    struct try_arg t = {{0}, 0};
+    if (for_each_lib_name(try_one, &t)) {
+        load_status = TS_OK;
+        load_why[0] = 0;
+    } else {
+        load_status = TS_ERR_UNSUPPORTED;
+        snprintf(load_why, sizeof load_why, "%s", t.first_err);
+    }
+}
+
+ts_status gj_load(char *why, size_t whylen)
+{
+    pthread_once(&load_once, load_once_fn);
+    if (load_status != TS_OK)
+        return gj_fail_msg(why, whylen, load_status, "%s", load_why);
+    if (why && whylen)
+        why[0] = 0;
+    return TS_OK;
+}
+
+const char *gj_nvj_str(nvjpegStatus_t s)
+{
+    switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocation failed";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "not supported on this GPU";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not implemented for this backend";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
+    default: return "unknown nvJPEG status";
+    }
+}
+
+nvjpegStatus_t gj_state_make(gj_ctx *c, slot *s, int k)
+{
+    nvjpegStatus_t e = NV.nvjpegDecoderStateCreate(c->h, c->dec[k], &s->st[k]);
+    if (e == NVJPEG_STATUS_SUCCESS)
+        e = NV.nvjpegStateAttachPinnedBuffer(s->st[k], s->pinned);
+    if (e == NVJPEG_STATUS_SUCCESS)
+        e = NV.nvjpegStateAttachDeviceBuffer(s->st[k], s->devbuf);
+    return e;
+}
+
+static void slot_free(slot *s)
+{
+    for (int k = 0; k < 2; k++)
+        if (s->st[k])
+            NV.nvjpegJpegStateDestroy(s->st[k]);
+    if (s->params)
+        NV.nvjpegDecodeParamsDestroy(s->params);
+    if (s->js)
+        NV.nvjpegJpegStreamDestroy(s->js);
+    if (s->pinned)
+        NV.nvjpegBufferPinnedDestroy(s->pinned);
+    if (s->devbuf)
+        NV.nvjpegBufferDeviceDestroy(s->devbuf);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    memset(s, 0, sizeof *s);
+}
+
+static ts_status slot_init(gj_ctx *c, slot *s, char *why, size_t len)
+{
+    nvjpegStatus_t e;
+    if (cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking) != cudaSuccess) {
+        cudaGetLastError();
+        s->stream = NULL;
+        return gj_fail_msg(why, len, TS_ERR_CUDA, "cudaStreamCreateWithFlags failed");
+    }
+#define SLOT_TRY(call)                                                                             \
+    if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                     \
+        return gj_fail_msg(why, len, TS_ERR_CUDA, "%s: %s", #call, gj_nvj_str(e));
+    SLOT_TRY(NV.nvjpegBufferPinnedCreate(c->h, NULL, &s->pinned));
+    SLOT_TRY(NV.nvjpegBufferDeviceCreate(c->h, NULL, &s->devbuf));
+    SLOT_TRY(NV.nvjpegJpegStreamCreate(c->h, &s->js));
+    SLOT_TRY(NV.nvjpegDecodeParamsCreate(c->h, &s->params));
+    for (int k = 0; k < 2; k++)
+        if (c->dec[k])
+            SLOT_TRY(gj_state_make(c, s, k));
+#undef SLOT_TRY
+    return TS_OK;
+}
+
+int gj_ctx_has_engine(const gj_ctx *ctx) { return ctx && ctx->has_engine; }
+
+void gj_ctx_destroy(gj_ctx *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->nslots; i++)
+        slot_free(&c->slots[i]);
+    free(c->slots);
+    if (c->hw_state)
+        NV.nvjpegJpegStateDestroy(c->hw_state);
+    for (int k = 0; k < 2; k++)
+        if (c->dec[k])
+            NV.nvjpegDecoderDestroy(c->dec[k]);
+    if (c->encp)
+        NV.nvjpegEncoderParamsDestroy(c->encp);
+    if (c->enc)
+        NV.nvjpegEncoderStateDestroy(c->enc);
+    if (c->he)
+        NV.nvjpegDestroy(c->he);
+    if (c->h)
+        NV.nvjpegDestroy(c->h);
+    free(c);
+}
+
+/* libjpeg-turbo (the CPU path) upsamples chroma with a triangle filter; nvJPEG replicates unless
+ * asked to interpolate. Interpolation keeps the GPU and CPU decodes of 4:2:0 files close; a
+ * library that refuses the flag still decodes. */
+static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
+{
+    nvjpegStatus_t e =
+        NV.nvjpegCreateEx(backend, NULL, NULL, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, h);
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        *h = NULL;
+        e = NV.nvjpegCreateEx(backend, NULL, NULL, 0, h);
+    }
+    if (e != NVJPEG_STATUS_SUCCESS)
+        *h = NULL;
+    return e;
+}
+
+/* The decode handle, the engines' batched state (engines = 1) and the decoupled decoders. A GPU
+ * without engines, or a library whose hardware handle refuses the decoupled decoders, fails with
+ * engines = 1 and leaves the context clean for a second try without them. */
+static nvjpegStatus_t open_decoders(gj_ctx *c, int engines)
+{
+    nvjpegStatus_t e = create_handle(engines ? NVJPEG_BACKEND_HARDWARE : NVJPEG_BACKEND_DEFAULT,
+                                     &c->h);
+    if (e == NVJPEG_STATUS_SUCCESS && engines) {
+        unsigned n = 0, cores = 0;
+        if (NV.nvjpegGetHardwareDecoderInfo(c->h, &n, &cores) == NVJPEG_STATUS_SUCCESS && n == 0)
+            e = NVJPEG_STATUS_ARCH_MISMATCH;
+        if (e == NVJPEG_STATUS_SUCCESS)
+            e = NV.nvjpegJpegStateCreate(c->h, &c->hw_state);
+    }
+    if (e == NVJPEG_STATUS_SUCCESS)
+        e = NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_HYBRID, &c->dec[DEC_HOST]);
+    /* The GPU Huffman decoder is an optimization for large baseline files; without it every
+     * decoupled file goes through the host Huffman decoder. */
+    if (e == NVJPEG_STATUS_SUCCESS &&
+        NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_GPU_HYBRID, &c->dec[DEC_GPU]) !=
+            NVJPEG_STATUS_SUCCESS)
+        c->dec[DEC_GPU] = NULL;
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        for (int k = 0; k < 2; k++) {
+            if (c->dec[k])
+                NV.nvjpegDecoderDestroy(c->dec[k]);
+            c->dec[k] = NULL;
+        }
+        if (c->hw_state)
+            NV.nvjpegJpegStateDestroy(c->hw_state);
+        if (c->h)
+            NV.nvjpegDestroy(c->h);
+        c->hw_state = NULL;
+        c->h = NULL;
+    }
+    c->has_engine = e == NVJPEG_STATUS_SUCCESS && engines;
+    return e;
+}
+
+ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *why, size_t len)
+{
+    *out = NULL;
+    ts_status st = gj_load(why, len);
+    if (st != TS_OK)
+        return st;
+    gj_opts def = {0, 0, 0};
+    if (!o)
+        o = &def;
+    gj_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
+    cudaError_t ce = cudaGetDevice(&c->device);
+    if (ce != cudaSuccess) {
+        cudaGetLastError();
+        free(c);
+        return gj_fail_msg(why, len, TS_ERR_NO_GPU, "no usable GPU: %s", cudaGetErrorString(ce));
+    }
+    c->stream = (cudaStream_t)stream;
+    c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    nvjpegStatus_t e = NVJPEG_STATUS_ARCH_MISMATCH;
+    if (!o->no_engine)
+        e = open_decoders(c, 1);
+    if (e != NVJPEG_STATUS_SUCCESS && (e = open_decoders(c, 0)) != NVJPEG_STATUS_SUCCESS) {
+        gj_ctx_destroy(c);
+        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG decoder: %s",
+                           gj_nvj_str(e));
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = o->host_threads > 0 ? o->host_threads : (int)(cores > 0 ? cores : 1);
+    if (n > 128)
+        n = 128;
+    c->slots = calloc((size_t)n, sizeof *c->slots);
+    if (!c->slots) {
+        gj_ctx_destroy(c);
+        return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        c->nslots = i + 1;
+        if ((st = slot_init(c, &c->slots[i], why, len)) != TS_OK) {
+            gj_ctx_destroy(c);
+            return st;
+        }
+    }
+    *out = c;
+    return TS_OK;
+}
+
+void gj_results_free(gj_result *res, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ts_gpu_image_free(&res[i].d_im);
+        res[i].capacity = 0;
+    }
+}
+
+ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, unsigned char **out,
+                    size_t *out_len, char *err, size_t errlen)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (!c || !d_im || !d_im->data)
+        return gj_fail_msg(err, errlen, TS_ERR_INVALID, "gj_encode: bad arguments");
+    if (d_im->bytes != 1 || (d_im->channels != 1 && d_im->channels != 3))
+        return gj_fail_msg(err, errlen, TS_ERR_UNSUPPORTED,
+                        "nvJPEG encodes 8-bit gray or RGB, not %d channel(s) of %d bits",
+                        d_im->channels, 8 * d_im->bytes);
+    int q = o && o->quality ? o->quality : 90;
+    int sub = o && o->subsampling ? o->subsampling : 420;
+    if (q < 1 || q > 100)
+        return gj_fail_msg(err, errlen, TS_ERR_INVALID, "JPEG quality %d outside 1..100", q);
+    nvjpegChromaSubsampling_t css = d_im->channels == 1 ? NVJPEG_CSS_GRAY
+                                    : sub == 444        ? NVJPEG_CSS_444
+                                    : sub == 422        ? NVJPEG_CSS_422
+                                                        : NVJPEG_CSS_420;
+    nvjpegStatus_t e;
+    const char *stage = "nvjpegCreateEx";
+#define ENC_TRY(call)                                                                              \
+    do {                                                                                           \
+        stage = #call;                                                                             \
+        if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                 \
+            goto fail;                                                                             \
+    } while (0)
+    if (!c->he) {
+        ENC_TRY(NV.nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &c->he));
+        ENC_TRY(NV.nvjpegEncoderStateCreate(c->he, &c->enc, c->stream));
+        ENC_TRY(NV.nvjpegEncoderParamsCreate(c->he, &c->encp, c->stream));
+        /* libjpeg's and OpenCV's default: the standard tables, so sizes compare. */
+        ENC_TRY(NV.nvjpegEncoderParamsSetOptimizedHuffman(c->encp, 0, c->stream));
+    }
+    ENC_TRY(NV.nvjpegEncoderParamsSetQuality(c->encp, q, c->stream));
+    ENC_TRY(NV.nvjpegEncoderParamsSetSamplingFactors(c->encp, css, c->stream));
+    nvjpegImage_t src;
+    memset(&src, 0, sizeof src);
+    src.channel[0] = d_im->data;
+    src.pitch[0] = d_im->pitch;
+    if (d_im->channels == 3)
+        ENC_TRY(NV.nvjpegEncodeImage(c->he, c->enc, c->encp, &src, NVJPEG_INPUT_RGBI,
+                                       d_im->width, d_im->height, c->stream));
+    else
+        ENC_TRY(NV.nvjpegEncodeYUV(c->he, c->enc, c->encp, &src, NVJPEG_CSS_GRAY, d_im->width,
+                                     d_im->height, c->stream));
+    size_t n = 0;
+    ENC_TRY(NV.nvjpegEncodeRetrieveBitstream(c->he, c->enc, NULL, &n, c->stream));
+    unsigned char *buf = malloc(n ? n : 1);
+    if (!buf)
+        return gj_fail_msg(err, errlen, TS_ERR_NOMEM, "out of memory for a %zu-byte JPEG", n);
+    e = NV.nvjpegEncodeRetrieveBitstream(c->he, c->enc, buf, &n, c->stream);
+    cudaError_t ce = cudaStreamSynchronize(c->stream);
+    if (e != NVJPEG_STATUS_SUCCESS || ce != cudaSuccess) {
+        cudaGetLastError();
+        free(buf);
+        return gj_fail_msg(err, errlen, TS_ERR_CUDA, "nvjpegEncodeRetrieveBitstream: %s",
+                        e != NVJPEG_STATUS_SUCCESS ? gj_nvj_str(e) : cudaGetErrorString(ce));
+    }
+    *out = buf;
+    *out_len = n;
+    return TS_OK;
+fail:
+#undef ENC_TRY
+    return gj_fail_msg(err, errlen, TS_ERR_CUDA, "%s: %s", stage, gj_nvj_str(e));
+}
+
+#else /* built without CUDA or without nvjpeg.h: the same API, always unavailable */
+
+#if defined(TS_HAVE_CUDA)
+#define GJ_WHY "unavailable: built without nvjpeg.h (run 'make deps')"
+#else
+#define GJ_WHY "unavailable: built without CUDA"
+#endif
+
+ts_status gj_load(char *why, size_t whylen)
+{
+    return gj_fail_msg(why, whylen, TS_ERR_UNSUPPORTED, "%s", GJ_WHY);
+}
+
+struct gj_ctx {
+    int unused;
+};
+
+ts_status gj_ctx_create(gj_ctx **ctx, ts_stream stream, const gj_opts *opts, char *why,
+                        size_t whylen)
+{
+    *ctx = NULL;
+    return gj_load(why, whylen);
+}
+
+void gj_ctx_destroy(gj_ctx *ctx) { (void)ctx; }
+int gj_ctx_has_engine(const gj_ctx *ctx) { return 0; }
+
+void gj_results_free(gj_result *res, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ts_gpu_image_free(&res[i].d_im);
+        res[i].capacity = 0;
+    }
+}
+
+ts_status gj_encode(gj_ctx *ctx, const ts_image *d_im, const gj_encode_opts *o, unsigned char **out,
+                    size_t *out_len, char *err, size_t errlen)
+{
+    *out = NULL;
+    *out_len = 0;
+    return gj_fail_msg(err, errlen, TS_ERR_UNSUPPORTED, "%s", GJ_WHY);
+}
+
+#endif

@@ -1,0 +1,112 @@
+/* gpu_jpeg.h - JPEG decode and encode on the GPU with nvJPEG, for the batch converter.
+ *
+ * libnvjpeg is loaded at run time (dlopen: $TESSERA_NVJPEG_LIB, else libnvjpeg.so.13, then
+ * libnvjpeg.so, by the loader's search and then in the directories the build found it in), so a
+ * binary built with CUDA still runs where the library is absent: gj_load() then says
+ * "unavailable: <reason>" and the caller uses its CPU codecs.
+ *
+ * Decode paths, per file (gj_result.path):
+ *   GJ_PATH_ENGINE  the hardware JPEG engines (NVJPEG_BACKEND_HARDWARE, batched API): baseline
+ *                   colour files that nvjpegDecodeBatchedSupported accepts;
+ *   GJ_PATH_CUDA    the decoupled API (nvjpegDecodeJpegHost / TransferToDevice / Device), one
+ *                   decoder state per host thread so the Huffman work of progressive files runs
+ *                   on every thread given: progressive, gray, and what the engines refuse;
+ *   GJ_PATH_CPU     nvJPEG cannot decode the file (12-bit, arithmetic, lossless, CMYK, corrupt,
+ *                   over the pixel limit): result.status != TS_OK with a reason, and the caller
+ *                   decodes that file alone on the CPU. Nothing else in the batch is affected: a
+ *                   batch of engine files that fails as a whole is decoded again file by file on
+ *                   the decoupled path, and a decoupled state that saw an error is replaced.
+ *
+ * Images are 8-bit interleaved device images (ts_image, rows ts_gpu_pitch apart as
+ * ts_gpu_image_alloc makes them): RGB for colour files, 1 channel for gray ones, the same channel
+ * counts as the CPU loader gives. EXIF orientation is not applied (the CPU loader ignores it too).
+ *
+ * Typical use, by each GPU worker thread of a batch (one context each; host_threads = the cores
+ * that worker may use for Huffman work):
+ *   gj_ctx_create(&ctx, stream, &opts, why, sizeof why)  failing: say `why` once, use the CPU;
+ *   gj_result res[B] = {0};  per batch of n <= B files read into memory:
+ *   gj_decode_batch(ctx, data, len, n, res);
+ *   res[i].status == TS_OK: the chain runs on res[i].d_im where it lies (the device), and
+ *     gj_encode(ctx, &d_out, &eo, &bytes, &nbytes, err, sizeof err) gives the JPEG bytes;
+ *   else: file i alone goes to the CPU decoder (res[i].err says why, for --report);
+ *   at the end gj_results_free(res, B) and gj_ctx_destroy(ctx).
+ *
+ * Nothing here prints or exits: functions return a ts_status and write a one-line reason into
+ * `why`/`err` (also set as ts_error_detail()).
+ */
+#ifndef TESSERA_GPU_JPEG_H
+#define TESSERA_GPU_JPEG_H
+
+#include "tessera.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gj_path { GJ_PATH_NONE = 0, GJ_PATH_ENGINE, GJ_PATH_CUDA, GJ_PATH_CPU } gj_path;
+const char *gj_path_name(gj_path p); /* "engine", "cuda", "cpu", "-" */
+
+/* Loads libnvjpeg once per process (thread-safe). TS_OK, or TS_ERR_UNSUPPORTED with why =
+ * "unavailable: <reason>" (built without CUDA, library not found, a symbol missing, wrong major
+ * version). The answer is the same on every later call. */
+ts_status gj_load(char *why, size_t whylen);
+/* Tries one library name or path without keeping it (tests; the CPU build too): TS_OK when it
+ * opens and has every function this module uses, else TS_ERR_UNSUPPORTED and the reason. */
+ts_status gj_probe(const char *name, char *why, size_t whylen);
+
+typedef struct gj_opts {
+    int host_threads;    /* threads for the decoupled path's Huffman work; 0: online cores */
+    int no_engine;       /* 1: never use the hardware engines (benchmarks, tests) */
+    uint64_t max_pixels; /* larger files are refused (TS_ERR_TOO_LARGE); 0: TS_DEFAULT_MAX_PIXELS */
+} gj_opts;
+
+/* One per GPU worker thread: nvJPEG handles, decoder states, pinned and device buffers, streams.
+ * `stream` is where decoded images are ready (and where encode runs); `opts` may be NULL. Fails
+ * with TS_ERR_UNSUPPORTED (library unavailable), TS_ERR_NO_GPU or TS_ERR_CUDA and a reason. */
+typedef struct gj_ctx gj_ctx;
+ts_status gj_ctx_create(gj_ctx **ctx, ts_stream stream, const gj_opts *opts, char *why,
+                        size_t whylen);
+void gj_ctx_destroy(gj_ctx *ctx);
+/* 1 when this context's device has JPEG engines the library can use. */
+int gj_ctx_has_engine(const gj_ctx *ctx);
+
+/* One file of a batch. Keep the array between batches: d_im's memory is reused while
+ * `capacity` suffices (ts_gpu_image_reserve). Zero it before the first use; free the images with
+ * gj_results_free. */
+typedef struct gj_result {
+    ts_image d_im;     /* the decoded image (device) when status == TS_OK */
+    size_t capacity;   /* bytes behind d_im.data */
+    ts_status status;  /* TS_OK, or why the caller must decode this file on the CPU */
+    gj_path path;      /* the path that decoded it; GJ_PATH_CPU when status != TS_OK */
+    float ms;          /* host wall time spent on this file (an engine batch's share) */
+    char err[160];     /* the reason when status != TS_OK */
+} gj_result;
+void gj_results_free(gj_result *res, int n);
+
+/* Decodes n files (host bytes, kept alive by the caller until return). Returns TS_OK when the
+ * call itself worked, whatever each file's outcome (see res[i].status); on return every decoded
+ * image is complete on the context's stream. A non-OK return (CUDA failure of the context) means
+ * no res[i] with status TS_OK can be trusted. */
+ts_status gj_decode_batch(gj_ctx *ctx, const unsigned char *const *data, const size_t *len,
+                          int n, gj_result *res);
+
+typedef struct gj_encode_opts {
+    int quality;     /* 1..100; 0: 90 */
+    int subsampling; /* 420 (default when 0), 422 or 444 for colour; gray is always 1 component */
+} gj_encode_opts;
+
+/* Encodes an 8-bit device image of 1 (gray, a 1-component JPEG) or 3 (RGB) channels on the
+ * context's stream; the bitstream comes back in *out (malloc'd, *out_len bytes; the caller
+ * frees). Only the compressed bytes cross to the host. Other shapes are TS_ERR_UNSUPPORTED (the
+ * caller uses its CPU encoder). `o` may be NULL. */
+ts_status gj_encode(gj_ctx *ctx, const ts_image *d_im, const gj_encode_opts *o, unsigned char **out,
+                    size_t *out_len, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

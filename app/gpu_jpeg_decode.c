@@ -1,0 +1,372 @@
+/* gpu_jpeg_decode.c - gj_decode_batch (gpu_jpeg.h): routing each file from its header, the
+ * hardware engines' batched decode, the decoupled decode over a pool of host threads, and the
+ * per-file isolation of failures (see gpu_jpeg.c's header comment for why the shape).
+ */
+#include "gpu_jpeg_int.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef GJ_ENABLED
+
+#include <stdatomic.h>
+
+/* Routing of one file, from its header (phase 1). */
+typedef struct route {
+    gj_path path;
+    int comps, w, h, progressive;
+} route;
+
+typedef struct job {
+    gj_ctx *ctx;
+    const unsigned char *const *data;
+    const size_t *len;
+    gj_result *res;
+    route *rt;
+    const int *idx; /* the files this job works on */
+    int n;
+    atomic_int next;
+    atomic_int fatal; /* a sticky CUDA error: the context is unusable */
+    int phase;        /* 1: route, 2: decode on the decoupled path */
+} job;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void set_cpu(gj_result *r, ts_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_cpu(gj_result *r, ts_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    r->status = st;
+    r->path = GJ_PATH_CPU;
+}
+
+static int sticky(cudaError_t e)
+{
+    /* Errors after which the CUDA context is lost; the others leave it usable. */
+    return e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure ||
+           e == cudaErrorHardwareStackError || e == cudaErrorIllegalInstruction ||
+           e == cudaErrorMisalignedAddress || e == cudaErrorInvalidPc ||
+           e == cudaErrorUnknown;
+}
+
+/* Phase 1: reads the header and picks the path; files nvJPEG cannot take are marked for the CPU. */
+static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len, gj_result *r,
+                      route *rt)
+{
+    if (!data || len < 4) {
+        set_cpu(r, TS_ERR_FORMAT, "not a JPEG (%zu bytes)", data ? len : 0);
+        return;
+    }
+    nvjpegStatus_t e = NV.nvjpegJpegStreamParseHeader(c->h, data, len, s->js);
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        set_cpu(r, TS_ERR_FORMAT, "nvJPEG cannot read the header: %s", gj_nvj_str(e));
+        return;
+    }
+    unsigned prec = 0, comps = 0, w = 0, h = 0;
+    nvjpegJpegEncoding_t enc = NVJPEG_ENCODING_UNKNOWN;
+    if (NV.nvjpegJpegStreamGetSamplePrecision(s->js, &prec) != NVJPEG_STATUS_SUCCESS ||
+        NV.nvjpegJpegStreamGetJpegEncoding(s->js, &enc) != NVJPEG_STATUS_SUCCESS ||
+        NV.nvjpegJpegStreamGetComponentsNum(s->js, &comps) != NVJPEG_STATUS_SUCCESS ||
+        NV.nvjpegJpegStreamGetFrameDimensions(s->js, &w, &h) != NVJPEG_STATUS_SUCCESS) {
+        set_cpu(r, TS_ERR_FORMAT, "nvJPEG cannot read the frame header");
+        return;
+    }
+    if (prec != 8) {
+        set_cpu(r, TS_ERR_UNSUPPORTED, "%u-bit samples (nvJPEG decodes 8-bit)", prec);
+        return;
+    }
+    if (enc != NVJPEG_ENCODING_BASELINE_DCT && enc != NVJPEG_ENCODING_EXTENDED_SEQUENTIAL_DCT_HUFFMAN &&
+        enc != NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN) {
+        set_cpu(r, TS_ERR_UNSUPPORTED, "%s coding (nvJPEG decodes Huffman DCT)",
+                enc == NVJPEG_ENCODING_LOSSLESS_HUFFMAN ? "lossless" : "arithmetic or other");
+        return;
+    }
+    if (comps != 1 && comps != 3) {
+        set_cpu(r, TS_ERR_UNSUPPORTED, "%u components (nvJPEG path takes gray or YCbCr)", comps);
+        return;
+    }
+    if (w == 0 || h == 0 || w > TS_MAX_DIM || h > TS_MAX_DIM ||
+        (uint64_t)w * h > c->max_pixels) {
+        set_cpu(r, TS_ERR_TOO_LARGE, "image %ux%u over the pixel limit", w, h);
+        return;
+    }
+    rt->comps = (int)comps;
+    rt->w = (int)w;
+    rt->h = (int)h;
+    rt->progressive = enc == NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN;
+    rt->path = GJ_PATH_CUDA;
+    if (c->has_engine && comps == 3 && !rt->progressive) {
+        int unsupported = 1;
+        /* The engines' check wants the whole stream parsed (scan layout, tables). */
+        if (NV.nvjpegJpegStreamParse(c->h, data, len, 0, 0, s->js) == NVJPEG_STATUS_SUCCESS &&
+            NV.nvjpegDecodeBatchedSupported(c->h, s->js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+            unsupported == 0)
+            rt->path = GJ_PATH_ENGINE;
+    }
+    r->status = TS_OK;
+    r->path = rt->path;
+}
+
+/* Phase 2: one file through the decoupled API on this thread's slot. Returns 1 on a sticky CUDA
+ * error (the context is lost), else 0; the file's outcome is in *r. */
+static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len, gj_result *r,
+                      const route *rt)
+{
+    double t0 = now_ms();
+    nvjpegStatus_t e = NV.nvjpegJpegStreamParse(c->h, data, len, 0, 0, s->js);
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        set_cpu(r, TS_ERR_FORMAT, "nvJPEG: %s", gj_nvj_str(e));
+        return 0;
+    }
+    int k = DEC_HOST;
+    if (c->dec[DEC_GPU] && !rt->progressive && (int64_t)rt->w * rt->h >= GPU_HUFFMAN_MIN_PIXELS) {
+        int unsupported = 1;
+        if (NV.nvjpegDecoderJpegSupported(c->dec[DEC_GPU], s->js, s->params, &unsupported) ==
+                NVJPEG_STATUS_SUCCESS && unsupported == 0)
+            k = DEC_GPU;
+    }
+    nvjpegOutputFormat_t fmt = rt->comps == 1 ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI;
+    ts_status st = ts_gpu_image_reserve(&r->d_im, &r->capacity, rt->w, rt->h, rt->comps, 1);
+    if (st != TS_OK) {
+        set_cpu(r, st, "%s", ts_error_detail());
+        return 0;
+    }
+    nvjpegImage_t dst;
+    memset(&dst, 0, sizeof dst);
+    dst.channel[0] = r->d_im.data;
+    dst.pitch[0] = r->d_im.pitch;
+    const char *stage = "nvjpegDecodeParamsSetOutputFormat";
+    e = NV.nvjpegDecodeParamsSetOutputFormat(s->params, fmt);
+    if (e == NVJPEG_STATUS_SUCCESS) {
+        stage = "nvjpegDecodeJpegHost";
+        e = NV.nvjpegDecodeJpegHost(c->h, c->dec[k], s->st[k], s->params, s->js);
+    }
+    if (e == NVJPEG_STATUS_SUCCESS) {
+        stage = "nvjpegDecodeJpegTransferToDevice";
+        e = NV.nvjpegDecodeJpegTransferToDevice(c->h, c->dec[k], s->st[k], s->js, s->stream);
+    }
+    if (e == NVJPEG_STATUS_SUCCESS) {
+        stage = "nvjpegDecodeJpegDevice";
+        e = NV.nvjpegDecodeJpegDevice(c->h, c->dec[k], s->st[k], &dst, s->stream);
+    }
+    /* The pinned buffer is reused by the next file's host stage: wait for the copy. */
+    cudaError_t ce = cudaStreamSynchronize(s->stream);
+    if (ce != cudaSuccess) {
+        cudaGetLastError();
+        set_cpu(r, TS_ERR_CUDA, "decode on the GPU: %s", cudaGetErrorString(ce));
+        return sticky(ce);
+    }
+    if (e != NVJPEG_STATUS_SUCCESS) {
+        set_cpu(r, e == NVJPEG_STATUS_ALLOCATOR_FAILURE ? TS_ERR_TOO_LARGE : TS_ERR_FORMAT,
+                "nvJPEG %s: %s", stage, gj_nvj_str(e));
+        /* Whatever the failed file left in this state must not reach the next file. */
+        NV.nvjpegJpegStateDestroy(s->st[k]);
+        s->st[k] = NULL;
+        if (gj_state_make(c, s, k) != NVJPEG_STATUS_SUCCESS)
+            return 1;
+        return 0;
+    }
+    r->status = TS_OK;
+    r->path = GJ_PATH_CUDA;
+    r->err[0] = 0;
+    r->ms = (float)(now_ms() - t0);
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    void **a = arg;
+    job *j = a[0];
+    slot *s = a[1];
+    gj_ctx *c = j->ctx;
+    if (cudaSetDevice(c->device) != cudaSuccess) {
+        cudaGetLastError();
+        atomic_store(&j->fatal, 1);
+        return NULL;
+    }
+    for (;;) {
+        int k = atomic_fetch_add(&j->next, 1);
+        if (k >= j->n || atomic_load(&j->fatal))
+            break;
+        int i = j->idx[k];
+        if (j->phase == 1) {
+            route_one(c, s, j->data[i], j->len[i], &j->res[i], &j->rt[i]);
+        } else if (decode_one(c, s, j->data[i], j->len[i], &j->res[i], &j->rt[i])) {
+            atomic_store(&j->fatal, 1);
+        }
+    }
+    return NULL;
+}
+
+typedef struct pool {
+    pthread_t tid[128];
+    void *args[128][2];
+    int started[128];
+    int n;
+} pool;
+
+static void pool_start(pool *p, job *j)
+{
+    int n = j->n < j->ctx->nslots ? j->n : j->ctx->nslots;
+    p->n = n;
+    for (int t = 0; t < n; t++) {
+        p->args[t][0] = j;
+        p->args[t][1] = &j->ctx->slots[t];
+        p->started[t] = pthread_create(&p->tid[t], NULL, worker, p->args[t]) == 0;
+    }
+}
+
+static void pool_join(pool *p)
+{
+    for (int t = 0; t < p->n; t++) {
+        if (p->started[t])
+            pthread_join(p->tid[t], NULL);
+        else
+            worker(p->args[t]); /* no thread: the calling thread does that slot's share */
+    }
+}
+
+/* The engine files in one batched call on the context's stream; 0 when it failed as a whole. */
+static int engine_batch(gj_ctx *c, job *j, const int *idx, int n)
+{
+    const unsigned char **d = malloc((size_t)n * sizeof *d);
+    size_t *l = malloc((size_t)n * sizeof *l);
+    nvjpegImage_t *dst = calloc((size_t)n, sizeof *dst);
+    int ok = d && l && dst;
+    double t0 = now_ms();
+    for (int k = 0; ok && k < n; k++) {
+        gj_result *r = &j->res[idx[k]];
+        const route *rt = &j->rt[idx[k]];
+        if (ts_gpu_image_reserve(&r->d_im, &r->capacity, rt->w, rt->h, 3, 1) != TS_OK)
+            ok = 0;
+        d[k] = j->data[idx[k]];
+        l[k] = j->len[idx[k]];
+        dst[k].channel[0] = r->d_im.data;
+        dst[k].pitch[0] = r->d_im.pitch;
+    }
+    if (ok && c->hw_batch != n) {
+        ok = NV.nvjpegDecodeBatchedInitialize(c->h, c->hw_state, n, 1, NVJPEG_OUTPUT_RGBI) ==
+             NVJPEG_STATUS_SUCCESS;
+        c->hw_batch = ok ? n : 0;
+    }
+    if (ok)
+        ok = NV.nvjpegDecodeBatched(c->h, c->hw_state, d, l, dst, c->stream) ==
+             NVJPEG_STATUS_SUCCESS;
+    if (ok) {
+        cudaError_t ce = cudaStreamSynchronize(c->stream);
+        if (ce != cudaSuccess) {
+            cudaGetLastError();
+            ok = 0;
+            if (sticky(ce))
+                atomic_store(&j->fatal, 1);
+        }
+    }
+    float share = (float)((now_ms() - t0) / n);
+    for (int k = 0; ok && k < n; k++) {
+        j->res[idx[k]].ms = share;
+        j->res[idx[k]].path = GJ_PATH_ENGINE;
+    }
+    if (!ok && c->hw_state) {
+        /* A fresh engine state: the failed batch's leftovers must not reach the next batch. */
+        NV.nvjpegJpegStateDestroy(c->hw_state);
+        c->hw_state = NULL;
+        c->hw_batch = 0;
+        if (NV.nvjpegJpegStateCreate(c->h, &c->hw_state) != NVJPEG_STATUS_SUCCESS) {
+            c->hw_state = NULL;
+            c->has_engine = 0;
+        }
+    }
+    free(d);
+    free(l);
+    free(dst);
+    return ok;
+}
+
+ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const size_t *len, int n,
+                          gj_result *res)
+{
+    if (!c || n < 0 || (n > 0 && (!data || !len || !res)))
+        return ts_fail(TS_ERR_INVALID, "gj_decode_batch: bad arguments");
+    if (n == 0)
+        return TS_OK;
+    route *rt = calloc((size_t)n, sizeof *rt);
+    int *all = malloc((size_t)n * sizeof *all);
+    int *eng = malloc((size_t)n * sizeof *eng);
+    int *dec = malloc((size_t)n * sizeof *dec);
+    if (!rt || !all || !eng || !dec) {
+        free(rt), free(all), free(eng), free(dec);
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        all[i] = i;
+        res[i].status = TS_ERR_INVALID;
+        res[i].path = GJ_PATH_NONE;
+        res[i].ms = 0;
+        res[i].err[0] = 0;
+    }
+    job j;
+    memset(&j, 0, sizeof j);
+    j.ctx = c, j.data = data, j.len = len, j.res = res, j.rt = rt;
+    pool p;
+    /* Phase 1: route every file (header reads spread over the threads). */
+    j.idx = all, j.n = n, j.phase = 1;
+    atomic_store(&j.next, 0);
+    pool_start(&p, &j);
+    pool_join(&p);
+    int ne = 0, nd = 0;
+    for (int i = 0; i < n; i++) {
+        if (res[i].status != TS_OK)
+            continue;
+        if (rt[i].path == GJ_PATH_ENGINE)
+            eng[ne++] = i;
+        else
+            dec[nd++] = i;
+    }
+    /* Phase 2: the engines on this thread while the pool runs the decoupled files. */
+    j.idx = dec, j.n = nd, j.phase = 2;
+    atomic_store(&j.next, 0);
+    if (nd)
+        pool_start(&p, &j);
+    int eng_ok = ne ? engine_batch(c, &j, eng, ne) : 1;
+    if (nd)
+        pool_join(&p);
+    if (!eng_ok && !atomic_load(&j.fatal)) {
+        /* The batch failed as a whole: each of its files alone, so that one bad file costs only
+         * itself. */
+        for (int k = 0; k < ne; k++)
+            rt[eng[k]].path = GJ_PATH_CUDA;
+        j.idx = eng, j.n = ne;
+        atomic_store(&j.next, 0);
+        pool_start(&p, &j);
+        pool_join(&p);
+    }
+    int fatal = atomic_load(&j.fatal);
+    free(rt), free(all), free(eng), free(dec);
+    if (fatal)
+        return ts_fail(TS_ERR_CUDA, "nvJPEG decode: the GPU reported a fatal error");
+    return TS_OK;
+}
+
+#else
+
+ts_status gj_decode_batch(gj_ctx *ctx, const unsigned char *const *data, const size_t *len, int n,
+                          gj_result *res)
+{
+    char why[160];
+    return gj_load(why, sizeof why);
+}
+
+#endif

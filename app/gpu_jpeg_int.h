@@ -1,0 +1,89 @@
+/* gpu_jpeg_int.h - what app/gpu_jpeg.c (loader, context, encode) and app/gpu_jpeg_decode.c
+ * (routing and the decode paths) share: the table of library functions resolved at run time and
+ * the context's layout. Not part of the module's interface (gpu_jpeg.h).
+ */
+#ifndef TESSERA_GPU_JPEG_INT_H
+#define TESSERA_GPU_JPEG_INT_H
+
+#include "gpu_jpeg.h"
+
+#include <stddef.h>
+
+/* Every library function this module uses, in one list: the loader resolves them all before the
+ * library counts as available, and gj_probe checks the same list in the CPU build. */
+#define GJ_SYMS(X)                                                                                 \
+    X(nvjpegCreateEx) X(nvjpegDestroy) X(nvjpegGetHardwareDecoderInfo)                             \
+    X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy) X(nvjpegDecodeBatchedInitialize)            \
+    X(nvjpegDecodeBatched) X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamCreate)               \
+    X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParse) X(nvjpegJpegStreamParseHeader)             \
+    X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                      \
+    X(nvjpegJpegStreamGetJpegEncoding) X(nvjpegJpegStreamGetSamplePrecision)                       \
+    X(nvjpegDecoderCreate) X(nvjpegDecoderDestroy) X(nvjpegDecoderJpegSupported)                   \
+    X(nvjpegDecoderStateCreate) X(nvjpegDecodeParamsCreate) X(nvjpegDecodeParamsDestroy)           \
+    X(nvjpegDecodeParamsSetOutputFormat) X(nvjpegBufferPinnedCreate) X(nvjpegBufferPinnedDestroy)  \
+    X(nvjpegBufferDeviceCreate) X(nvjpegBufferDeviceDestroy) X(nvjpegStateAttachPinnedBuffer)      \
+    X(nvjpegStateAttachDeviceBuffer) X(nvjpegDecodeJpegHost) X(nvjpegDecodeJpegTransferToDevice)   \
+    X(nvjpegDecodeJpegDevice) X(nvjpegEncoderStateCreate) X(nvjpegEncoderStateDestroy)             \
+    X(nvjpegEncoderParamsCreate) X(nvjpegEncoderParamsDestroy) X(nvjpegEncoderParamsSetQuality)    \
+    X(nvjpegEncoderParamsSetSamplingFactors) X(nvjpegEncoderParamsSetOptimizedHuffman)             \
+    X(nvjpegEncodeImage) X(nvjpegEncodeYUV) X(nvjpegEncodeRetrieveBitstream)
+
+#define GJ_COUNT(n) +1
+enum { GJ_N_SYMS = 0 GJ_SYMS(GJ_COUNT) };
+
+/* "unavailable: ..."-style failures: the reason into buf (when given) and ts_error_detail(). */
+ts_status gj_fail_msg(char *buf, size_t len, ts_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#if defined(TS_HAVE_CUDA) && defined(TS_HAVE_NVJPEG)
+#define GJ_ENABLED 1
+
+#include <cuda_runtime.h>
+#include <nvjpeg.h>
+
+/* The resolved functions, typed from nvjpeg.h's own prototypes; NV.nvjpegX(...) calls one. */
+#define GJ_FIELD(n) __typeof__(&n) n;
+typedef union gj_nv_table {
+    struct { GJ_SYMS(GJ_FIELD) } f;
+    void *slot[GJ_N_SYMS];
+} gj_nv_table;
+extern gj_nv_table gj_nv;
+#define NV (gj_nv.f)
+
+const char *gj_nvj_str(nvjpegStatus_t s);
+
+enum { DEC_HOST = 0, DEC_GPU = 1 }; /* Huffman on the host (HYBRID) or on the GPU (GPU_HYBRID) */
+/* Below this many pixels GPU_HYBRID's GPU Huffman decode costs more than it saves. */
+#define GPU_HUFFMAN_MIN_PIXELS (1024 * 1024)
+
+/* One host thread's share of the decoupled path. */
+typedef struct slot {
+    nvjpegJpegState_t st[2];
+    nvjpegBufferPinned_t pinned;
+    nvjpegBufferDevice_t devbuf;
+    nvjpegJpegStream_t js;
+    nvjpegDecodeParams_t params;
+    cudaStream_t stream;
+} slot;
+
+struct gj_ctx {
+    int device;
+    cudaStream_t stream; /* the caller's */
+    uint64_t max_pixels;
+    nvjpegHandle_t h;    /* decode: created with the HARDWARE backend when the GPU has engines */
+    int has_engine;
+    nvjpegJpegState_t hw_state;
+    int hw_batch;        /* batch size hw_state is initialized for; 0: none */
+    nvjpegJpegDecoder_t dec[2];
+    slot *slots;
+    int nslots;
+    nvjpegHandle_t he;   /* encode: the default backend, made at the first encode */
+    nvjpegEncoderState_t enc;
+    nvjpegEncoderParams_t encp;
+};
+
+/* A fresh decoder state k for slot s, with the slot's pinned and device buffers attached. */
+nvjpegStatus_t gj_state_make(gj_ctx *c, slot *s, int k);
+
+#endif
+#endif

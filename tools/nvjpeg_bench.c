@@ -1,0 +1,434 @@
+/* nvjpeg_bench.c - the nvJPEG module (app/gpu_jpeg.c) alone on a corpus, before any pipeline:
+ * files read into memory once, then
+ *   decode auto    gj_decode_batch with the engines (baseline colour) and the decoupled path;
+ *   decode cuda    the same with the engines off: the decoupled path on every host thread;
+ *   encode         each decoded image back to JPEG (quality Q, 4:2:0), bitstream to the host;
+ *   check          (--check) nvJPEG's decode against libjpeg-turbo's, largest sample difference.
+ * Each timed stage runs the whole corpus --repeat times in batches of --batch files, after one
+ * untimed pass. Prints images/s, MP/s, path counts, host RSS and GPU memory peaks; --csv appends
+ * one row per stage. Usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q]
+ * [--check] [--csv FILE] [--name NAME] DIR|FILE...
+ */
+#include "gpu_jpeg.h"
+#include "tessera.h"
+
+#include <cuda_runtime.h>
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdio.h> /* before jpeglib.h, which uses FILE */
+#include <jpeglib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct file {
+    char path[1024];
+    unsigned char *data;
+    size_t len;
+} file;
+
+static file *files;
+static int nfiles, capfiles;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int is_jpeg_name(const char *p)
+{
+    const char *dot = strrchr(p, '.');
+    return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
+}
+
+static void add_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "nvjpeg_bench: %s: cannot open\n", path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (nfiles == capfiles) {
+        capfiles = capfiles ? capfiles * 2 : 64;
+        files = realloc(files, (size_t)capfiles * sizeof *files);
+    }
+    file *x = &files[nfiles++];
+    snprintf(x->path, sizeof x->path, "%s", path);
+    x->len = n > 0 ? (size_t)n : 0;
+    x->data = malloc(x->len ? x->len : 1);
+    if (!files || !x->data || fread(x->data, 1, x->len, f) != x->len) {
+        fprintf(stderr, "nvjpeg_bench: %s: cannot read\n", path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_path(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        fprintf(stderr, "nvjpeg_bench: %s: no such file or directory\n", path);
+        exit(1);
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        add_file(path);
+        return;
+    }
+    DIR *d = opendir(path);
+    struct dirent *e;
+    char *names[4096];
+    int n = 0;
+    while (d && (e = readdir(d)) && n < 4096)
+        if (is_jpeg_name(e->d_name))
+            names[n++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_name);
+    for (int i = 0; i < n; i++) {
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", path, names[i]);
+        add_file(p);
+        free(names[i]);
+    }
+}
+
+/* ---------------------------------------------------------------- libjpeg reference */
+
+struct jerr {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jb;
+};
+static void jerr_exit(j_common_ptr ci) { longjmp(((struct jerr *)ci->err)->jb, 1); }
+static void jerr_quiet(j_common_ptr ci, int level) { (void)ci, (void)level; }
+
+static int cpu_decode(const unsigned char *buf, size_t len, ts_image *out)
+{
+    struct jpeg_decompress_struct ci;
+    struct jerr je;
+    memset(out, 0, sizeof *out);
+    ci.err = jpeg_std_error(&je.mgr);
+    je.mgr.error_exit = jerr_exit;
+    je.mgr.emit_message = jerr_quiet;
+    if (setjmp(je.jb)) {
+        jpeg_destroy_decompress(&ci);
+        ts_image_free(out);
+        return -1;
+    }
+    jpeg_create_decompress(&ci);
+    jpeg_mem_src(&ci, buf, (unsigned long)len);
+    jpeg_read_header(&ci, TRUE);
+    ci.out_color_space = ci.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_start_decompress(&ci);
+    if (ts_image_alloc(out, (int)ci.output_width, (int)ci.output_height, ci.output_components, 1) !=
+        TS_OK)
+        longjmp(je.jb, 1);
+    while (ci.output_scanline < ci.output_height) {
+        JSAMPROW row = (JSAMPROW)((unsigned char *)out->data + (size_t)ci.output_scanline * out->pitch);
+        jpeg_read_scanlines(&ci, &row, 1);
+    }
+    jpeg_finish_decompress(&ci);
+    jpeg_destroy_decompress(&ci);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- stages */
+
+typedef struct stats {
+    double s;
+    long images;
+    double mpix;
+    int paths[4];
+    size_t bytes;
+} stats;
+
+static size_t gpu_used(void)
+{
+    size_t fr = 0, tot = 0;
+    cudaMemGetInfo(&fr, &tot);
+    return tot - fr;
+}
+
+static size_t gpu_peak, gpu_base;
+
+static void note_gpu(void)
+{
+    size_t u = gpu_used();
+    if (u > gpu_peak)
+        gpu_peak = u;
+}
+
+/* One pass over the corpus in batches; keeps the last batch's results in res (batch entries). */
+static int decode_pass(gj_ctx *ctx, int batch, gj_result *res, stats *st,
+                       void (*each)(gj_result *r, int file_index, void *arg), void *arg)
+{
+    const unsigned char **d = malloc((size_t)batch * sizeof *d);
+    size_t *l = malloc((size_t)batch * sizeof *l);
+    for (int b = 0; b < nfiles; b += batch) {
+        int n = nfiles - b < batch ? nfiles - b : batch;
+        for (int k = 0; k < n; k++)
+            d[k] = files[b + k].data, l[k] = files[b + k].len;
+        if (gj_decode_batch(ctx, d, l, n, res) != TS_OK) {
+            fprintf(stderr, "nvjpeg_bench: decode: %s\n", ts_error_detail());
+            free(d), free(l);
+            return -1;
+        }
+        note_gpu();
+        for (int k = 0; k < n; k++) {
+            if (st) {
+                st->paths[res[k].path]++;
+                st->images++;
+                if (res[k].status == TS_OK)
+                    st->mpix += (double)res[k].d_im.width * res[k].d_im.height / 1e6;
+            }
+            if (each)
+                each(&res[k], b + k, arg);
+        }
+    }
+    free(d), free(l);
+    return 0;
+}
+
+typedef struct enc_arg {
+    gj_ctx *ctx;
+    int quality;
+    stats *st;
+    int fail;
+} enc_arg;
+
+static void encode_one(gj_result *r, int fi, void *arg)
+{
+    enc_arg *a = arg;
+    if (r->status != TS_OK)
+        return;
+    unsigned char *out = NULL;
+    size_t len = 0;
+    char err[256];
+    gj_encode_opts eo = {a->quality, 420};
+    double t0 = now_s();
+    if (gj_encode(a->ctx, &r->d_im, &eo, &out, &len, err, sizeof err) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: encode %s: %s\n", files[fi].path, err);
+        a->fail = 1;
+        return;
+    }
+    a->st->s += now_s() - t0;
+    a->st->images++;
+    a->st->mpix += (double)r->d_im.width * r->d_im.height / 1e6;
+    a->st->bytes += len;
+    free(out);
+}
+
+typedef struct check_arg {
+    ts_stream s;
+    long worst;
+    char worst_file[1024];
+    int checked, cpu;
+} check_arg;
+
+static void check_one(gj_result *r, int fi, void *arg)
+{
+    check_arg *a = arg;
+    if (r->status != TS_OK) {
+        a->cpu++;
+        printf("  %s: CPU fallback: %s\n", files[fi].path, r->err);
+        return;
+    }
+    ts_image want, got;
+    if (cpu_decode(files[fi].data, files[fi].len, &want) != 0) {
+        printf("  %s: libjpeg cannot decode it\n", files[fi].path);
+        return;
+    }
+    if (ts_image_alloc(&got, r->d_im.width, r->d_im.height, r->d_im.channels, 1) != TS_OK ||
+        ts_gpu_download(&got, &r->d_im, a->s) != TS_OK || ts_gpu_sync(a->s) != TS_OK) {
+        printf("  %s: download failed: %s\n", files[fi].path, ts_error_detail());
+        ts_image_free(&want);
+        return;
+    }
+    long worst = -1;
+    double sum = 0;
+    if (got.width == want.width && got.height == want.height && got.channels == want.channels) {
+        worst = 0;
+        for (int y = 0; y < got.height; y++)
+            for (int x = 0; x < got.width; x++)
+                for (int c = 0; c < got.channels; c++) {
+                    long d = (long)ts_get(&got, x, y, c) - (long)ts_get(&want, x, y, c);
+                    d = d < 0 ? -d : d;
+                    sum += (double)d;
+                    if (d > worst)
+                        worst = d;
+                }
+    }
+    double mean = worst >= 0 ? sum / ((double)got.width * got.height * got.channels) : 0;
+    printf("  %s: %s, %dx%dx%d, max |nvJPEG - libjpeg| %ld, mean %.3f\n", files[fi].path,
+           gj_path_name(r->path), got.width, got.height, got.channels, worst, mean);
+    if (worst < 0 || worst > a->worst) {
+        a->worst = worst < 0 ? 999 : worst;
+        snprintf(a->worst_file, sizeof a->worst_file, "%s", files[fi].path);
+    }
+    a->checked++;
+    ts_image_free(&got);
+    ts_image_free(&want);
+}
+
+static void report(const char *name, const char *stage, const stats *st, FILE *csv,
+                   const char *corpus, int threads, int batch)
+{
+    double ips = st->s > 0 ? st->images / st->s : 0, mps = st->s > 0 ? st->mpix / st->s : 0;
+    printf("%-14s %6ld images %8.3f s %9.1f images/s %8.1f MP/s %8.3f ms/image", stage,
+           st->images, st->s, ips, mps, st->images ? 1e3 * st->s / st->images : 0);
+    if (st->paths[GJ_PATH_ENGINE] + st->paths[GJ_PATH_CUDA] + st->paths[GJ_PATH_CPU])
+        printf("  paths: engine %d, cuda %d, cpu %d", st->paths[GJ_PATH_ENGINE],
+               st->paths[GJ_PATH_CUDA], st->paths[GJ_PATH_CPU]);
+    if (st->bytes)
+        printf("  %.2f bytes/pixel", (double)st->bytes / (st->mpix * 1e6));
+    printf("\n");
+    if (csv)
+        fprintf(csv, "%s,%s,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%d,%d,%d,%zu\n", name, corpus, stage,
+                threads, batch, st->images, st->s, ips, mps, st->paths[GJ_PATH_ENGINE],
+                st->paths[GJ_PATH_CUDA], st->paths[GJ_PATH_CPU], st->bytes);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q] "
+                    "[--check] [--csv FILE] [--name NAME] DIR|FILE...\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 0, batch = 16, repeat = 3, quality = 90, check = 0;
+    const char *csv_path = NULL, *name = "corpus";
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--check"))
+            check = 1;
+        else if (i + 1 >= argc)
+            usage();
+        else if (!strcmp(a, "--threads"))
+            threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch"))
+            batch = atoi(argv[++i]);
+        else if (!strcmp(a, "--repeat"))
+            repeat = atoi(argv[++i]);
+        else if (!strcmp(a, "--quality"))
+            quality = atoi(argv[++i]);
+        else if (!strcmp(a, "--csv"))
+            csv_path = argv[++i];
+        else if (!strcmp(a, "--name"))
+            name = argv[++i];
+        else
+            usage();
+    }
+    if (i >= argc || batch < 1 || repeat < 1 || threads < 0 || quality < 1 || quality > 100)
+        usage();
+    for (; i < argc; i++)
+        add_path(argv[i]);
+    if (!nfiles) {
+        fprintf(stderr, "nvjpeg_bench: no JPEG files given\n");
+        return 1;
+    }
+    char why[512];
+    if (gj_load(why, sizeof why) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: nvJPEG %s\n", why);
+        return 1;
+    }
+    ts_device dev;
+    if (ts_gpu_open(&dev) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: %s\n", ts_error_detail());
+        return 1;
+    }
+    gpu_base = gpu_used();
+    if (threads == 0)
+        threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    ts_stream s;
+    gj_ctx *ctx = NULL, *ctx_cuda = NULL;
+    gj_opts o = {threads, 0, 0}, oc = {threads, 1, 0};
+    if (ts_gpu_stream_create(&s) != TS_OK || gj_ctx_create(&ctx, s, &o, why, sizeof why) != TS_OK ||
+        gj_ctx_create(&ctx_cuda, s, &oc, why, sizeof why) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: %s\n", why[0] ? why : ts_error_detail());
+        return 1;
+    }
+    size_t bytes = 0;
+    for (int f = 0; f < nfiles; f++)
+        bytes += files[f].len;
+    printf("nvjpeg_bench: %s, %d files (%.1f MiB), %d host threads, batches of %d, %d repeats, "
+           "engines: %s\n", dev.name, nfiles, bytes / 1048576.0, threads, batch, repeat,
+           gj_ctx_has_engine(ctx) ? "yes" : "no");
+    FILE *csv = NULL;
+    if (csv_path) {
+        int fresh = access(csv_path, F_OK) != 0;
+        csv = fopen(csv_path, "a");
+        if (csv && fresh)
+            fprintf(csv, "name,corpus,stage,threads,batch,images,seconds,images_per_s,mp_per_s,"
+                         "engine,cuda,cpu,bytes\n");
+    }
+    gj_result *res = calloc((size_t)batch, sizeof *res);
+    /* untimed pass: buffers grow to the corpus' sizes, the library warms up */
+    if (decode_pass(ctx, batch, res, NULL, NULL, NULL) || decode_pass(ctx_cuda, batch, res, NULL,
+                                                                     NULL, NULL))
+        return 1;
+    stats auto_st = {0}, cuda_st = {0}, enc_st = {0};
+    for (int r = 0; r < repeat; r++) {
+        double t0 = now_s();
+        if (decode_pass(ctx, batch, res, &auto_st, NULL, NULL))
+            return 1;
+        auto_st.s += now_s() - t0;
+        t0 = now_s();
+        if (decode_pass(ctx_cuda, batch, res, &cuda_st, NULL, NULL))
+            return 1;
+        cuda_st.s += now_s() - t0;
+    }
+    enc_arg ea = {ctx, quality, &enc_st, 0};
+    for (int r = 0; r < repeat; r++)
+        if (decode_pass(ctx, batch, res, NULL, encode_one, &ea))
+            return 1;
+    report(name, "decode-auto", &auto_st, csv, name, threads, batch);
+    report(name, "decode-cuda", &cuda_st, csv, name, threads, batch);
+    report(name, "encode", &enc_st, csv, name, threads, batch);
+    if (check) {
+        check_arg ca = {s, 0, "", 0, 0};
+        printf("check: nvJPEG (engines where they take the file) vs libjpeg-turbo %s:\n",
+               JPEG_LIB_VERSION >= 80 ? "(libjpeg 8 API)" : "(libjpeg 6b API)");
+        if (decode_pass(ctx, batch, res, NULL, check_one, &ca))
+            return 1;
+        printf("check: %d files compared, %d CPU fallbacks, largest difference %ld (%s)\n",
+               ca.checked, ca.cpu, ca.worst, ca.worst_file);
+        ca.worst = 0, ca.checked = 0, ca.cpu = 0;
+        printf("check: decoupled path only:\n");
+        if (decode_pass(ctx_cuda, batch, res, NULL, check_one, &ca))
+            return 1;
+        printf("check: %d files compared, %d CPU fallbacks, largest difference %ld (%s)\n",
+               ca.checked, ca.cpu, ca.worst, ca.worst_file);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("memory: host peak RSS %.1f MiB, GPU peak %.1f MiB over the %.1f MiB in use at start "
+           "(device-wide, cudaMemGetInfo after each batch)\n", ru.ru_maxrss / 1024.0,
+           (gpu_peak > gpu_base ? gpu_peak - gpu_base : 0) / 1048576.0, gpu_base / 1048576.0);
+    gj_results_free(res, batch);
+    free(res);
+    gj_ctx_destroy(ctx);
+    gj_ctx_destroy(ctx_cuda);
+    ts_gpu_stream_destroy(s);
+    if (csv)
+        fclose(csv);
+    for (int f = 0; f < nfiles; f++)
+        free(files[f].data);
+    free(files);
+    return ea.fail;
+}
