@@ -35,7 +35,8 @@ ifeq ($(VERBOSE_PTXAS),1)
 override NVFLAGS += -Xptxas -v
 endif
 
-KERNEL_C = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c
+KERNEL_C = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
+           kernels/ref_resize.c
 APP_C    = $(filter-out app/main.c,$(wildcard app/*.c))
 TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c
 
@@ -138,6 +139,7 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_DEFAULT_SOURCE \
              -D_POSIX_C_SOURCE=200809L -Ikernels -Iapp -isystem $(STB_INC)
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
+           kernels/ref_resize.c \
            kernels/gpu_none.c app/image_io.c app/image_save.c app/png16.c app/util.c
 FUZZ_TARGETS = load ops kernel
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)

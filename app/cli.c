@@ -359,7 +359,7 @@ ts_pipeline *ts_open_pipeline(const ts_options *o)
 
 int ts_list(const ts_options *o)
 {
-    static const char *const notes[TS_FAM_COUNT] = {"", "", " (histogram)"};
+    static const char *const notes[TS_FAM_COUNT] = {"", "", " (histogram)", ""};
     ts_device dev;
     int gpu = o->backend != TS_BACKEND_CPU && ts_gpu_open(&dev) == TS_OK;
     if (gpu)

@@ -50,8 +50,9 @@ typedef ts_status (*op_build_fn)(const op_row *row, const op_values *v, const ch
                                  char *err, size_t errlen);
 /* The CPU reference into a host image of the op's output shape. */
 typedef ts_status (*op_ref_fn)(const ts_op *op, const ts_image *in, ts_image *out);
-/* Output size for an input of w x h. */
-typedef void (*op_shape_fn)(const ts_op *op, int w, int h, int *ow, int *oh);
+/* Output size for an input of w x h; an error with a reason where there is none (a crop box
+ * outside the image). */
+typedef ts_status (*op_shape_fn)(const ts_op *op, int w, int h, int *ow, int *oh);
 
 struct op_row {
     ts_op_info info;     /* name, family, help: what tessera.h shows */
@@ -93,5 +94,12 @@ ts_status op_build_kernel(const op_row *row, const op_values *v, const char *ite
 ts_status ref_conv_into(const ts_op *op, const ts_image *in, ts_image *out);
 ts_status ref_geom_into(const ts_op *op, const ts_image *in, ts_image *out);
 ts_status ref_equalize_into(const ts_op *op, const ts_image *in, ts_image *out);
+
+/* kernels/ref_resize.c: the resize rows (resize, thumbnail, crop): the hook that reads their
+ * geometry and filter, their shape rule and their reference (Pillow's ImagingResample). */
+ts_status op_build_resize(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                          char *err, size_t errlen);
+ts_status op_resize_shape(const ts_op *op, int w, int h, int *ow, int *oh);
+ts_status ref_resize_into(const ts_op *op, const ts_image *in, ts_image *out);
 
 #endif /* TS_OP_TABLE_H */

@@ -103,9 +103,10 @@ static ts_status build_equalize(const op_row *row, const op_values *v, const cha
     return TS_OK;
 }
 
-static void geom_shape(const ts_op *op, int w, int h, int *ow, int *oh)
+static ts_status geom_shape(const ts_op *op, int w, int h, int *ow, int *oh)
 {
     ts_geom_size(op->geom, w, h, ow, oh);
+    return TS_OK;
 }
 
 /* ---------------------------------------------------------------- the table */
@@ -118,6 +119,11 @@ static void geom_shape(const ts_op *op, int w, int h, int *ow, int *oh)
 #define GEOM_OP(NAME, HELP)                                                                        \
     .info = {.name = (NAME), .family = TS_FAM_GEOM, .help = (HELP)}, .kind = TS_OP_GEOM,          \
     .ref = ref_geom_into, .shape = geom_shape
+#define RESIZE_OP(NAME, HELP)                                                                      \
+    .info = {.name = (NAME), .family = TS_FAM_RESIZE, .help = (HELP)}, .kind = TS_OP_RESIZE,      \
+    .build = op_build_resize, .ref = ref_resize_into, .shape = op_resize_shape
+/* The resize rows' filter: text read by the hook, which also takes aliases (bilinear, lanczos) */
+#define FILTER_ARG {.name = "FILTER", .kind = ARG_TEXT, .choices = "box|triangle|cubic|lanczos3"}
 
 /* In help order. Every row of one kind has the same family, reference and shape rule (a test
  * checks it): the pipeline and the reference look an op up by its kind. */
@@ -154,6 +160,19 @@ static const op_row rows[] = {
      .args = {{.name = "MODE", .kind = ARG_WORD, .choices = "luma|rgb",
                .bad = "equalize takes luma or rgb"}},
      .build = build_equalize, .ref = ref_equalize_into},
+    /* the geometry is free text (640x480, x480, 50%, 10x10+5-3), read by the hook in ref_resize.c */
+    {RESIZE_OP("resize", "resample to WxH, to width W or height xH keeping the aspect ratio, or "
+                         "to N%; Pillow's filters, lanczos3 by default"),
+     .nargs = 2, .required = 1,
+     .args = {{.name = "GEOMETRY", .kind = ARG_TEXT, .choices = "WxH|W|xH|N%"}, FILTER_ARG},
+     .usage = "resize takes GEOMETRY[:FILTER]"},
+    {RESIZE_OP("thumbnail", "fit within N x N keeping the aspect ratio, never enlarging"),
+     .nargs = 2, .required = 1, .args = {{.name = "N", .kind = ARG_TEXT}, FILTER_ARG},
+     .usage = "thumbnail takes N[:FILTER]"},
+    {RESIZE_OP("crop", "the W x H box at X, Y (signed offsets), clamped to the image; an error "
+                       "when nothing is left"),
+     .nargs = 1, .required = 1, .args = {{.name = "WxH+X+Y", .kind = ARG_TEXT}},
+     .usage = "crop takes WxH+X+Y (sizes 1 to 1048576, offsets signed)"},
     /* not in the grammar: the histogram alone, for the tests and the benchmark */
     {.info = {.name = "hist", .family = TS_FAM_HIST, .help = "histogram only"},
      .kind = TS_OP_HIST, .hidden = 1},
@@ -163,6 +182,8 @@ static const op_row rows[] = {
 #undef K_ARG
 #undef CONV_OP
 #undef GEOM_OP
+#undef RESIZE_OP
+#undef FILTER_ARG
 
 /* Visible rows come first, so index i < ts_op_count() is the i-th op of the grammar. */
 int ts_op_count(void)
@@ -204,13 +225,13 @@ const op_row *op_row_of_kind(ts_op_kind k)
     return NULL;
 }
 
-void ts_op_out_size(const ts_op *op, int width, int height, int *out_width, int *out_height)
+ts_status ts_op_out_size(const ts_op *op, int width, int height, int *out_width,
+                         int *out_height)
 {
     const op_row *row = op_row_of_kind(op->kind);
     *out_width = width;
     *out_height = height;
-    if (row && row->shape)
-        row->shape(op, width, height, out_width, out_height);
+    return row && row->shape ? row->shape(op, width, height, out_width, out_height) : TS_OK;
 }
 
 /* The rules the rest of this file relies on; "" when the table keeps them (tests/test_ops.c). */
@@ -532,7 +553,7 @@ int ts_hist_count(ts_hist_mode mode, int channels)
 
 /* ---------------------------------------------------------------- families */
 
-static const char *const family_names[TS_FAM_COUNT] = {"conv", "geom", "hist"};
+static const char *const family_names[TS_FAM_COUNT] = {"conv", "geom", "hist", "resize"};
 
 const char *ts_family_name(ts_family f)
 {

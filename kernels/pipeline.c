@@ -211,9 +211,10 @@ static ts_status timer(ts_pipeline *p, int i, ts_timer **t)
     return TS_OK;
 }
 
-static void out_shape(const ts_op *op, const ts_image *in, int *w, int *h)
+/* Geometry and resize ops change the size; a crop outside the image is an error. */
+static ts_status out_shape(const ts_op *op, const ts_image *in, int *w, int *h)
 {
-    ts_op_out_size(op, in->width, in->height, w, h);
+    return ts_op_out_size(op, in->width, in->height, w, h);
 }
 
 /* Adds "op [variant]: " in front of the current error detail. */
@@ -227,9 +228,8 @@ static ts_status run_cpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
                             const ts_image *in, ts_image *out, float *ms)
 {
     int w, h;
-    out_shape(op, in, &w, &h);
-    ts_status st = ts_image_alloc(out, w, h, in->channels, in->bytes);
-    if (st != TS_OK)
+    ts_status st = out_shape(op, in, &w, &h);
+    if (st != TS_OK || (st = ts_image_alloc(out, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
     ts_job job = {.op = op, .in = *in, .out = *out};
     size_t need = v->scratch ? v->scratch(&job) : 0;
@@ -271,9 +271,8 @@ static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
                             const ts_image *in, int dst, ts_timer *t)
 {
     int w, h;
-    out_shape(op, in, &w, &h);
-    ts_status st = ensure_dev(p, dst, w, h, in->channels, in->bytes);
-    if (st != TS_OK)
+    ts_status st = out_shape(op, in, &w, &h);
+    if (st != TS_OK || (st = ensure_dev(p, dst, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
     ts_job job = {.op = op, .in = *in, .out = p->d_buf[dst], .stream = p->stream,
                   .dev = &p->dev};
@@ -371,6 +370,9 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     for (int i = 0; i < c->n; i++) {
         const ts_op *op = &c->ops[i];
         ts_job probe = {.op = op, .in = *src, .out = *src, .stream = p->stream, .dev = &p->dev};
+        int pw, ph; /* `supports` may read the output shape (resize: the tiles it needs) */
+        if (out_shape(op, src, &pw, &ph) == TS_OK)
+            probe.out.width = pw, probe.out.height = ph;
         const ts_variant *v = choose(p, &probe, rep);
         if (!v) { /* no GPU variant of this family can take it */
             add_notice(rep, "%s: no GPU variant%s%s, ran on the CPU", op->text, "", "");

@@ -362,7 +362,9 @@ ts_status ts_ref_op_into(const ts_op *op, const ts_image *in, ts_image *out)
 {
     const op_row *row = op_row_of_kind(op->kind);
     int ow, oh;
-    ts_op_out_size(op, in->width, in->height, &ow, &oh);
+    ts_status st = ts_op_out_size(op, in->width, in->height, &ow, &oh);
+    if (st != TS_OK) /* a crop box outside the image */
+        return ts_fail(st, "%s: %s", op->text, ts_error_detail());
     if (!row || !row->ref || out->width != ow || out->height != oh ||
         out->channels != in->channels || out->bytes != in->bytes)
         return ts_fail(TS_ERR_INVALID, "%s: output image has the wrong shape", op->text);
@@ -375,8 +377,10 @@ ts_status ts_ref_op(const ts_op *op, const ts_image *in, ts_image *out)
     int ow, oh;
     if (!row || !row->ref)
         return ts_fail(TS_ERR_INVALID, "%s: not an image operation", op->text);
-    ts_op_out_size(op, in->width, in->height, &ow, &oh);
-    ts_status st = ts_image_alloc(out, ow, oh, in->channels, in->bytes);
+    ts_status st = ts_op_out_size(op, in->width, in->height, &ow, &oh);
+    if (st != TS_OK)
+        return ts_fail(st, "%s: %s", op->text, ts_error_detail());
+    st = ts_image_alloc(out, ow, oh, in->channels, in->bytes);
     if (st == TS_OK && (st = ts_ref_op_into(op, in, out)) != TS_OK)
         ts_image_free(out);
     return st;

@@ -81,6 +81,18 @@ static const ts_variant table[] = {
      "lane copies (8-bit, conflict-free), vector loads, runs merged", 75, 5,
      ts_hist_opt_supports, ts_hist_opt_scratch, ts_hist_opt_run},
 #endif
+    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu): resize, thumbnail, crop */
+    CPU_VARIANT(TS_FAM_RESIZE),
+#ifdef TS_HAVE_CUDA
+    {TS_FAM_RESIZE, "naive", "horizontal then vertical pass, one thread per sample, every tap "
+     "and weight read from global memory", 75, 1, NULL, resize_scratch, resize_naive},
+    {TS_FAM_RESIZE, "tiled", "each block stages its band of the weight matrix and the input "
+     "span it touches in shared memory (the guide's tiled product), both passes", 75, 2,
+     resize_tiled_supports, resize_scratch, resize_tiled},
+    {TS_FAM_RESIZE, "opt", "both passes fused per output tile: the horizontal result of the rows "
+     "a tile needs stays in shared memory: no intermediate image in global memory", 75, 3,
+     resize_opt_supports, resize_scratch, resize_opt},
+#endif
 };
 
 size_t ts_variant_count(void) { return sizeof table / sizeof table[0]; }

@@ -105,11 +105,18 @@ typedef enum ts_op_kind {
     TS_OP_CONV,     /* a filter bank (ts_filter): blurs, sharpening, edges, kernel files */
     TS_OP_GEOM,     /* a permutation of pixels (ts_geom): rotations and mirrors */
     TS_OP_EQUALIZE, /* histogram equalization (ts_hist_mode) */
-    TS_OP_HIST      /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
+    TS_OP_HIST,     /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
+    TS_OP_RESIZE    /* a resampling or a crop (ts_resize): resize, thumbnail, crop */
 } ts_op_kind;
 
 /* The op families, each with its own ladder of variants (the variant table below). */
-typedef enum ts_family { TS_FAM_CONV, TS_FAM_GEOM, TS_FAM_HIST, TS_FAM_COUNT } ts_family;
+typedef enum ts_family {
+    TS_FAM_CONV,
+    TS_FAM_GEOM,
+    TS_FAM_HIST,
+    TS_FAM_RESIZE,
+    TS_FAM_COUNT
+} ts_family;
 
 typedef enum ts_geom {
     TS_GEOM_ROT90,      /* clockwise */
@@ -140,6 +147,23 @@ typedef struct ts_filter {
     float row[TS_MAX_K], col[TS_MAX_K];   /* the 1-D factors when separable (output 0) */
 } ts_filter;
 
+/* Resampling (Pillow's ImagingResample) or an exact crop; the grammar, the output size and the
+ * reference are in kernels/ref_resize.c. */
+typedef enum ts_resize_mode { TS_RESIZE_SCALE, TS_RESIZE_THUMBNAIL, TS_RESIZE_CROP } ts_resize_mode;
+typedef enum ts_resize_filter {
+    TS_FILTER_BOX,      /* support 0.5 */
+    TS_FILTER_TRIANGLE, /* bilinear, support 1 */
+    TS_FILTER_CUBIC,    /* Catmull-Rom (a = -0.5), support 2 */
+    TS_FILTER_LANCZOS3  /* support 3, the default */
+} ts_resize_filter;
+typedef struct ts_resize {
+    ts_resize_mode mode;
+    ts_resize_filter filter;
+    int w, h;       /* SCALE: 0 = keep aspect from the other side; THUMBNAIL: w = h = N; CROP: box */
+    double percent; /* SCALE: > 0 for N% (then w = h = 0) */
+    long x, y;      /* CROP: the box's top-left corner (may lie outside the image) */
+} ts_resize;
+
 typedef struct ts_variant ts_variant;
 
 typedef struct ts_op {
@@ -148,6 +172,7 @@ typedef struct ts_op {
     ts_geom geom;              /* TS_OP_GEOM */
     ts_hist_mode hist_mode;    /* TS_OP_EQUALIZE, TS_OP_HIST */
     ts_filter filter;          /* TS_OP_CONV */
+    ts_resize resize;          /* TS_OP_RESIZE */
     const ts_variant *variant; /* NULL: the pipeline's choice for the family; else this one */
 } ts_op;
 
@@ -170,8 +195,10 @@ ts_status ts_op_parse(const char *item, ts_op *op, char *err, size_t errlen);
 ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen);
 /* Output size of a geometry op. */
 void ts_geom_size(ts_geom g, int width, int height, int *out_width, int *out_height);
-/* Output size of any op for a width x height input (the row's shape rule). */
-void ts_op_out_size(const ts_op *op, int width, int height, int *out_width, int *out_height);
+/* Output size of any op for a width x height input (the row's shape rule); TS_ERR_INVALID
+ * (a crop box outside the image) or TS_ERR_TOO_LARGE with a reason in ts_error_detail(). */
+ts_status ts_op_out_size(const ts_op *op, int width, int height, int *out_width,
+                         int *out_height);
 
 /* The op table: each op of the grammar declared once (kernels/ops.c). Index 0..ts_op_count()-1,
  * in help order. */
@@ -273,7 +300,7 @@ ts_status ts_timer_ms(ts_timer *t, float *ms); /* waits for the stop event */
 
 /* ---------------------------------------------------------------- the variant table */
 
-const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist" */
+const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist", "resize" */
 ts_family ts_op_family(ts_op_kind k);         /* equalize and hist -> TS_FAM_HIST */
 /* "conv"/"geom"/"hist", or an op name of the family ("gauss", "rotate", "equalize", ...). */
 int ts_family_from_name(const char *name, ts_family *f);

@@ -48,6 +48,14 @@ int ts_hist_opt_supports(const ts_job *job);
 size_t ts_hist_opt_scratch(const ts_job *job);
 ts_status ts_hist_opt_run(const ts_job *job);
 
+/* resize.cu, resize_opt.cu: resize, thumbnail, crop (weights from resize.h, shared scratch) */
+size_t resize_scratch(const ts_job *job);
+ts_status resize_naive(const ts_job *job);
+int resize_tiled_supports(const ts_job *job);
+ts_status resize_tiled(const ts_job *job);
+int resize_opt_supports(const ts_job *job);
+ts_status resize_opt(const ts_job *job);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,5 +22,9 @@ run_suite() {
 run_suite unit "$BUILD/test_unit"
 run_suite cli sh tests/cli.sh "$BUILD/tessera"
 [ -f tests/viewer.sh ] && run_suite viewer sh tests/viewer.sh "$BUILD/tessera"
+# resize against Pillow (Debian's python3-pil is seen by /usr/bin/python3); skips without it
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=$(command -v python3 || echo false)
+run_suite resize-pillow sh -c '"$1" tests/resize_pillow.py "$2" 2>&1 || [ "$1" != false ] ||
+    { echo "# resize_pillow: skipped: no python3"; echo "0 passed, 0 failed, 1 skipped"; }' sh "$PY" "$BUILD/tessera"
 echo "$total_p passed, $total_f failed, $total_s skipped"
 exit $status

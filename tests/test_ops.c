@@ -222,7 +222,7 @@ TEST(op_table_keeps_its_rules)
 {
     const char *why = op_table_check();
     CHECKF(why[0] == '\0', "%s", why);
-    CHECK(ts_op_count() == 12);
+    CHECK(ts_op_count() == 15);
     CHECK(ts_op_info_at(-1) == NULL && ts_op_info_at(ts_op_count()) == NULL);
     CHECK(ts_op_find("hist") < 0); /* hidden: not in the grammar */
 }
@@ -246,9 +246,19 @@ TEST(every_row_parses_and_is_listed)
         CHECKF(strncmp(syn, in->name, strlen(in->name)) == 0 && strstr(usage, syn), "%s", syn);
         if (strcmp(in->name, "kernel") == 0)
             continue; /* reads a file: kernel_file_op_reads_the_file */
-        /* NAME, or NAME:FIRST for a required argument with choices (rotate:90) */
+        /* NAME, or NAME:FIRST for a required argument with choices (rotate:90); a geometry is
+         * free text that its synopsis only names */
+        static const char *const geometry[][2] = {
+            {"resize", "resize:WxH"}, {"thumbnail", "thumbnail:N"}, {"crop", "crop:WxH+X+Y"}};
+        static const char *const example[] = {"resize:64x48", "thumbnail:256", "crop:8x8+1+2"};
         const char *colon = strchr(syn, ':');
-        if (colon && syn[strlen(in->name)] == ':')
+        int g = 0;
+        while (g < 3 && strcmp(in->name, geometry[g][0]) != 0)
+            g++;
+        if (g < 3) {
+            CHECKF(strncmp(syn, geometry[g][1], strlen(geometry[g][1])) == 0, "%s", syn);
+            snprintf(text, sizeof text, "%s", example[g]);
+        } else if (colon && syn[strlen(in->name)] == ':')
             snprintf(text, sizeof text, "%s:%.*s", in->name, (int)strcspn(colon + 1, "|"),
                      colon + 1);
         else
@@ -266,6 +276,8 @@ TEST(help_and_lists_are_derived_from_the_table)
     CHECKF(strcmp(buf, "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
                       "  rotate:90|180|270  transpose  transverse  flip  flop  "
                       "equalize[:luma|rgb]\n"
+                      "  resize:WxH|W|xH|N%[:box|triangle|cubic|lanczos3]\n"
+                      "  thumbnail:N[:box|triangle|cubic|lanczos3]  crop:WxH+X+Y\n"
                       "  K is odd, 1..31 (box 3, gauss 5 by default).\n") == 0,
            "%s", buf);
     ts_op_names(TS_FAM_GEOM, buf, sizeof buf);
@@ -277,7 +289,7 @@ TEST(help_and_lists_are_derived_from_the_table)
     ts_chain c;
     CHECK(ts_chain_parse("blur", &c, buf, sizeof buf) == TS_ERR_INVALID);
     CHECKF(strstr(buf, "(known: box gauss sharpen emboss edge kernel rotate transpose transverse "
-                       "flip flop equalize)") != NULL,
+                       "flip flop equalize resize thumbnail crop)") != NULL,
            "%s", buf);
 }
 
@@ -290,12 +302,17 @@ TEST(output_shape_follows_the_row)
         const char *text;
         int w, h;
     } want[] = {{"rotate:90", 17, 33}, {"rotate:180", 33, 17}, {"transverse", 17, 33},
-                {"flop", 33, 17},      {"gauss:5", 33, 17},    {"equalize", 33, 17}};
+                {"flop", 33, 17},      {"gauss:5", 33, 17},    {"equalize", 33, 17},
+                {"resize:10x3", 10, 3}, {"thumbnail:11", 11, 6},  {"crop:40x5+30+1", 3, 5}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         CHECK(ts_op_parse(want[i].text, &op, err, sizeof err) == TS_OK);
-        ts_op_out_size(&op, 33, 17, &w, &h);
+        CHECK(ts_op_out_size(&op, 33, 17, &w, &h) == TS_OK);
         CHECKF(w == want[i].w && h == want[i].h, "%s: %dx%d", want[i].text, w, h);
     }
+    /* a shape rule can fail: a crop box that misses the image leaves nothing */
+    CHECK(ts_op_parse("crop:4x4+33+0", &op, err, sizeof err) == TS_OK);
+    CHECK(ts_op_out_size(&op, 33, 17, &w, &h) == TS_ERR_INVALID);
+    CHECKF(strstr(ts_error_detail(), "outside") != NULL, "%s", ts_error_detail());
 }
 
 TEST(rounding_helpers)

@@ -130,8 +130,8 @@ static ts_status job_run(const ts_variant *v, const ts_op *op, const ts_image *i
     memset(job, 0, sizeof *job);
     if (!dev)
         return TS_ERR_NO_GPU;
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, in->width, in->height, &ow, &oh);
+    if (op->kind != TS_OP_HIST && (st = ts_op_out_size(op, in->width, in->height, &ow, &oh)) != TS_OK)
+        return st; /* geometry and resize change the size */
     job->op = op;
     job->dev = dev;
     job->param = param;

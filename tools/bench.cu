@@ -170,8 +170,8 @@ static void run_variant(bench *b, bench_group *grp, const ts_variant *v, int par
     t.job.dev = &b->dev;
     t.job.param = param;
     int ow = grp->width, oh = grp->height;
-    if (grp->op->kind == TS_OP_GEOM)
-        ts_geom_size(grp->op->geom, grp->width, grp->height, &ow, &oh);
+    if (grp->op->kind != TS_OP_HIST) /* geometry and resize change the size */
+        ts_op_out_size(grp->op, grp->width, grp->height, &ow, &oh);
     if (grp->op->kind == TS_OP_HIST)
         st = bg_reserve((void **)&b->d_hist, &b->hist_cap, grp->hist_n * sizeof(uint32_t));
     else
@@ -278,6 +278,9 @@ static void run_group(bench *b, const bench_opdef *def, const ts_op *op, int fmt
     size_t first = b->rows.n;
     double image_bytes = (double)w * h * f->channels * f->bytes;
     grp.bytes = op->kind == TS_OP_HIST ? image_bytes : 2 * image_bytes;
+    int ow = w, oh = h; /* resize: the bytes read plus the bytes written */
+    if (op->kind == TS_OP_RESIZE && ts_op_out_size(op, w, h, &ow, &oh) == TS_OK)
+        grp.bytes = image_bytes + (double)ow * oh * f->channels * f->bytes;
     if (op->kind == TS_OP_CONV)
         grp.flops = 2.0 * op->filter.k * op->filter.k * op->filter.outputs *
                     ts_color_channels(f->channels) * (double)w * h;

@@ -73,8 +73,8 @@ static void out_shape(const ts_op *op, int w, int h, int *ow, int *oh)
 {
     *ow = w;
     *oh = h;
-    if (op->kind == TS_OP_GEOM)
-        ts_geom_size(op->geom, w, h, ow, oh);
+    if (op->kind != TS_OP_HIST) /* geometry and resize change the size */
+        ts_op_out_size(op, w, h, ow, oh);
 }
 
 /* Makes the input (device and host) and the CPU reference for (def, fmt) unless already there. */

@@ -8,6 +8,8 @@
  *   - geometry: nppiTranspose_8u_C1R/_C3R/_C4R/_16u_C1R for transpose (and, for the bytes it
  *     moves, rotate:90, whose result differs and so is not compared); nppiMirror (same types)
  *     about the horizontal axis for flip and both axes for rotate:180.
+ *   - resize: nppiResize_8u_C1R/_C3R/_C4R/_16u_C1R with NPPI_INTER_LANCZOS, _LINEAR, _CUBIC
+ *     (box: _SUPER); timed, not compared (NPP's weights are not Pillow's).
  *   - histograms: nppiHistogramEven_8u_C1R (256 bins) and _16u_C1R (65536 bins), with the
  *     buffer from nppiHistogramEvenGetBufferSize allocated outside the timing.
  * A status below NPP_NO_ERROR makes the row "error: ..."; warnings (above it) are noted.
@@ -30,7 +32,7 @@ struct bv_npp {
     size_t kernel_cap;
 };
 
-typedef enum npp_kind { NK_FILTER, NK_TRANSPOSE, NK_MIRROR, NK_HIST } npp_kind;
+typedef enum npp_kind { NK_FILTER, NK_TRANSPOSE, NK_MIRROR, NK_HIST, NK_RESIZE } npp_kind;
 
 typedef struct npp_job {
     npp_kind kind;
@@ -40,6 +42,7 @@ typedef struct npp_job {
     const float *d_kernel;
     int k;
     NppiAxis axis;
+    int interp; /* NK_RESIZE: NPPI_INTER_* */
     Npp32s *d_hist;
     Npp8u *d_buffer;
     NppStreamContext ctx;
@@ -99,6 +102,24 @@ static NppStatus npp_call(npp_job *j)
             return nppiMirror_16u_C1R_Ctx((const Npp16u *)s, sp, (Npp16u *)d, dp, size, j->axis,
                                           j->ctx);
         }
+    case NK_RESIZE: {
+        NppiSize osize = {j->out->width, j->out->height};
+        NppiRect sroi = {0, 0, in->width, in->height}, droi = {0, 0, osize.width, osize.height};
+        switch (j->fmt) {
+        case BF_GRAY8:
+            return nppiResize_8u_C1R_Ctx((const Npp8u *)s, sp, size, sroi, (Npp8u *)d, dp, osize,
+                                         droi, j->interp, j->ctx);
+        case BF_RGB8:
+            return nppiResize_8u_C3R_Ctx((const Npp8u *)s, sp, size, sroi, (Npp8u *)d, dp, osize,
+                                         droi, j->interp, j->ctx);
+        case BF_RGBA8:
+            return nppiResize_8u_C4R_Ctx((const Npp8u *)s, sp, size, sroi, (Npp8u *)d, dp, osize,
+                                         droi, j->interp, j->ctx);
+        default:
+            return nppiResize_16u_C1R_Ctx((const Npp16u *)s, sp, size, sroi, (Npp16u *)d, dp,
+                                          osize, droi, j->interp, j->ctx);
+        }
+    }
     case NK_HIST:
         if (j->fmt == BF_GRAY8)
             return nppiHistogramEven_8u_C1R_Ctx((const Npp8u *)s, sp, size, j->d_hist, 257, 0, 256,
@@ -187,6 +208,19 @@ static int npp_plan(const bench_group *grp, npp_job *j, const char **compare_not
             return 1;
         }
         return 0;
+    case TS_OP_RESIZE:
+        /* the matching interpolation; NPP's weights are its own (its LINEAR and CUBIC do not
+         * widen the filter when reducing, SUPER averages areas), so the row is timed only */
+        if (op->resize.mode == TS_RESIZE_CROP)
+            return 0;
+        j->kind = NK_RESIZE;
+        j->interp = op->resize.filter == TS_FILTER_LANCZOS3   ? NPPI_INTER_LANCZOS
+                    : op->resize.filter == TS_FILTER_TRIANGLE ? NPPI_INTER_LINEAR
+                    : op->resize.filter == TS_FILTER_CUBIC    ? NPPI_INTER_CUBIC
+                                                              : NPPI_INTER_SUPER;
+        j->call = "nppiResize";
+        *compare_note = "NPP resamples with its own weights: timed, not compared";
+        return 1;
     case TS_OP_HIST:
         if (grp->fmt != BF_GRAY8 && grp->fmt != BF_GRAY16)
             return 0; /* CUB covers the colour histograms */

@@ -18,7 +18,8 @@
 
 /* quick/headline formats: the ones the performance targets name (RGB8 conv and equalize, RGBA8
  * geometry, 16-bit histograms; 8-bit histograms against CUB). An op row is
- * reported under its own text; only the histogram alone (no op text) has a name of its own. */
+ * reported under its own text; only the histogram alone (no op text) and the resize rows (named by
+ * their target size, as the NPP and torchvision baselines report them) have names of their own. */
 #define OP(TEXT, ...) {(TEXT), (TEXT), __VA_ARGS__}
 static const bench_opdef builtin_ops[] = {
     OP("gauss:3", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB),
@@ -35,6 +36,11 @@ static const bench_opdef builtin_ops[] = {
     {"hist:narrow", NULL, BD_BAND, Q_G16, Q_G16, Q_G16},
     OP("equalize", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB),
     OP("equalize:rgb", BD_UNIFORM, Q_RGB | Q_RGBA, Q_RGB, Q_RGB),
+    /* resize to fixed sizes: at the 8K input (--quick) these are 8K -> 4K and 8K -> 1080p */
+    {"resize:4k", "resize:3840x2160", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    {"resize:4k:triangle", "resize:3840x2160:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    {"resize:1080p", "resize:1920x1080", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    {"resize:1080p:triangle", "resize:1920x1080:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
 };
 #undef OP
 #define N_BUILTIN (sizeof builtin_ops / sizeof builtin_ops[0])

@@ -40,8 +40,8 @@ ts_image *bv_output(bench_vendor *v, const bench_group *grp, bench_row *r)
 {
     const bench_format *f = &bench_formats[grp->fmt];
     int ow = grp->width, oh = grp->height;
-    if (grp->op->kind == TS_OP_GEOM)
-        ts_geom_size(grp->op->geom, grp->width, grp->height, &ow, &oh);
+    if (grp->op->kind != TS_OP_HIST) /* geometry and resize change the size */
+        ts_op_out_size(grp->op, grp->width, grp->height, &ow, &oh);
     ts_status st = bg_image_reserve(&v->d_out, &v->out_cap, ow, oh, f->channels, f->bytes);
     if (st == TS_OK)
         st = ts_gpu_image_fill(&v->d_out, 0xA5, v->env->stream);

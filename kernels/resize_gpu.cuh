@@ -1,0 +1,117 @@
+/* resize_gpu.cuh - what the resize variants (resize.cu, resize_opt.cu) share: the plan of a job
+ * (weight tables uploaded into the job's scratch, the intermediate image), the premultiplying
+ * pixel load and the unpremultiplying store. Internal to kernels/.
+ *
+ * Every variant computes exactly the reference's sums (ref_resize.c): the same integer weights
+ * (built on the host by rs_coeffs_make and copied up), the horizontal pass over the rows the
+ * vertical pass reads, each pass rounded to the depth. 8-bit sums in int32 (as Pillow), 16-bit in
+ * int64, so the GPU output equals the CPU's bit for bit.
+ */
+#ifndef TS_RESIZE_GPU_CUH
+#define TS_RESIZE_GPU_CUH
+
+#include "gpu_util.cuh"
+#include "resize.h"
+
+#include <stdint.h>
+
+/* Shared-memory budget of the tiled and fused kernels: the default per-block limit, so no opt-in
+ * attribute (and no runtime call that may synchronize) is needed; tiles shrink to fit it. */
+#define RS_SMEM_BUDGET (48 * 1024)
+
+/* 8-bit: Pillow's int32 sums; 16-bit: int64 (29-bit weights times 16-bit samples). */
+template <typename T> struct rs_acc { typedef int type; };
+template <> struct rs_acc<uint16_t> { typedef long long type; };
+
+/* What a kernel needs of a job (passed by value). */
+struct rs_args {
+    const unsigned char *in;  /* input image */
+    size_t in_pitch;
+    unsigned char *out;       /* output image */
+    size_t out_pitch;
+    unsigned char *tmp;       /* intermediate: rows [first, last) of the vertical pass, ow wide */
+    size_t tmp_pitch;
+    /* Per axis: bounds [out][2] (first input, count), the weight row of each output and the
+     * distinct weight rows [n][ks] (a 2x or 4x reduction has one row away from the edges, so the
+     * upload per launch is kilobytes, not a table of out x ks weights). */
+    const int *bh, *rh;
+    const int32_t *kh;
+    const int *bv, *rv;       /* vertical: input rows */
+    const int32_t *kv;
+    int iw, ih, ow, oh, ksh, ksv;
+    int first, last;          /* input rows read by the vertical pass */
+};
+
+/* A prepared job: args plus the host tables (for tile sizing), which live in resize.cu's cache
+ * of recent tables and stay valid (the cache locked) until rs_plan_free. */
+struct rs_plan {
+    rs_args a;
+    const rs_coeffs *ch, *cv;
+    int locked;
+};
+
+/* Builds the weights (or finds them in the cache: a lanczos3 table of 8K -> 4K costs ~10^5 sin
+ * calls, milliseconds, against a kernel of tens of microseconds), uploads them into job->scratch
+ * and fills the plan. A crop or an unchanged size is done right here (a 2-D copy) and *done is
+ * set. After TS_OK, rs_plan_free releases the cache (a failure has released it). */
+ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done);
+void rs_plan_free(rs_plan *p);
+/* Instantiates launcher<T, C>(plan, job) for the job's depth and channel count. */
+#define RS_DISPATCH(launcher, plan, job)                                                           \
+    ((job)->in.bytes == 2                                                                          \
+         ? ((job)->in.channels == 1   ? launcher<uint16_t, 1>(plan, job)                            \
+            : (job)->in.channels == 2 ? launcher<uint16_t, 2>(plan, job)                            \
+            : (job)->in.channels == 3 ? launcher<uint16_t, 3>(plan, job)                            \
+                                      : launcher<uint16_t, 4>(plan, job))                           \
+         : ((job)->in.channels == 1   ? launcher<uint8_t, 1>(plan, job)                             \
+            : (job)->in.channels == 2 ? launcher<uint8_t, 2>(plan, job)                             \
+            : (job)->in.channels == 3 ? launcher<uint8_t, 3>(plan, job)                             \
+                                      : launcher<uint8_t, 4>(plan, job)))
+
+/* Pixel x of a row, each colour sample premultiplied by alpha when the image has one. */
+template <typename T, int C>
+__device__ __forceinline__ void rs_load(const unsigned char *row, int x, unsigned v[C])
+{
+    const T *p = (const T *)row + (size_t)x * C;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        v[c] = __ldg(p + c);
+    if (C == 2 || C == 4) {
+#pragma unroll
+        for (int c = 0; c < C - 1; c++)
+            v[c] = rs_premul(v[c], v[C - 1], (int)sizeof(T));
+    }
+}
+
+/* (sum >> prec) clamped to the depth: Pillow's clip8 after a floor shift. */
+template <typename T>
+__device__ __forceinline__ unsigned rs_round(typename rs_acc<T>::type acc)
+{
+    const int prec = sizeof(T) == 2 ? RS_PREC16 : RS_PREC8;
+    const long long max = sizeof(T) == 2 ? 65535 : 255;
+    long long v = (long long)(acc >> prec);
+    return (unsigned)(v < 0 ? 0 : v > max ? max : v);
+}
+
+template <typename T>
+__device__ __forceinline__ typename rs_acc<T>::type rs_half()
+{
+    return (typename rs_acc<T>::type)1 << ((sizeof(T) == 2 ? RS_PREC16 : RS_PREC8) - 1);
+}
+
+/* Stores an output pixel, unpremultiplied when the image has alpha. */
+template <typename T, int C>
+__device__ __forceinline__ void rs_store(unsigned char *row, int x, unsigned v[C])
+{
+    if (C == 2 || C == 4) {
+#pragma unroll
+        for (int c = 0; c < C - 1; c++)
+            v[c] = rs_unpremul(v[c], v[C - 1], (int)sizeof(T));
+    }
+    T *p = (T *)row + (size_t)x * C;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        p[c] = (T)v[c];
+}
+
+#endif /* TS_RESIZE_GPU_CUH */

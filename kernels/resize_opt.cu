@@ -1,0 +1,171 @@
+/* resize_opt.cu - the fused rung of the resize ladder (the plan and the first rungs: resize.cu).
+ *
+ * opt: one block per output tile of OX x TY pixels does both passes. It stages the two bands of
+ * weights its tile uses in shared memory, runs the horizontal pass over only the input rows its
+ * output rows read (the result, rounded to the depth as the reference's intermediate, stays in
+ * shared memory), then the vertical pass from there, and writes its outputs. The intermediate
+ * image never goes through global memory (naive and tiled write and re-read ow x rows samples),
+ * so traffic is the input (read about once: tiles overlap by the filter's support rows) plus the
+ * output, the floor for a resample. Input taps come through the read-only cache: neighbouring
+ * outputs share most of their taps, so a warp's loads hit lines that it or its neighbours just
+ * brought in. TY shrinks until the tile fits 48 KB; a reduction so strong that the tiles' row
+ * overlap would cost more than 1.5x the horizontal work is left to tiled (supports says no).
+ * Sums are the reference's, term for term: bit-identical output.
+ */
+#include "resize_gpu.cuh"
+#include "variants.h"
+
+#include <math.h>
+
+#define OPT_THREADS 256
+#define OPT_OX 64 /* output columns per tile: a pixel per thread, 4 rows of them at a time */
+
+static size_t opt_smem(int rows, int ty, int ksh, int ksv, int C, int bytes)
+{
+    size_t h = (size_t)rows * OPT_OX * C * bytes;
+    h = (h + 3) & ~(size_t)3; /* the weights after it are 32-bit */
+    return h + (size_t)OPT_OX * ksh * 4 + (size_t)ty * ksv * 4;
+}
+
+/* The tallest tile whose intermediate fits; 0 when none. span(n): input rows of n output rows. */
+template <typename Span>
+static int opt_choose(int ksh, int ksv, int C, int bytes, Span span)
+{
+    static const int tys[] = {64, 32, 16, 8, 4, 2, 1};
+    for (int i = 0; i < 7; i++)
+        if (opt_smem(span(tys[i]), tys[i], ksh, ksv, C, bytes) <= RS_SMEM_BUDGET)
+            return tys[i];
+    return 0;
+}
+
+static int opt_span_bound(int in, int out, int ksize, int n)
+{
+    double s = ceil((double)(n - 1) * in / out) + ksize + 2;
+    return s > in ? in : (int)s;
+}
+
+extern "C" int resize_opt_supports(const ts_job *job)
+{
+    if (job->op->resize.mode == TS_RESIZE_CROP ||
+        (job->out.width == job->in.width && job->out.height == job->in.height))
+        return 1;
+    int ih = job->in.height, oh = job->out.height;
+    ts_resize_filter f = job->op->resize.filter;
+    int ksh = rs_coeffs_ksize(job->in.width, job->out.width, f), ksv = rs_coeffs_ksize(ih, oh, f);
+    if (!ksh || !ksv || oh > 65535)
+        return 0;
+    int ty = opt_choose(ksh, ksv, job->in.channels, job->in.bytes,
+                        [&](int n) { return opt_span_bound(ih, oh, ksv, n); });
+    /* A strong reduction leaves room for short tiles only, and each re-runs the horizontal
+     * pass over the rows its neighbours read too (thumbnail:256 of 12 MP: 2 output rows from
+     * 113 input rows, 3.6x the work); past 1.5x, tiled's two passes do less. */
+    double sy = (double)ih / oh;
+    return ty > 0 && (sy <= 1 || opt_span_bound(ih, oh, ksv, ty) <= 1.5 * ty * sy);
+}
+
+template <typename T, int C>
+__global__ void __launch_bounds__(OPT_THREADS)
+    resize_fused_kernel(rs_args a, int ty, int rows_cap)
+{
+    typedef typename rs_acc<T>::type acc_t;
+    extern __shared__ __align__(16) unsigned char sm[];
+    T *mid = (T *)sm; /* [rows][OPT_OX][C]: the tile's horizontal result */
+    size_t mid_bytes = ((size_t)rows_cap * OPT_OX * C * sizeof(T) + 3) & ~(size_t)3;
+    int32_t *wh = (int32_t *)(sm + mid_bytes); /* [OPT_OX][ksh] */
+    int32_t *wv = wh + OPT_OX * a.ksh;         /* [ty][ksv] */
+
+    int ox0 = blockIdx.x * OPT_OX, nx = min(OPT_OX, a.ow - ox0);
+    int oy0 = blockIdx.y * ty, ny = min(ty, a.oh - oy0);
+    int r0 = a.bv[2 * oy0];
+    int r1 = a.bv[2 * (oy0 + ny - 1)] + a.bv[2 * (oy0 + ny - 1) + 1];
+    int nr = r1 - r0;
+
+    for (int i = threadIdx.x; i < nx * a.ksh; i += OPT_THREADS)
+        wh[i] = a.kh[(size_t)a.rh[ox0 + i / a.ksh] * a.ksh + i % a.ksh];
+    for (int i = threadIdx.x; i < ny * a.ksv; i += OPT_THREADS)
+        wv[i] = a.kv[(size_t)a.rv[oy0 + i / a.ksv] * a.ksv + i % a.ksv];
+    __syncthreads();
+
+    /* horizontal: thread (r, x) sums one pixel of intermediate row r0 + r */
+    for (int i = threadIdx.x; i < nr * OPT_OX; i += OPT_THREADS) {
+        int r = i / OPT_OX, x = i % OPT_OX;
+        if (x >= nx)
+            continue;
+        const unsigned char *row = a.in + (size_t)(r0 + r) * a.in_pitch;
+        int x0 = a.bh[2 * (ox0 + x)], n = a.bh[2 * (ox0 + x) + 1];
+        const int32_t *k = wh + x * a.ksh;
+        acc_t acc[C];
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            acc[c] = rs_half<T>();
+        for (int t = 0; t < n; t++) {
+            unsigned v[C];
+            rs_load<T, C>(row, x0 + t, v);
+            acc_t w = k[t];
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                acc[c] += (acc_t)v[c] * w;
+        }
+        T *m = mid + ((size_t)r * OPT_OX + x) * C;
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            m[c] = (T)rs_round<T>(acc[c]);
+    }
+    __syncthreads();
+
+    /* vertical: thread (y, x) sums one output pixel from the shared intermediate */
+    for (int i = threadIdx.x; i < ny * OPT_OX; i += OPT_THREADS) {
+        int y = i / OPT_OX, x = i % OPT_OX;
+        if (x >= nx)
+            continue;
+        int y0 = a.bv[2 * (oy0 + y)] - r0, n = a.bv[2 * (oy0 + y) + 1];
+        const int32_t *k = wv + y * a.ksv;
+        acc_t acc[C];
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            acc[c] = rs_half<T>();
+        for (int t = 0; t < n; t++) {
+            const T *m = mid + ((size_t)(y0 + t) * OPT_OX + x) * C;
+            acc_t w = k[t];
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                acc[c] += (acc_t)m[c] * w;
+        }
+        unsigned v[C];
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            v[c] = rs_round<T>(acc[c]);
+        rs_store<T, C>(a.out + (size_t)(oy0 + y) * a.out_pitch, ox0 + x, v);
+    }
+}
+
+template <typename T, int C>
+static ts_status opt_launch(const rs_plan *p, const ts_job *job)
+{
+    const rs_args &a = p->a;
+    int ty = opt_choose(a.ksh, a.ksv, C, (int)sizeof(T),
+                        [&](int n) { return rs_coeffs_span(p->cv, n); });
+    if (!ty)
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: the tile does not fit shared memory");
+    int rows_cap = rs_coeffs_span(p->cv, ty);
+    dim3 grid(ts_div_up((size_t)a.ow, OPT_OX), ts_div_up((size_t)a.oh, (unsigned)ty));
+    if (grid.y > 65535)
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: %d output rows", a.oh);
+    resize_fused_kernel<T, C>
+        <<<grid, OPT_THREADS, opt_smem(rows_cap, ty, a.ksh, a.ksv, C, (int)sizeof(T)),
+           job->stream>>>(a, ty, rows_cap);
+    TS_LAUNCH_CHECK("resize_fused_kernel");
+    return TS_OK;
+}
+
+extern "C" ts_status resize_opt(const ts_job *job)
+{
+    rs_plan p;
+    int done;
+    ts_status st = rs_plan_make(job, &p, &done);
+    if (st != TS_OK || done)
+        return st;
+    st = RS_DISPATCH(opt_launch, &p, job);
+    rs_plan_free(&p);
+    return st;
+}
