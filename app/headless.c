@@ -196,7 +196,7 @@ static void draw_progress(batch *b, const char *name)
 static void process(batch *b, item *it, ts_pipeline *p)
 {
     const ts_options *o = b->o;
-    tsio_load_opts lo = {o->max_pixels};
+    tsio_load_opts lo = {.max_pixels = o->max_pixels};
     char err[400];
     ts_image in, out;
     double t0 = now_ms();
@@ -219,7 +219,7 @@ static void process(batch *b, item *it, ts_pipeline *p)
         snprintf(it->error, sizeof it->error, "%s: %s", it->input, ts_error_detail());
         return;
     }
-    tsio_save_opts so = {o->format, o->quality};
+    tsio_save_opts so = {.format = o->format, .quality = o->quality};
     if (so.format == TSIO_UNKNOWN)
         so.format = tsio_format_from_name(it->output);
     char notice[256];

@@ -1,10 +1,14 @@
 /* image_io.c - see image_io.h: loading. The only file that compiles stb_image and
- * stb_image_write (image_save.c and png16.c use the writer's functions).
+ * stb_image_write (image_save.c uses the writer's BMP and TGA functions).
  *
- * Read the file (regular files only, size capped), sniff the format, run the guards that Debian's
- * stb_image 2.27 needs (PNG chunk walk, JPEG marker walk, PNM header parse, BMP and GIF sizes),
- * read the header with stbi_info and refuse over-limit images, then decode with every stb
- * allocation charged to a per-thread budget sized from the image.
+ * Read the file's head, sniff the format and read only as many bytes as that format can need for
+ * the image its header declares (regular files only), then hand JPEG to libjpeg-turbo and PNG to
+ * libspng (app/codec_*.c). The formats left to stb_image 2.27 (BMP, TGA, GIF, PSD, PNM) first pass
+ * guards for what stb mishandles (sizes, truncation, a PSD colour under its alpha's matte), are
+ * measured with stbi_info and refused over the limit, then decoded with every stb allocation
+ * zeroed and charged to a per-thread budget sized from the image. This file is built with
+ * automatic variables zero-initialised (Makefile): stb reads a palette on its stack by whatever
+ * index a BMP holds, and an index past the palette then gives black, not stack bytes.
  */
 #include "image_io.h"
 
@@ -30,6 +34,8 @@ static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n);
 #define STBI_NO_HDR    /* float HDR is refused before decoding; less code to attack */
 #define STBI_NO_LINEAR /* only HDR needs it */
 #define STBI_NO_PIC    /* Softimage PIC: not a format tessera promises */
+#define STBI_NO_JPEG   /* libjpeg-turbo decodes JPEG (codec_jpeg.c) */
+#define STBI_NO_PNG    /* libspng decodes PNG (codec_png.c) */
 #define STBI_MAX_DIMENSIONS TS_MAX_DIM
 #define STBI_WRITE_NO_STDIO /* writers go through tessera's checked FILE* callback */
 #define STB_IMAGE_IMPLEMENTATION
@@ -97,7 +103,7 @@ static void *tsio_stb_malloc(size_t n)
         stb_over_budget = 1;
         return NULL;
     }
-    void *p = malloc(n ? n : 1);
+    void *p = calloc(1, n ? n : 1); /* zeroed: no decoder reads what another image left */
     if (p)
         stb_budget -= n;
     return p;
@@ -111,8 +117,11 @@ static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n)
         return NULL;
     }
     void *q = realloc(p, new_n ? new_n : 1);
-    if (q)
+    if (q) {
         stb_budget -= grow;
+        if (grow)
+            memset((char *)q + old_n, 0, grow);
+    }
     return q;
 }
 
@@ -253,7 +262,7 @@ static uint32_t le32(const unsigned char *p)
     return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-static ts_status check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
+ts_status tsio_check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
 {
     if (w == 0 || h == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "image is %llux%llu (no pixels)",
@@ -290,7 +299,7 @@ static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixe
         if (first && memcmp(type, "CgBI", 4) != 0) { /* Apple's CgBI may precede IHDR */
             if (memcmp(type, "IHDR", 4) != 0 || n != 13)
                 return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNG (no IHDR)");
-            ts_status st = check_limit(be32(type + 4), be32(type + 8), max_pixels, err, errlen);
+            ts_status st = tsio_check_limit(be32(type + 4), be32(type + 8), max_pixels, err, errlen);
             if (st != TS_OK)
                 return st;
             first = 0;
@@ -298,90 +307,6 @@ static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixe
         pos += 12 + (size_t)n;
         if (memcmp(type, "IEND", 4) == 0)
             return TS_OK;
-    }
-}
-
-/* A DHT segment: stb 2.27 writes one entry past its size[257] array when a table's 16 code
- * counts add up to more than 256. Every table must also lie inside the segment (stb reads on). */
-static ts_status guard_dht(const unsigned char *p, size_t n, char *err, size_t errlen)
-{
-    size_t i = 0;
-    while (i < n) {
-        int tc = p[i] >> 4, th = p[i] & 15;
-        if (tc > 1 || th > 3 || n - i < 17)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (bad Huffman table header)");
-        unsigned codes = 0;
-        for (int k = 1; k <= 16; k++)
-            codes += p[i + k];
-        if (codes > 256)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT,
-                             "corrupt JPEG (Huffman table of %u codes, at most 256)", codes);
-        i += 17;
-        if (codes > n - i)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (Huffman table overruns)");
-        i += codes;
-    }
-    return TS_OK;
-}
-
-/* Skips entropy-coded data (0xFF00 is a stuffed 0xFF, RSTn sits inside a scan, 0xFF may repeat as
- * fill); returns the index of the 0xFF that starts the next marker, or len. */
-static size_t skip_entropy(const unsigned char *b, size_t len, size_t i)
-{
-    while (i < len) {
-        if (b[i] != 0xFF) {
-            i++;
-            continue;
-        }
-        size_t j = i + 1;
-        while (j < len && b[j] == 0xFF)
-            j++;
-        if (j >= len)
-            return len;
-        if (b[j] == 0x00 || (b[j] >= 0xD0 && b[j] <= 0xD7))
-            i = j + 1;
-        else
-            return j - 1;
-    }
-    return len;
-}
-
-/* Walks every marker segment up to EOI, the way stb reads them, so that every DHT stb will use,
- * also those between the scans of a progressive JPEG, is checked first. */
-static ts_status guard_jpeg(const unsigned char *b, size_t len, char *err, size_t errlen)
-{
-    size_t i = 0;
-    while (b[i] == 0xFF)
-        i++;
-    i++; /* SOI, found by sniff() */
-    for (;;) {
-        while (i < len && b[i] != 0xFF) /* stb skips junk between segments */
-            i++;
-        while (i < len && b[i] == 0xFF)
-            i++;
-        if (i >= len)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
-        unsigned m = b[i++];
-        if (m == 0xD9)
-            return TS_OK;
-        if (m == 0x00 || m == 0x01 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (unexpected marker 0x%02X)",
-                             m);
-        if (len - i < 2)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
-        size_t n = (size_t)b[i] << 8 | b[i + 1];
-        if (n < 2)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (segment length %zu)", n);
-        if (n > len - i)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
-        if (m == 0xC4) {
-            ts_status st = guard_dht(b + i + 2, n - 2, err, errlen);
-            if (st != TS_OK)
-                return st;
-        }
-        i += n;
-        if (m == 0xDA)
-            i = skip_entropy(b, len, i);
     }
 }
 
@@ -544,12 +469,20 @@ static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_
     case K_PNM_ASCII:
         return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "ASCII PNM (P1-P4) is not supported");
     case K_PNG: return guard_png(b, len, max_pixels, err, errlen);
-    case K_JPEG: return guard_jpeg(b, len, err, errlen);
     case K_PNM: return guard_pnm(b, len, ph, err, errlen);
     case K_BMP: return guard_bmp(b, len, err, errlen);
     case K_GIF: return guard_gif(b, len, err, errlen);
     default: return TS_OK;
     }
+}
+
+void tsio_meta_free(tsio_meta *m)
+{
+    if (!m)
+        return;
+    free(m->exif);
+    free(m->icc);
+    memset(m, 0, sizeof *m);
 }
 
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
@@ -560,13 +493,17 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     clear(err, errlen);
     if (!buf || len == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
-    if (len > INT_MAX) /* stb takes an int length */
-        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
     kind k = sniff(buf, len);
     pnm_head ph = {0};
     ts_status st = guard(k, buf, len, max_pixels, &ph, err, errlen);
     if (st != TS_OK)
         return st;
+    if (k == K_JPEG)
+        return tsio_jpeg_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
+    if (k == K_PNG)
+        return tsio_png_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
+    if (len > INT_MAX) /* stb takes an int length */
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
 
     int w = 0, h = 0, n = 0;
     budget_set(BUDGET_INFO);
@@ -577,9 +514,12 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
      * depth field itself. */
     if (ok && k == K_PSD && len >= 24)
         is16 = (buf[22] << 8 | buf[23]) == 16;
+    /* stb 2.27's BMP info passes a top-down image's negative height through. */
+    if (ok && k == K_BMP && h < 0 && h != INT_MIN)
+        h = -h;
     if (!ok)
         return stb_failed(k, w, h, err, errlen);
-    if ((st = check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK)
+    if ((st = tsio_check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK)
         return st;
 
     int bytes = is16 ? 2 : 1;
@@ -590,7 +530,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     if (!data)
         return stb_failed(k, w, h, err, errlen);
     /* The decoder's own idea of the size must still be one tessera can hold. */
-    if ((st = check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK || n < 1 ||
+    if ((st = tsio_check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK || n < 1 ||
         n > 4) {
         free(data);
         return st != TS_OK ? st : tsio_fail(err, errlen, TS_ERR_FORMAT, "%d channels", n);

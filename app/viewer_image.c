@@ -89,7 +89,7 @@ void vw_files_add(viewer *v, const char *path)
 void vw_open(viewer *v, int index)
 {
     char err[256];
-    tsio_load_opts lo = {v->o->max_pixels};
+    tsio_load_opts lo = {.max_pixels = v->o->max_pixels};
     ts_image_free(&v->src);
     v->have_result = v->result_on_gpu = 0;
     v->loaded = -1;
