@@ -27,7 +27,7 @@ override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN)
 NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 # JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
-CODEC_PKGS ?= libjpeg spng
+CODEC_PKGS ?= libjpeg spng zlib
 CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
 CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz)
 LDLIBS  = $(CODEC_LIBS) -lm -pthread
