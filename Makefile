@@ -144,17 +144,20 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
              -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Ikernels -Iapp -isystem $(STB_INC) \
              $(CODEC_CFLAGS)
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
-           kernels/gpu_none.c app/image_save.c app/codec_jpeg.c app/codec_png.c app/util.c
+           kernels/gpu_none.c app/image_io.c app/image_save.c app/codec_jpeg.c app/codec_png.c \
+           app/codec_guard.c app/util.c
+FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
-$(BUILD)/fuzz/image_io.o: app/image_io.c app/image_io.h
+# Objects once for every target (instrumented, not linked with libFuzzer's main).
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) \
-	  -ftrivial-auto-var-init=zero -enable-trivial-auto-var-init-zero-knowing-it-will-be-removed-from-clang \
-	  -c -o $@ app/image_io.c
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(BUILD)/fuzz/image_io.o
+	$(FUZZ_CC) $(FUZZ_FLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) $(FUZZ_EXTRA) -c -o $@ $<
+$(BUILD)/fuzz/obj/app/image_io.o: FUZZ_EXTRA = -ftrivial-auto-var-init=zero \
+    -enable-trivial-auto-var-init-zero-knowing-it-will-be-removed-from-clang
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_format.h $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) $(BUILD)/fuzz/image_io.o $(CODEC_LIBS) -lm -pthread
-fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/mkimage
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_OBJ) $(CODEC_LIBS) -lm -pthread
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/mkimage $(BUILD)/test_unit
 	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # make memcheck: valgrind on a headless batch over the assets (CPU-only build, cheap ops).

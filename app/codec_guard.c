@@ -4,8 +4,11 @@
  * stb reads past the end of the data as zeros, so a cut TGA or PSD came out with a black part
  * and no error: here the data the header promises must be in the file (walking RLE packets
  * where the image is run-length coded). stb's PSD loader also "removes the white matte" of an
- * image with alpha by converting (v - M) / a + M to an integer, which is undefined behaviour when
- * a colour lies below its alpha's matte (the result is negative): such a file is refused.
+ * image with alpha by converting M - (M - v) * M / a, computed in float, to an integer: undefined
+ * behaviour when a colour lies under its alpha's matte (negative) and, in 16-bit with a small
+ * alpha, when float rounding lands past 65535. So stb is given a copy of a PSD with alpha that
+ * declares 3 channels (it never runs that code), and tessera removes the matte itself, with the
+ * same float arithmetic, clamped to the sample range.
  */
 #include "image_io.h"
 
@@ -146,18 +149,11 @@ static int psd_unpack(const unsigned char *b, size_t len, size_t *pos, uint64_t 
     return 1;
 }
 
-/* 1 when stb's matte removal would convert a value of -1 or less: a colour v under M - alpha,
- * by more than rounding (v' = M - (M - v) * M / alpha). */
-static int under_matte(unsigned v, unsigned a, unsigned m)
-{
-    if (a == 0 || a == m)
-        return 0;
-    return 2 * (uint64_t)(m - v) * m > (uint64_t)(2 * m + 1) * a;
-}
-
-ts_status tsio_guard_psd(const unsigned char *b, size_t len, char *err, size_t errlen)
+ts_status tsio_guard_psd(const unsigned char *b, size_t len, tsio_psd_alpha *pa, char *err,
+                         size_t errlen)
 {
     psd_head p;
+    memset(pa, 0, sizeof *pa);
     int r = psd_parse(b, len, &p);
     if (r < 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PSD");
@@ -165,48 +161,88 @@ ts_status tsio_guard_psd(const unsigned char *b, size_t len, char *err, size_t e
         return TS_OK; /* stb refuses it, or the size limit does */
     uint64_t px = p.w * p.h;
     unsigned planes = p.channels < 4 ? p.channels : 4;
-    int matte = p.channels >= 4;
     if (p.compression == 0) {
-        unsigned sb = p.depth / 8, m = p.depth == 16 ? 65535 : 255;
+        unsigned sb = p.depth / 8;
         if (px * planes * sb > len - p.data)
             return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PSD");
-        const unsigned char *alpha = b + p.data + 3 * px * sb;
-        for (uint64_t i = 0; matte && i < px; i++) {
-            unsigned a = sb == 2 ? be16(alpha + 2 * i) : alpha[i];
-            for (unsigned c = 0; c < 3; c++) {
-                const unsigned char *s = b + p.data + (c * px + i) * sb;
-                if (under_matte(sb == 2 ? be16(s) : s[0], a, m))
-                    return tsio_fail(err, errlen, TS_ERR_FORMAT,
-                                     "corrupt PSD (a colour under its alpha's white matte)");
+        if (planes == 4) {
+            pa->raw = b + p.data + 3 * px * sb;
+            pa->raw16 = sb == 2;
+        }
+    } else {
+        /* RLE: a table of row sizes, which stb skips, then each channel as one PackBits
+         * stream; stb decodes them as 8-bit samples whatever the depth. */
+        uint64_t table = p.h * p.channels * 2;
+        if (table > len - p.data)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PSD");
+        size_t pos = p.data + (size_t)table;
+        for (unsigned c = 0; c < planes; c++) {
+            unsigned char *out = NULL;
+            if (c == 3 && !(out = pa->plane = calloc(px, 4)))
+                return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading a PSD");
+            r = psd_unpack(b, len, &pos, px, out);
+            if (r <= 0) {
+                free(pa->plane);
+                pa->plane = NULL;
+                return tsio_fail(err, errlen, TS_ERR_FORMAT,
+                                 r < 0 ? "truncated PSD" : "corrupt PSD (bad RLE data)");
             }
         }
+    }
+    if (planes < 4)
         return TS_OK;
+    /* The copy stb reads: channel count 3 and, for RLE, a row-size table of 3 channels. */
+    size_t keep = p.compression ? (size_t)(p.h * 3 * 2) : 0, drop = p.compression ? (size_t)(p.h * (p.channels - 3) * 2) : 0;
+    pa->copy_len = len - drop;
+    if (!(pa->copy = malloc(pa->copy_len))) {
+        free(pa->plane);
+        memset(pa, 0, sizeof *pa);
+        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading a PSD");
     }
-    /* RLE: a table of row sizes, which stb skips, then each channel as one PackBits stream. */
-    uint64_t table = p.h * p.channels * 2;
-    if (table > len - p.data)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PSD");
-    size_t pos = p.data + (size_t)table;
-    unsigned char *pix = matte ? malloc(px * 4) : NULL; /* stb decodes RLE as 8-bit RGBA */
-    if (matte && !pix)
-        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory checking a PSD");
-    ts_status st = TS_OK;
-    for (unsigned c = 0; c < planes && st == TS_OK; c++) {
-        r = psd_unpack(b, len, &pos, px, pix ? pix + c : NULL);
-        if (r < 0)
-            st = tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PSD");
-        else if (r == 0)
-            st = tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PSD (bad RLE data)");
+    memcpy(pa->copy, b, p.data + keep);
+    memcpy(pa->copy + p.data + keep, b + p.data + keep + drop, len - p.data - keep - drop);
+    pa->copy[12] = 0, pa->copy[13] = 3;
+    pa->active = 1;
+    return TS_OK;
+}
+
+void tsio_psd_alpha_free(tsio_psd_alpha *pa)
+{
+    free(pa->copy);
+    free(pa->plane);
+    memset(pa, 0, sizeof *pa);
+}
+
+/* stb's matte removal for one colour sample, in its float arithmetic, clamped to 0..m. */
+static unsigned unmatte(unsigned v, unsigned a, float m)
+{
+    float fa = (float)a / m, ra = 1.0f / fa, inv = m * (1 - ra);
+    float r = (float)v * ra + inv;
+    return r <= 0.0f ? 0u : r >= m ? (unsigned)m : (unsigned)r;
+}
+
+void tsio_psd_unmatte(ts_image *im, const tsio_psd_alpha *pa)
+{
+    /* stb's output: RGBA, 16-bit for raw 16-bit data, else 8-bit (widened by 257 when the
+     * header said 16-bit). Alpha was filled opaque; it becomes the file's. */
+    size_t px = (size_t)im->width * (size_t)im->height;
+    int wide = im->bytes == 2 && !pa->raw16; /* 8-bit values times 257 */
+    unsigned m = pa->raw16 ? 65535 : 255;
+    for (size_t i = 0; i < px; i++) {
+        unsigned a = pa->raw ? (pa->raw16 ? be16(pa->raw + 2 * i) : pa->raw[i]) : pa->plane[4 * i];
+        if (im->bytes == 2) {
+            uint16_t *q = (uint16_t *)im->data + 4 * i;
+            for (int c = 0; c < 3 && a != 0 && a != m; c++)
+                q[c] = (uint16_t)(wide ? unmatte(q[c] / 257, a, 255.0f) * 257
+                                       : unmatte(q[c], a, 65535.0f));
+            q[3] = (uint16_t)(wide ? a * 257 : a);
+        } else {
+            unsigned char *q = (unsigned char *)im->data + 4 * i;
+            for (int c = 0; c < 3 && a != 0 && a != m; c++)
+                q[c] = (unsigned char)unmatte(q[c], a, 255.0f);
+            q[3] = (unsigned char)a;
+        }
     }
-    for (uint64_t i = 0; st == TS_OK && pix && i < px; i++)
-        for (unsigned c = 0; c < 3; c++)
-            if (under_matte(pix[4 * i + c], pix[4 * i + 3], 255)) {
-                st = tsio_fail(err, errlen, TS_ERR_FORMAT,
-                               "corrupt PSD (a colour under its alpha's white matte)");
-                break;
-            }
-    free(pix);
-    return st;
 }
 
 /* ---------------------------------------------------------------- read sizes */

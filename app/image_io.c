@@ -472,10 +472,13 @@ static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_
     case K_PNM: return guard_pnm(b, len, ph, err, errlen);
     case K_BMP: return guard_bmp(b, len, err, errlen);
     case K_GIF: return guard_gif(b, len, err, errlen);
-    case K_PSD: return tsio_guard_psd(b, len, err, errlen);
+    case K_PSD: return TS_OK; /* tsio_guard_psd, which also prepares stb's copy */
     default: return tsio_guard_tga(b, len, max_pixels, err, errlen); /* TGA: no signature */
     }
 }
+
+static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
+                            const pnm_head *ph, ts_image *out, char *err, size_t errlen);
 
 void tsio_meta_free(tsio_meta *m)
 {
@@ -505,7 +508,26 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
         return tsio_png_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
     if (len > INT_MAX) /* stb takes an int length */
         return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
+    tsio_psd_alpha pa;
+    if (k == K_PSD) {
+        if ((st = tsio_guard_psd(buf, len, &pa, err, errlen)) != TS_OK)
+            return st;
+        if (pa.active) {
+            st = decode_stb(k, pa.copy, pa.copy_len, max_pixels, &ph, out, err, errlen);
+            if (st == TS_OK && out->channels == 4)
+                tsio_psd_unmatte(out, &pa);
+            tsio_psd_alpha_free(&pa);
+            return st;
+        }
+    }
+    return decode_stb(k, buf, len, max_pixels, &ph, out, err, errlen);
+}
 
+/* stb's formats, guards passed: measure, check the limit, decode within the budget. */
+static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
+                            const pnm_head *ph, ts_image *out, char *err, size_t errlen)
+{
+    ts_status st;
     int w = 0, h = 0, n = 0;
     budget_set(BUDGET_INFO);
     int ok = stbi_info_from_memory(buf, (int)len, &w, &h, &n);
@@ -543,7 +565,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     out->bytes = bytes;
     out->pitch = (size_t)w * (size_t)n * (size_t)bytes;
     if (k == K_PNM)
-        pnm_fix(&ph, out);
+        pnm_fix(ph, out);
     return TS_OK;
 }
 

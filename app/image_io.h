@@ -134,7 +134,20 @@ ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_met
  * the file ("truncated TGA/PSD"), and no PSD colour lies under its alpha's matte. */
 ts_status tsio_guard_tga(const unsigned char *b, size_t len, uint64_t max_pixels, char *err,
                          size_t errlen);
-ts_status tsio_guard_psd(const unsigned char *b, size_t len, char *err, size_t errlen);
+/* A PSD with alpha goes to stb as a copy that declares 3 channels; its alpha (raw samples in the
+ * file, or a decoded RLE plane, every 4th byte) is put back by tsio_psd_unmatte. */
+typedef struct tsio_psd_alpha {
+    int active;                /* the copy is to be decoded and tsio_psd_unmatte applied */
+    unsigned char *copy;       /* the 3-channel copy for stb */
+    size_t copy_len;
+    const unsigned char *raw;  /* raw alpha samples (big-endian when raw16), or NULL */
+    int raw16;
+    unsigned char *plane;      /* RLE alpha, 8-bit, stride 4 */
+} tsio_psd_alpha;
+ts_status tsio_guard_psd(const unsigned char *b, size_t len, tsio_psd_alpha *pa, char *err,
+                         size_t errlen);
+void tsio_psd_unmatte(ts_image *im, const tsio_psd_alpha *pa);
+void tsio_psd_alpha_free(tsio_psd_alpha *pa);
 /* The most bytes of a file whose head (len >= 18 bytes) is a TGA header that decoding can use,
  * at most cap; cap when the head is not a TGA header, len when its image is over max_pixels. */
 size_t tsio_tga_bytes(const unsigned char *head, size_t len, uint64_t max_pixels, size_t cap);
