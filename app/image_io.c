@@ -257,11 +257,6 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
 ts_status tsio_check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
 {
     if (w == 0 || h == 0)
@@ -310,110 +305,6 @@ static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixe
     }
 }
 
-/* The binary PNM header as stb 2.27 parses it (whose integer parse can overflow an int). */
-typedef struct pnm_head {
-    unsigned w, h, maxval, comp;
-    size_t data; /* offset of the samples */
-} pnm_head;
-
-static int pnm_space(int c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
-static ts_status guard_pnm(const unsigned char *b, size_t len, pnm_head *ph, char *err,
-                           size_t errlen)
-{
-    size_t pos = 2;
-    int c = pos < len ? b[pos++] : 0;
-    unsigned v[3];
-    ph->comp = b[1] == '6' ? 3 : 1;
-    for (int k = 0; k < 3; k++) {
-        if (pos >= len)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
-        for (;;) { /* whitespace and comments, as stbi__pnm_skip_whitespace */
-            while (pos < len && pnm_space(c))
-                c = b[pos++];
-            if (pos >= len || c != '#')
-                break;
-            while (pos < len && c != '\n' && c != '\r')
-                c = b[pos++];
-        }
-        v[k] = 0;
-        while (pos < len && c >= '0' && c <= '9') {
-            if (v[k] > (unsigned)INT_MAX / 10 - 1)
-                return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNM (number too large)");
-            v[k] = v[k] * 10 + (unsigned)(c - '0');
-            c = b[pos++];
-        }
-        if (c >= '0' && c <= '9') /* the file ends inside a number */
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
-    }
-    ph->w = v[0], ph->h = v[1], ph->maxval = v[2], ph->data = pos;
-    if (ph->maxval == 0 || ph->maxval > 65535)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNM (maxval %u)", ph->maxval);
-    if (ph->w > TS_MAX_DIM || ph->h > TS_MAX_DIM)
-        return TS_OK; /* refused with the size limit */
-    uint64_t need = (uint64_t)ph->w * ph->h * ph->comp * (ph->maxval > 255 ? 2 : 1);
-    if (need > len - pos)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
-    return TS_OK;
-}
-
-/* Uncompressed BMP rows that the file is too short to hold (stb would read zeros). */
-static ts_status guard_bmp(const unsigned char *b, size_t len, char *err, size_t errlen)
-{
-    if (len < 18)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    uint32_t off = le32(b + 10), hsz = le32(b + 14);
-    if (hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
-        return TS_OK; /* OS/2 headers, or not one stb reads: stb decides */
-    if (len < 14 + (size_t)hsz)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    int32_t w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22);
-    unsigned bpp = b[28] | (unsigned)b[29] << 8;
-    uint32_t comp = le32(b + 30);
-    if (w <= 0 || h == 0 || bpp == 0 || (comp != 0 && comp != 3 && comp != 6))
-        return TS_OK;
-    uint64_t start = off > 14 + (uint64_t)hsz ? off : 14 + (uint64_t)hsz;
-    uint64_t row = ((uint64_t)w * bpp + 31) / 32 * 4;
-    uint64_t rows = h < 0 ? (uint64_t)(-(int64_t)h) : (uint64_t)h;
-    if (start > len || rows > (len - start) / row)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    return TS_OK;
-}
-
-/* Skips GIF data sub-blocks (length byte, bytes) up to the empty one; returns the index after it,
- * or 0 when the file ends first. */
-static size_t gif_skip_blocks(const unsigned char *b, size_t len, size_t i)
-{
-    while (i < len && b[i] != 0)
-        i += 1 + (size_t)b[i];
-    return i < len ? i + 1 : 0;
-}
-
-/* The first frame must be complete: stb decodes a GIF cut inside it without complaint, the rest
- * of the picture left blank. Later frames are never read. */
-static ts_status guard_gif(const unsigned char *b, size_t len, char *err, size_t errlen)
-{
-    size_t i = 13; /* signature and logical screen descriptor */
-    if (len >= 13 && (b[10] & 0x80))
-        i += (size_t)3 << ((b[10] & 7) + 1); /* global colour table */
-    while (i < len) {
-        if (b[i] == 0x21) { /* extension: label, then sub-blocks */
-            if (i + 2 > len || !(i = gif_skip_blocks(b, len, i + 2)))
-                break;
-        } else if (b[i] == 0x2C) { /* image: descriptor, local table, LZW size, sub-blocks */
-            if (len - i < 11)
-                break;
-            size_t j = i + 10 + ((b[i + 9] & 0x80) ? (size_t)3 << ((b[i + 9] & 7) + 1) : 0);
-            if (j >= len || !gif_skip_blocks(b, len, j + 1))
-                break;
-            return TS_OK;
-        } else {
-            return TS_OK; /* a trailer or junk: stb's call */
-        }
-    }
-    return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated GIF");
-}
-
 /* ---------------------------------------------------------------- decoding */
 
 /* The message for a failed stb call on bytes sniffed as `k`. */
@@ -437,7 +328,7 @@ static ts_status stb_failed(kind k, int w, int h, char *err, size_t errlen)
 
 /* stb 2.27 returns 16-bit PNM samples as stored (big-endian) and maxval-relative: make them
  * native and full-range, as PNG's are. */
-static void pnm_fix(const pnm_head *ph, ts_image *im)
+static void pnm_fix(const tsio_pnm_head *ph, ts_image *im)
 {
     size_t n = (size_t)im->width * (size_t)im->height * (size_t)im->channels;
     uint32_t max = ph->maxval, full = (uint32_t)ts_max_value(im->bytes);
@@ -462,23 +353,23 @@ static void pnm_fix(const pnm_head *ph, ts_image *im)
 }
 
 static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_pixels,
-                       pnm_head *ph, char *err, size_t errlen)
+                       tsio_pnm_head *ph, char *err, size_t errlen)
 {
     switch (k) {
     case K_HDR: return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "HDR images are not supported");
     case K_PNM_ASCII:
         return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "ASCII PNM (P1-P4) is not supported");
     case K_PNG: return guard_png(b, len, max_pixels, err, errlen);
-    case K_PNM: return guard_pnm(b, len, ph, err, errlen);
-    case K_BMP: return guard_bmp(b, len, err, errlen);
-    case K_GIF: return guard_gif(b, len, err, errlen);
+    case K_PNM: return tsio_guard_pnm(b, len, ph, err, errlen);
+    case K_BMP: return tsio_guard_bmp(b, len, err, errlen);
+    case K_GIF: return tsio_guard_gif(b, len, err, errlen);
     case K_PSD: return TS_OK; /* tsio_guard_psd, which also prepares stb's copy */
     default: return tsio_guard_tga(b, len, max_pixels, err, errlen); /* TGA: no signature */
     }
 }
 
 static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
-                            const pnm_head *ph, ts_image *out, char *err, size_t errlen);
+                            const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen);
 
 void tsio_meta_free(tsio_meta *m)
 {
@@ -498,7 +389,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     if (!buf || len == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
     kind k = sniff(buf, len);
-    pnm_head ph = {0};
+    tsio_pnm_head ph = {0};
     ts_status st = guard(k, buf, len, max_pixels, &ph, err, errlen);
     if (st != TS_OK)
         return st;
@@ -525,7 +416,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
 
 /* stb's formats, guards passed: measure, check the limit, decode within the budget. */
 static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
-                            const pnm_head *ph, ts_image *out, char *err, size_t errlen)
+                            const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen)
 {
     ts_status st;
     int w = 0, h = 0, n = 0;

@@ -130,8 +130,16 @@ ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_
                            char *notice, size_t noticelen, char *err, size_t errlen);
 ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_meta *meta,
                           char *err, size_t errlen);
-/* Checks before stb decodes (app/codec_guard.c): the data a TGA or PSD header promises is in
- * the file ("truncated TGA/PSD"), and no PSD colour lies under its alpha's matte. */
+/* Checks before stb decodes (app/codec_guard.c): the data a header promises is in the file
+ * ("truncated ..."), headers that stb 2.27 parses unsafely are parsed here first. */
+typedef struct tsio_pnm_head { /* a binary PNM header as stb parses it */
+    unsigned w, h, maxval, comp;
+    size_t data; /* offset of the samples */
+} tsio_pnm_head;
+ts_status tsio_guard_pnm(const unsigned char *b, size_t len, tsio_pnm_head *ph, char *err,
+                         size_t errlen);
+ts_status tsio_guard_bmp(const unsigned char *b, size_t len, char *err, size_t errlen);
+ts_status tsio_guard_gif(const unsigned char *b, size_t len, char *err, size_t errlen);
 ts_status tsio_guard_tga(const unsigned char *b, size_t len, uint64_t max_pixels, char *err,
                          size_t errlen);
 /* A PSD with alpha goes to stb as a copy that declares 3 channels; its alpha (raw samples in the
