@@ -132,7 +132,7 @@ static ts_image smooth_image(int w, int h, int ch, int bytes)
     return im;
 }
 
-static uint32_t test_crc32(const unsigned char *p, size_t n) /* bitwise: independent of png16.c */
+static uint32_t test_crc32(const unsigned char *p, size_t n) /* bitwise: independent of zlib */
 {
     uint32_t c = 0xFFFFFFFFu;
     for (size_t i = 0; i < n; i++) {
