@@ -147,6 +147,7 @@ FUZZ_SRC = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels
            kernels/gpu_none.c app/image_io.c app/image_save.c app/codec_jpeg.c app/codec_png.c \
            app/codec_guard.c app/util.c
 FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+.SECONDARY: $(FUZZ_OBJ)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
 # Objects once for every target (instrumented, not linked with libFuzzer's main).
 $(BUILD)/fuzz/obj/%.o: %.c
