@@ -1,7 +1,8 @@
 # tessera - build, test and run. `make run` and `make test` are the two commands of the README.
 #
 # Finds nvcc on PATH or in /usr/local/cuda (CPU-only build without it, said once), stb in
-# /usr/include/stb (override STB_INC=...), SDL2 through sdl2-config (viewer left out without it).
+# /usr/include/stb (override STB_INC=...), libjpeg-turbo and libspng through pkg-config, SDL2
+# through sdl2-config (viewer left out without it).
 # Build outputs go to build/; header dependencies come from -MMD.
 
 BUILD   ?= build
@@ -22,11 +23,15 @@ GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=com
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
-           -Ikernels -Iapp -isystem $(STB_INC) -pthread
+           -Ikernels -Iapp -isystem $(STB_INC) $(CODEC_CFLAGS) -pthread
 NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-LDLIBS  = -lm -pthread -ldl
-JPEG_LIBS ?= -ljpeg
+# JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
+CODEC_PKGS ?= libjpeg spng zlib
+CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
+CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz)
+LDLIBS  = $(CODEC_LIBS) -lm -pthread -ldl
+JPEG_LIBS ?=
 ifeq ($(WERROR),1)
 override CFLAGS  += -Werror
 override NVFLAGS += -Werror all-warnings
@@ -74,10 +79,16 @@ ifeq ($(HAVE_CUDA),)
 	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
+	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo or libspng missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The unit that compiles stb_image: automatic variables start zeroed, so that a palette index past
+# what a BMP defines reads black, never stack bytes (gcc >= 12; clang spells it with an extra flag).
+STB_ZERO_INIT ?= $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-ftrivial-auto-var-init=zero -enable-trivial-auto-var-init-zero-knowing-it-will-be-removed-from-clang,-ftrivial-auto-var-init=zero)
+$(BUILD)/app/image_io.o: override CFLAGS += $(STB_ZERO_INIT)
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
@@ -133,19 +144,32 @@ asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
 	sh tests/run_all.sh build-asan
 
-# make fuzz: libFuzzer targets (clang) for image loading, --ops and kernel files, FUZZ_SECONDS each.
+# make fuzz: libFuzzer targets (clang, ASan + UBSan with every UB report fatal) for each decoder
+# path (load: the whole loader; jpeg, png: the libjpeg-turbo and libspng paths; bmp tga gif psd
+# pnm: stb's formats behind their guards), --ops and kernel files, FUZZ_SECONDS each. The
+# system's libjpeg-turbo and libspng are not instrumented: the targets check tessera's use of them.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_DEFAULT_SOURCE \
-             -D_POSIX_C_SOURCE=200809L -Ikernels -Iapp -isystem $(STB_INC)
-FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
-           kernels/ref_resize.c \
-           kernels/gpu_none.c app/image_io.c app/image_save.c app/png16.c app/util.c
-FUZZ_TARGETS = load ops kernel
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC)
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c11 \
+             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Ikernels -Iapp -isystem $(STB_INC) \
+             $(CODEC_CFLAGS)
+FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c \
+           kernels/registry.c kernels/pipeline.c \
+           kernels/gpu_none.c app/image_io.c app/image_save.c app/codec_jpeg.c app/codec_png.c \
+           app/codec_guard.c app/util.c
+FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+.SECONDARY: $(FUZZ_OBJ)
+FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
+# Objects once for every target (instrumented, not linked with libFuzzer's main).
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lm -pthread
-fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/mkimage
+	$(FUZZ_CC) $(FUZZ_FLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) $(FUZZ_EXTRA) -c -o $@ $<
+$(BUILD)/fuzz/obj/app/image_io.o: FUZZ_EXTRA = -ftrivial-auto-var-init=zero \
+    -enable-trivial-auto-var-init-zero-knowing-it-will-be-removed-from-clang
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_format.h $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_OBJ) $(CODEC_LIBS) -lm -pthread
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/mkimage $(BUILD)/test_unit
 	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # make memcheck: valgrind on a headless batch over the assets (CPU-only build, cheap ops).

@@ -28,7 +28,7 @@ typedef struct batch_codec {
 
 static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
 {
-    tsio_load_opts lo = {b->o->max_pixels};
+    tsio_load_opts lo = {.max_pixels = b->o->max_pixels};
     for (int k = 0; k < n; k++) {
         decode_slot *s = slots[k];
         double t0 = now_ms();
@@ -43,7 +43,7 @@ static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
 static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *notice,
                             size_t noticelen, char *err, size_t errlen)
 {
-    tsio_save_opts so = {b->o->format, b->o->quality};
+    tsio_save_opts so = {.format = b->o->format, .quality = b->o->quality};
     if (so.format == TSIO_UNKNOWN)
         so.format = tsio_format_from_name(it->output);
     double t0 = now_ms();

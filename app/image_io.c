@@ -1,10 +1,14 @@
 /* image_io.c - see image_io.h: loading. The only file that compiles stb_image and
- * stb_image_write (image_save.c and png16.c use the writer's functions).
+ * stb_image_write (image_save.c uses the writer's BMP and TGA functions).
  *
- * Read the file (regular files only, size capped), sniff the format, run the guards that Debian's
- * stb_image 2.27 needs (PNG chunk walk, JPEG marker walk, PNM header parse, BMP and GIF sizes),
- * read the header with stbi_info and refuse over-limit images, then decode with every stb
- * allocation charged to a per-thread budget sized from the image.
+ * Read the file's head, sniff the format and read only as many bytes as that format can need for
+ * the image its header declares (regular files only), then hand JPEG to libjpeg-turbo and PNG to
+ * libspng (app/codec_*.c). The formats left to stb_image 2.27 (BMP, TGA, GIF, PSD, PNM) first pass
+ * guards for what stb mishandles (sizes, truncation, a PSD colour under its alpha's matte), are
+ * measured with stbi_info and refused over the limit, then decoded with every stb allocation
+ * zeroed and charged to a per-thread budget sized from the image. This file is built with
+ * automatic variables zero-initialised (Makefile): stb reads a palette on its stack by whatever
+ * index a BMP holds, and an index past the palette then gives black, not stack bytes.
  */
 #include "image_io.h"
 
@@ -30,6 +34,8 @@ static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n);
 #define STBI_NO_HDR    /* float HDR is refused before decoding; less code to attack */
 #define STBI_NO_LINEAR /* only HDR needs it */
 #define STBI_NO_PIC    /* Softimage PIC: not a format tessera promises */
+#define STBI_NO_JPEG   /* libjpeg-turbo decodes JPEG (codec_jpeg.c) */
+#define STBI_NO_PNG    /* libspng decodes PNG (codec_png.c) */
 #define STBI_MAX_DIMENSIONS TS_MAX_DIM
 #define STBI_WRITE_NO_STDIO /* writers go through tessera's checked FILE* callback */
 #define STB_IMAGE_IMPLEMENTATION
@@ -97,7 +103,7 @@ static void *tsio_stb_malloc(size_t n)
         stb_over_budget = 1;
         return NULL;
     }
-    void *p = malloc(n ? n : 1);
+    void *p = calloc(1, n ? n : 1); /* zeroed: no decoder reads what another image left */
     if (p)
         stb_budget -= n;
     return p;
@@ -111,8 +117,11 @@ static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n)
         return NULL;
     }
     void *q = realloc(p, new_n ? new_n : 1);
-    if (q)
+    if (q) {
         stb_budget -= grow;
+        if (grow)
+            memset((char *)q + old_n, 0, grow);
+    }
     return q;
 }
 
@@ -248,12 +257,7 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static ts_status check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
+ts_status tsio_check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
 {
     if (w == 0 || h == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "image is %llux%llu (no pixels)",
@@ -290,7 +294,7 @@ static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixe
         if (first && memcmp(type, "CgBI", 4) != 0) { /* Apple's CgBI may precede IHDR */
             if (memcmp(type, "IHDR", 4) != 0 || n != 13)
                 return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNG (no IHDR)");
-            ts_status st = check_limit(be32(type + 4), be32(type + 8), max_pixels, err, errlen);
+            ts_status st = tsio_check_limit(be32(type + 4), be32(type + 8), max_pixels, err, errlen);
             if (st != TS_OK)
                 return st;
             first = 0;
@@ -299,194 +303,6 @@ static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixe
         if (memcmp(type, "IEND", 4) == 0)
             return TS_OK;
     }
-}
-
-/* A DHT segment: stb 2.27 writes one entry past its size[257] array when a table's 16 code
- * counts add up to more than 256. Every table must also lie inside the segment (stb reads on). */
-static ts_status guard_dht(const unsigned char *p, size_t n, char *err, size_t errlen)
-{
-    size_t i = 0;
-    while (i < n) {
-        int tc = p[i] >> 4, th = p[i] & 15;
-        if (tc > 1 || th > 3 || n - i < 17)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (bad Huffman table header)");
-        unsigned codes = 0;
-        for (int k = 1; k <= 16; k++)
-            codes += p[i + k];
-        if (codes > 256)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT,
-                             "corrupt JPEG (Huffman table of %u codes, at most 256)", codes);
-        i += 17;
-        if (codes > n - i)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (Huffman table overruns)");
-        i += codes;
-    }
-    return TS_OK;
-}
-
-/* Skips entropy-coded data (0xFF00 is a stuffed 0xFF, RSTn sits inside a scan, 0xFF may repeat as
- * fill); returns the index of the 0xFF that starts the next marker, or len. */
-static size_t skip_entropy(const unsigned char *b, size_t len, size_t i)
-{
-    while (i < len) {
-        if (b[i] != 0xFF) {
-            i++;
-            continue;
-        }
-        size_t j = i + 1;
-        while (j < len && b[j] == 0xFF)
-            j++;
-        if (j >= len)
-            return len;
-        if (b[j] == 0x00 || (b[j] >= 0xD0 && b[j] <= 0xD7))
-            i = j + 1;
-        else
-            return j - 1;
-    }
-    return len;
-}
-
-/* Walks every marker segment up to EOI, the way stb reads them, so that every DHT stb will use,
- * also those between the scans of a progressive JPEG, is checked first. */
-static ts_status guard_jpeg(const unsigned char *b, size_t len, char *err, size_t errlen)
-{
-    size_t i = 0;
-    while (b[i] == 0xFF)
-        i++;
-    i++; /* SOI, found by sniff() */
-    for (;;) {
-        while (i < len && b[i] != 0xFF) /* stb skips junk between segments */
-            i++;
-        while (i < len && b[i] == 0xFF)
-            i++;
-        if (i >= len)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
-        unsigned m = b[i++];
-        if (m == 0xD9)
-            return TS_OK;
-        if (m == 0x00 || m == 0x01 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (unexpected marker 0x%02X)",
-                             m);
-        if (len - i < 2)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
-        size_t n = (size_t)b[i] << 8 | b[i + 1];
-        if (n < 2)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt JPEG (segment length %zu)", n);
-        if (n > len - i)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated JPEG");
-        if (m == 0xC4) {
-            ts_status st = guard_dht(b + i + 2, n - 2, err, errlen);
-            if (st != TS_OK)
-                return st;
-        }
-        i += n;
-        if (m == 0xDA)
-            i = skip_entropy(b, len, i);
-    }
-}
-
-/* The binary PNM header as stb 2.27 parses it (whose integer parse can overflow an int). */
-typedef struct pnm_head {
-    unsigned w, h, maxval, comp;
-    size_t data; /* offset of the samples */
-} pnm_head;
-
-static int pnm_space(int c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
-static ts_status guard_pnm(const unsigned char *b, size_t len, pnm_head *ph, char *err,
-                           size_t errlen)
-{
-    size_t pos = 2;
-    int c = pos < len ? b[pos++] : 0;
-    unsigned v[3];
-    ph->comp = b[1] == '6' ? 3 : 1;
-    for (int k = 0; k < 3; k++) {
-        if (pos >= len)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
-        for (;;) { /* whitespace and comments, as stbi__pnm_skip_whitespace */
-            while (pos < len && pnm_space(c))
-                c = b[pos++];
-            if (pos >= len || c != '#')
-                break;
-            while (pos < len && c != '\n' && c != '\r')
-                c = b[pos++];
-        }
-        v[k] = 0;
-        while (pos < len && c >= '0' && c <= '9') {
-            if (v[k] > (unsigned)INT_MAX / 10 - 1)
-                return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNM (number too large)");
-            v[k] = v[k] * 10 + (unsigned)(c - '0');
-            c = b[pos++];
-        }
-        if (c >= '0' && c <= '9') /* the file ends inside a number */
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
-    }
-    ph->w = v[0], ph->h = v[1], ph->maxval = v[2], ph->data = pos;
-    if (ph->maxval == 0 || ph->maxval > 65535)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt PNM (maxval %u)", ph->maxval);
-    if (ph->w > TS_MAX_DIM || ph->h > TS_MAX_DIM)
-        return TS_OK; /* refused with the size limit */
-    uint64_t need = (uint64_t)ph->w * ph->h * ph->comp * (ph->maxval > 255 ? 2 : 1);
-    if (need > len - pos)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated PNM");
-    return TS_OK;
-}
-
-/* Uncompressed BMP rows that the file is too short to hold (stb would read zeros). */
-static ts_status guard_bmp(const unsigned char *b, size_t len, char *err, size_t errlen)
-{
-    if (len < 18)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    uint32_t off = le32(b + 10), hsz = le32(b + 14);
-    if (hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
-        return TS_OK; /* OS/2 headers, or not one stb reads: stb decides */
-    if (len < 14 + (size_t)hsz)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    int32_t w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22);
-    unsigned bpp = b[28] | (unsigned)b[29] << 8;
-    uint32_t comp = le32(b + 30);
-    if (w <= 0 || h == 0 || bpp == 0 || (comp != 0 && comp != 3 && comp != 6))
-        return TS_OK;
-    uint64_t start = off > 14 + (uint64_t)hsz ? off : 14 + (uint64_t)hsz;
-    uint64_t row = ((uint64_t)w * bpp + 31) / 32 * 4;
-    uint64_t rows = h < 0 ? (uint64_t)(-(int64_t)h) : (uint64_t)h;
-    if (start > len || rows > (len - start) / row)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    return TS_OK;
-}
-
-/* Skips GIF data sub-blocks (length byte, bytes) up to the empty one; returns the index after it,
- * or 0 when the file ends first. */
-static size_t gif_skip_blocks(const unsigned char *b, size_t len, size_t i)
-{
-    while (i < len && b[i] != 0)
-        i += 1 + (size_t)b[i];
-    return i < len ? i + 1 : 0;
-}
-
-/* The first frame must be complete: stb decodes a GIF cut inside it without complaint, the rest
- * of the picture left blank. Later frames are never read. */
-static ts_status guard_gif(const unsigned char *b, size_t len, char *err, size_t errlen)
-{
-    size_t i = 13; /* signature and logical screen descriptor */
-    if (len >= 13 && (b[10] & 0x80))
-        i += (size_t)3 << ((b[10] & 7) + 1); /* global colour table */
-    while (i < len) {
-        if (b[i] == 0x21) { /* extension: label, then sub-blocks */
-            if (i + 2 > len || !(i = gif_skip_blocks(b, len, i + 2)))
-                break;
-        } else if (b[i] == 0x2C) { /* image: descriptor, local table, LZW size, sub-blocks */
-            if (len - i < 11)
-                break;
-            size_t j = i + 10 + ((b[i + 9] & 0x80) ? (size_t)3 << ((b[i + 9] & 7) + 1) : 0);
-            if (j >= len || !gif_skip_blocks(b, len, j + 1))
-                break;
-            return TS_OK;
-        } else {
-            return TS_OK; /* a trailer or junk: stb's call */
-        }
-    }
-    return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated GIF");
 }
 
 /* ---------------------------------------------------------------- decoding */
@@ -512,7 +328,7 @@ static ts_status stb_failed(kind k, int w, int h, char *err, size_t errlen)
 
 /* stb 2.27 returns 16-bit PNM samples as stored (big-endian) and maxval-relative: make them
  * native and full-range, as PNG's are. */
-static void pnm_fix(const pnm_head *ph, ts_image *im)
+static void pnm_fix(const tsio_pnm_head *ph, ts_image *im)
 {
     size_t n = (size_t)im->width * (size_t)im->height * (size_t)im->channels;
     uint32_t max = ph->maxval, full = (uint32_t)ts_max_value(im->bytes);
@@ -537,19 +353,31 @@ static void pnm_fix(const pnm_head *ph, ts_image *im)
 }
 
 static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_pixels,
-                       pnm_head *ph, char *err, size_t errlen)
+                       tsio_pnm_head *ph, char *err, size_t errlen)
 {
     switch (k) {
     case K_HDR: return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "HDR images are not supported");
     case K_PNM_ASCII:
         return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "ASCII PNM (P1-P4) is not supported");
     case K_PNG: return guard_png(b, len, max_pixels, err, errlen);
-    case K_JPEG: return guard_jpeg(b, len, err, errlen);
-    case K_PNM: return guard_pnm(b, len, ph, err, errlen);
-    case K_BMP: return guard_bmp(b, len, err, errlen);
-    case K_GIF: return guard_gif(b, len, err, errlen);
-    default: return TS_OK;
+    case K_PNM: return tsio_guard_pnm(b, len, ph, err, errlen);
+    case K_BMP: return tsio_guard_bmp(b, len, err, errlen);
+    case K_GIF: return tsio_guard_gif(b, len, err, errlen);
+    case K_PSD: return TS_OK; /* tsio_guard_psd, which also prepares stb's copy */
+    default: return tsio_guard_tga(b, len, max_pixels, err, errlen); /* TGA: no signature */
     }
+}
+
+static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
+                            const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen);
+
+void tsio_meta_free(tsio_meta *m)
+{
+    if (!m)
+        return;
+    free(m->exif);
+    free(m->icc);
+    memset(m, 0, sizeof *m);
 }
 
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
@@ -560,14 +388,37 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     clear(err, errlen);
     if (!buf || len == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
-    if (len > INT_MAX) /* stb takes an int length */
-        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
     kind k = sniff(buf, len);
-    pnm_head ph = {0};
+    tsio_pnm_head ph = {0};
     ts_status st = guard(k, buf, len, max_pixels, &ph, err, errlen);
     if (st != TS_OK)
         return st;
+    if (k == K_JPEG)
+        return tsio_jpeg_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
+    if (k == K_PNG)
+        return tsio_png_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
+    if (len > INT_MAX) /* stb takes an int length */
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
+    tsio_psd_alpha pa;
+    if (k == K_PSD) {
+        if ((st = tsio_guard_psd(buf, len, &pa, err, errlen)) != TS_OK)
+            return st;
+        if (pa.active) {
+            st = decode_stb(k, pa.copy, pa.copy_len, max_pixels, &ph, out, err, errlen);
+            if (st == TS_OK && out->channels == 4)
+                tsio_psd_unmatte(out, &pa);
+            tsio_psd_alpha_free(&pa);
+            return st;
+        }
+    }
+    return decode_stb(k, buf, len, max_pixels, &ph, out, err, errlen);
+}
 
+/* stb's formats, guards passed: measure, check the limit, decode within the budget. */
+static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
+                            const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen)
+{
+    ts_status st;
     int w = 0, h = 0, n = 0;
     budget_set(BUDGET_INFO);
     int ok = stbi_info_from_memory(buf, (int)len, &w, &h, &n);
@@ -577,9 +428,12 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
      * depth field itself. */
     if (ok && k == K_PSD && len >= 24)
         is16 = (buf[22] << 8 | buf[23]) == 16;
+    /* stb 2.27's BMP info passes a top-down image's negative height through. */
+    if (ok && k == K_BMP && h < 0 && h != INT_MIN)
+        h = -h;
     if (!ok)
         return stb_failed(k, w, h, err, errlen);
-    if ((st = check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK)
+    if ((st = tsio_check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK)
         return st;
 
     int bytes = is16 ? 2 : 1;
@@ -590,7 +444,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     if (!data)
         return stb_failed(k, w, h, err, errlen);
     /* The decoder's own idea of the size must still be one tessera can hold. */
-    if ((st = check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK || n < 1 ||
+    if ((st = tsio_check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK || n < 1 ||
         n > 4) {
         free(data);
         return st != TS_OK ? st : tsio_fail(err, errlen, TS_ERR_FORMAT, "%d channels", n);
@@ -602,7 +456,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     out->bytes = bytes;
     out->pitch = (size_t)w * (size_t)n * (size_t)bytes;
     if (k == K_PNM)
-        pnm_fix(&ph, out);
+        pnm_fix(ph, out);
     return TS_OK;
 }
 
@@ -638,6 +492,9 @@ static ts_status read_fd(int fd, unsigned char *buf, size_t want, size_t *got, c
     return TS_OK;
 }
 
+/* The file's head: enough for every header tessera parses before deciding how much to read. */
+#define HEAD_BYTES ((size_t)64 << 10)
+
 ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
                     size_t errlen)
 {
@@ -660,21 +517,42 @@ ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, ch
         st = tsio_fail(err, errlen, TS_ERR_IO, "not a regular file");
     else if (sb.st_size == 0)
         st = tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
-    else if ((uint64_t)sb.st_size > cap)
-        st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
-                       "file is %lld bytes, over the %zu that --max-pixels %llu allows",
-                       (long long)sb.st_size, cap, (unsigned long long)max_pixels);
     if (st != TS_OK) {
         close(fd);
         return st;
     }
-    size_t size = (size_t)sb.st_size, got = 0;
-    unsigned char *buf = malloc(size);
+    /* The head first: a TGA is read only as far as its header's image can reach (a sparse or
+     * padded file costs what its image does); other formats up to the cap. */
+    uint64_t fsize = (uint64_t)sb.st_size;
+    size_t head = fsize < HEAD_BYTES ? (size_t)fsize : HEAD_BYTES, got = 0;
+    unsigned char *buf = malloc(head);
     if (!buf) {
         close(fd);
-        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", size);
+        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", head);
     }
-    st = read_fd(fd, buf, size, &got, err, errlen);
+    st = read_fd(fd, buf, head, &got, err, errlen);
+    size_t want = got;
+    if (st == TS_OK && got == head && fsize > head) {
+        size_t limit = sniff(buf, got) == K_OTHER ? tsio_tga_bytes(buf, got, max_pixels, SIZE_MAX) : SIZE_MAX;
+        want = fsize < limit ? (size_t)fsize : limit;
+        if (limit == SIZE_MAX && fsize > cap)
+            st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
+                           "file is %llu bytes, over the %zu that --max-pixels %llu allows",
+                           (unsigned long long)fsize, cap, (unsigned long long)max_pixels);
+        else if (want > cap)
+            want = cap;
+    }
+    if (st == TS_OK && want > got) {
+        unsigned char *nb = realloc(buf, want);
+        size_t more = 0;
+        if (!nb)
+            st = tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", want);
+        else {
+            buf = nb;
+            st = read_fd(fd, buf + got, want - got, &more, err, errlen);
+            got += more;
+        }
+    }
     close(fd);
     if (st == TS_OK)
         st = tsio_load_memory(buf, got, o, out, err, errlen);

@@ -1,16 +1,17 @@
-/* image_io.h - loading and saving images (stb_image behind tessera's own guards).
+/* image_io.h - loading and saving images.
  *
+ * Codecs: JPEG through libjpeg-turbo (app/codec_jpeg.c), PNG through libspng (app/codec_png.c),
+ * BMP, TGA, GIF, PSD and PNM through stb_image behind tessera's own guards (app/image_io.c).
  * Loading keeps the file's channel count (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) and depth (16-bit
- * PNG, PNM and PSD as bytes=2, everything else bytes=1). Before stb sees a byte, tessera reads the
- * header, refuses images over the pixel limit, and walks PNG chunks and JPEG markers to reject the
- * inputs that Debian's stb_image 2.27 mishandles (a PNG chunk length past the end of the file, a
- * JPEG Huffman table of more than 256 codes); every stb allocation is charged to a per-decode
- * budget derived from the image's size.
+ * PNG, PNM and PSD as bytes=2, everything else bytes=1). Before a decoder sees a byte, tessera
+ * reads the header, refuses images over the pixel limit and, for stb's formats, checks that the
+ * file holds the data the header promises; every stb allocation is zeroed and charged to a
+ * per-decode budget derived from the image's size.
  *
  * Saving (app/image_save.c) picks the format from the extension (or tsio_save_opts.format): PNG
- * 8/16-bit (own writer on stbi_zlib_compress, app/png16.c), JPEG, BMP, TGA (stb_image_write), PNM
- * 8/16-bit (own). tsio_save_atomic writes a temp file beside the target and renames it, so a
- * failure or a signal never leaves a partial file.
+ * 8/16-bit (libspng), JPEG (libjpeg-turbo), BMP, TGA (stb_image_write), PNM 8/16-bit (own).
+ * tsio_save_atomic writes a temp file beside the target and renames it, so a failure or a signal
+ * never leaves a partial file.
  *
  * Nothing here prints or exits: functions return a ts_status, write a short reason without path or
  * newline into `err`, and also set ts_error_detail().
@@ -49,32 +50,57 @@ const char *tsio_format_ext(tsio_format f);
 /* Extension of an output file: tsio_format_ext's, but PNM is "pgm" for 1-2 channels, else "ppm". */
 const char *tsio_output_ext(tsio_format f, int channels);
 
+/* Metadata carried beside the pixels, as stored: `exif` is the TIFF-structured EXIF block (JPEG
+ * APP1 after its "Exif\0\0" tag, PNG eXIf), `icc` the ICC profile (JPEG APP2 chunks joined, PNG
+ * iCCP inflated). Both malloc'ed, NULL when absent; tsio_meta_free releases them. */
+typedef struct tsio_meta {
+    unsigned char *exif;
+    size_t exif_len;
+    unsigned char *icc;
+    size_t icc_len;
+} tsio_meta;
+
+void tsio_meta_free(tsio_meta *m);
+
 typedef struct tsio_load_opts {
     uint64_t max_pixels; /* 0: TS_DEFAULT_MAX_PIXELS */
+    tsio_meta *meta;     /* filled (JPEG, PNG) when not NULL; NULL: metadata is not kept */
 } tsio_load_opts;
 
 /* Loads a file into a new host image (packed rows; free with ts_image_free). `o` may be NULL.
  * Formats: PNG, JPEG, BMP, TGA, GIF (first frame), PSD, binary PNM (P5/P6; a maxval other than 255
  * or 65535 is scaled to the full range). GIF and PSD come back as RGBA, as stb decodes them.
- * Returns TS_ERR_IO (open/read), TS_ERR_FORMAT (not an image, truncated, corrupt),
- * TS_ERR_TOO_LARGE (over --max-pixels), TS_ERR_UNSUPPORTED (HDR) or TS_ERR_NOMEM. */
+ * Only the bytes that the header's format and size can need are read (a huge or sparse file with
+ * a small header costs what its image does). Decode work is linear in the pixels (a JPEG may have
+ * at most TSIO_JPEG_MAX_SCANS scans) and memory is the image plus a bounded per-format overhead
+ * (docs/codecs-section.md). Returns TS_ERR_IO (open/read), TS_ERR_FORMAT (not an image,
+ * truncated, corrupt), TS_ERR_TOO_LARGE (over --max-pixels), TS_ERR_UNSUPPORTED (HDR, ASCII PNM,
+ * 12-bit or lossless JPEG) or TS_ERR_NOMEM. */
 ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
                     size_t errlen);
 /* The same from memory (the fuzz target's entry point). */
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
                            ts_image *out, char *err, size_t errlen);
 
+/* The PNG compression level when tsio_save_opts.png_level is 0. Levels 1-3 filter each row with
+ * sub or up and use zlib's run-length strategy: smaller files than OpenCV's default (sub alone,
+ * the same strategy) in less time than it (tools/results/cpu-codecs.md); levels 4-9 search
+ * harder (all five filters, zlib's full match search). */
+#define TSIO_PNG_DEFAULT_LEVEL 1
+#define TSIO_PNG_LEVEL_STORE (-1) /* png_level for zlib level 0: stored, no compression */
+
 typedef struct tsio_save_opts {
-    tsio_format format; /* TSIO_UNKNOWN: from the path's extension */
-    int quality;        /* JPEG 1..100; 0: 90 */
+    tsio_format format;     /* TSIO_UNKNOWN: from the path's extension */
+    int quality;            /* JPEG 1..100; 0: 90 */
+    int png_level;          /* zlib level 1..9, TSIO_PNG_LEVEL_STORE; 0: TSIO_PNG_DEFAULT_LEVEL */
+    const tsio_meta *meta;  /* written into JPEG and PNG when not NULL (EXIF, ICC profile) */
 } tsio_save_opts;
 
 /* Writes exactly to `path` (replacing it). `o` may be NULL. 16-bit to an 8-bit-only format (JPEG,
  * BMP, TGA) is converted with round(v / 257), and alpha dropped where the format has none (JPEG,
  * PNM); both are said in `notice` ("" when nothing to say). On failure a regular file that the call
  * wrote is removed. Channels on disk: PNG, TGA and PNM (alpha aside) keep them; BMP stores gray as
- * RGB and gray+alpha as RGBA; JPEG is always 3-component YCbCr (stb_image_write), so it reloads as
- * RGB. */
+ * RGB and gray+alpha as RGBA; JPEG is 1-component for gray (and gray+alpha), else YCbCr 4:2:0. */
 ts_status tsio_save(const char *path, const ts_image *im, const tsio_save_opts *o, char *notice,
                     size_t noticelen, char *err, size_t errlen);
 /* Safe save: refuses an existing target unless `force` (TS_ERR_IO, "exists (use --force)") and a
@@ -97,11 +123,58 @@ int tsio_temp_open(const char *path, char *tmp, size_t tmplen, int *slot);
 ts_status tsio_temp_finish(const char *tmp, const char *path, int ok, int force, int slot,
                            char *err, size_t errlen);
 
-/* Encodes a PNG (8 or 16-bit, 1-4 channels) to a stream (app/png16.c). A failed fwrite is
- * TS_ERR_IO; buffered errors show at fflush/fclose, which the caller checks. */
-ts_status tsio_write_png(FILE *f, const ts_image *im, char *err, size_t errlen);
+/* ---- shared by the module's files (image_io.c, image_save.c, codec_*.c) */
+/* Scans a JPEG may have: each is a pass over the coefficients, so this bounds decode time to a
+ * fixed multiple of the pixels (a real progressive JPEG has about 10). */
+#define TSIO_JPEG_MAX_SCANS 100
 
-/* ---- shared by the module's files (image_io.c, image_save.c, png16.c) */
+/* Decoders: `buf` holds the whole file, already sniffed as the format; the image is refused over
+ * max_pixels before any pixel memory is taken. `meta` may be NULL. */
+ts_status tsio_jpeg_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                           tsio_meta *meta, ts_image *out, char *err, size_t errlen);
+ts_status tsio_png_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                          tsio_meta *meta, ts_image *out, char *err, size_t errlen);
+/* Encoders to a stream. A failed write is TS_ERR_IO; buffered errors show at fflush/fclose, which
+ * the caller checks. The JPEG encoder adds its conversions (alpha dropped, 16 to 8-bit) to
+ * `notice`. `level`: zlib level 0..9. */
+ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_meta *meta,
+                           char *notice, size_t noticelen, char *err, size_t errlen);
+ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_meta *meta,
+                          char *err, size_t errlen);
+/* Checks before stb decodes (app/codec_guard.c): the data a header promises is in the file
+ * ("truncated ..."), headers that stb 2.27 parses unsafely are parsed here first. */
+typedef struct tsio_pnm_head { /* a binary PNM header as stb parses it */
+    unsigned w, h, maxval, comp;
+    size_t data; /* offset of the samples */
+} tsio_pnm_head;
+ts_status tsio_guard_pnm(const unsigned char *b, size_t len, tsio_pnm_head *ph, char *err,
+                         size_t errlen);
+ts_status tsio_guard_bmp(const unsigned char *b, size_t len, char *err, size_t errlen);
+ts_status tsio_guard_gif(const unsigned char *b, size_t len, char *err, size_t errlen);
+ts_status tsio_guard_tga(const unsigned char *b, size_t len, uint64_t max_pixels, char *err,
+                         size_t errlen);
+/* A PSD with alpha goes to stb as a copy that declares 3 channels; its alpha (raw samples in the
+ * file, or a decoded RLE plane, every 4th byte) is put back by tsio_psd_unmatte. */
+typedef struct tsio_psd_alpha {
+    int active;                /* the copy is to be decoded and tsio_psd_unmatte applied */
+    unsigned char *copy;       /* the 3-channel copy for stb */
+    size_t copy_len;
+    const unsigned char *raw;  /* raw alpha samples (big-endian when raw16), or NULL */
+    int raw16;
+    unsigned char *plane;      /* RLE alpha, 8-bit, stride 4 */
+} tsio_psd_alpha;
+ts_status tsio_guard_psd(const unsigned char *b, size_t len, tsio_psd_alpha *pa, char *err,
+                         size_t errlen);
+void tsio_psd_unmatte(ts_image *im, const tsio_psd_alpha *pa);
+void tsio_psd_alpha_free(tsio_psd_alpha *pa);
+/* The most bytes of a file whose head (len >= 18 bytes) is a TGA header that decoding can use,
+ * at most cap; cap when the head is not a TGA header, len when its image is over max_pixels. */
+size_t tsio_tga_bytes(const unsigned char *head, size_t len, uint64_t max_pixels, size_t cap);
+/* Appends "; text" (or text) to a notice buffer. */
+void tsio_add_notice(char *notice, size_t len, const char *text);
+/* Checks a w x h image against TS_MAX_DIM and max_pixels (the one message for every format). */
+ts_status tsio_check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen);
+
 /* Formats the reason into err (when err and errlen) and into ts_error_detail(); returns st. */
 ts_status tsio_fail(char *err, size_t errlen, ts_status st, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -115,9 +188,6 @@ const char *tsio_errtext(int e, char *buf, size_t len);
 /* While set, the data of tsio_save/tsio_save_atomic goes to this device (e.g. "/dev/full") instead
  * of the file, which is still created: simulates a full disk. NULL: off. */
 void tsio_test_set_write_device(const char *path);
-/* Filtered PNG data above this many bytes is written as stored (uncompressed) deflate blocks;
- * 0: the default (1 GiB, under stbi_zlib_compress's int sizes). */
-void tsio_test_set_png_compress_limit(size_t bytes);
 
 #ifdef __cplusplus
 }

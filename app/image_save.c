@@ -33,7 +33,7 @@ static void clear(char *buf, size_t len)
 
 /* ---------------------------------------------------------------- encoding */
 
-static void add_notice(char *notice, size_t len, const char *text)
+void tsio_add_notice(char *notice, size_t len, const char *text)
 {
     if (!notice || !len)
         return;
@@ -72,8 +72,8 @@ static void sink_write(void *ctx, void *data, int size)
         s->err = errno ? errno : EIO;
 }
 
-/* JPEG, BMP, TGA through stb_image_write (8-bit only, packed rows, int sizes). */
-static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, int quality, char *notice,
+/* BMP and TGA through stb_image_write (8-bit only, packed rows, int sizes). */
+static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, char *notice,
                             size_t noticelen, char *err, size_t errlen)
 {
     static const int id[4] = {0, 1, 2, 3}, ga_to_rgba[4] = {0, 0, 0, 1};
@@ -83,21 +83,15 @@ static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, int qu
         ch = 4;
         map = ga_to_rgba;
     }
-    if (fmt == TSIO_JPEG && ts_has_alpha(ch))
-        add_notice(notice, noticelen, "alpha dropped (JPEG has no alpha)");
     if (im->bytes == 2)
-        add_notice(notice, noticelen,
-                   fmt == TSIO_JPEG  ? "16-bit converted to 8-bit (JPEG is 8-bit)"
-                   : fmt == TSIO_BMP ? "16-bit converted to 8-bit (BMP is 8-bit)"
-                                     : "16-bit converted to 8-bit (TGA is 8-bit)");
-    int side = fmt == TSIO_BMP ? INT_MAX : 65535; /* JPEG and TGA store 16-bit sides */
+        tsio_add_notice(notice, noticelen,
+                        fmt == TSIO_BMP ? "16-bit converted to 8-bit (BMP is 8-bit)"
+                                        : "16-bit converted to 8-bit (TGA is 8-bit)");
+    int side = fmt == TSIO_BMP ? INT_MAX : 65535; /* TGA stores 16-bit sides */
     if (im->width > side || im->height > side ||
         (uint64_t)im->width * (uint64_t)im->height * 4 > (uint64_t)INT_MAX - 1024)
         return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "image is %dx%d, too large for %s",
-                         im->width, im->height,
-                         fmt == TSIO_JPEG  ? "JPEG"
-                         : fmt == TSIO_BMP ? "BMP"
-                                           : "TGA");
+                         im->width, im->height, fmt == TSIO_BMP ? "BMP" : "TGA");
     unsigned char *tmp = NULL;
     const void *data = im->data;
     if (im->bytes != 1 || map != id || im->pitch != ts_row_bytes(im)) {
@@ -107,9 +101,7 @@ static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, int qu
         data = tmp;
     }
     sink s = {f, 0};
-    int ok = fmt == TSIO_JPEG
-                 ? stbi_write_jpg_to_func(sink_write, &s, im->width, im->height, ch, data, quality)
-             : fmt == TSIO_BMP
+    int ok = fmt == TSIO_BMP
                  ? stbi_write_bmp_to_func(sink_write, &s, im->width, im->height, ch, data)
                  : stbi_write_tga_to_func(sink_write, &s, im->width, im->height, ch, data);
     free(tmp);
@@ -129,7 +121,7 @@ static ts_status encode_pnm(FILE *f, const ts_image *im, char *notice, size_t no
 {
     int out_ch = ts_color_channels(im->channels);
     if (ts_has_alpha(im->channels))
-        add_notice(notice, noticelen, "alpha dropped (PNM has no alpha)");
+        tsio_add_notice(notice, noticelen, "alpha dropped (PNM has no alpha)");
     size_t rowlen = (size_t)im->width * (size_t)out_ch * (size_t)im->bytes;
     unsigned char *row = malloc(rowlen);
     if (!row)
@@ -156,15 +148,20 @@ static ts_status encode_pnm(FILE *f, const ts_image *im, char *notice, size_t no
     return TS_OK;
 }
 
-static ts_status encode(FILE *f, tsio_format fmt, const ts_image *im, int quality, char *notice,
-                        size_t noticelen, char *err, size_t errlen)
+static ts_status encode(FILE *f, tsio_format fmt, const ts_image *im, const tsio_save_opts *o,
+                        int quality, char *notice, size_t noticelen, char *err, size_t errlen)
 {
+    const tsio_meta *meta = o ? o->meta : NULL;
+    int level = o && o->png_level ? o->png_level : TSIO_PNG_DEFAULT_LEVEL;
     switch (fmt) {
-    case TSIO_PNG: return tsio_write_png(f, im, err, errlen);
-    case TSIO_PNM: return encode_pnm(f, im, notice, noticelen, err, errlen);
+    case TSIO_PNG:
+        return tsio_png_encode(f, im, level == TSIO_PNG_LEVEL_STORE ? 0 : level, meta, err,
+                               errlen);
     case TSIO_JPEG:
+        return tsio_jpeg_encode(f, im, quality, meta, notice, noticelen, err, errlen);
+    case TSIO_PNM: return encode_pnm(f, im, notice, noticelen, err, errlen);
     case TSIO_BMP:
-    case TSIO_TGA: return encode_stb(f, fmt, im, quality, notice, noticelen, err, errlen);
+    case TSIO_TGA: return encode_stb(f, fmt, im, notice, noticelen, err, errlen);
     case TSIO_UNKNOWN: break;
     }
     return tsio_fail(err, errlen, TS_ERR_INVALID, "unknown output format");
@@ -181,6 +178,9 @@ static ts_status save_prepare(const char *path, const ts_image *im, const tsio_s
     *quality = o && o->quality ? o->quality : 90;
     if (*quality < 1 || *quality > 100)
         return tsio_fail(err, errlen, TS_ERR_INVALID, "JPEG quality %d is not in 1..100", *quality);
+    if (o && o->png_level != TSIO_PNG_LEVEL_STORE && (o->png_level < 0 || o->png_level > 9))
+        return tsio_fail(err, errlen, TS_ERR_INVALID, "PNG compression level %d is not in 0..9",
+                         o->png_level);
     if (!im || !im->data)
         return tsio_fail(err, errlen, TS_ERR_INVALID, "no image to save");
     ts_status st = ts_image_geometry(im->width, im->height, im->channels, im->bytes, NULL, NULL);
@@ -196,8 +196,8 @@ static const char *test_device; /* tsio_test_set_write_device */
 void tsio_test_set_write_device(const char *path) { test_device = path; }
 
 /* Encodes into an open descriptor and closes it; every write and the close are checked. */
-static ts_status write_fd(int fd, tsio_format fmt, const ts_image *im, int quality, char *notice,
-                          size_t noticelen, char *err, size_t errlen)
+static ts_status write_fd(int fd, tsio_format fmt, const ts_image *im, const tsio_save_opts *o,
+                          int quality, char *notice, size_t noticelen, char *err, size_t errlen)
 {
     char eb[128];
     if (test_device) {
@@ -213,7 +213,7 @@ static ts_status write_fd(int fd, tsio_format fmt, const ts_image *im, int quali
         close(fd);
         return tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(e, eb, sizeof eb));
     }
-    ts_status st = encode(f, fmt, im, quality, notice, noticelen, err, errlen);
+    ts_status st = encode(f, fmt, im, o, quality, notice, noticelen, err, errlen);
     errno = 0;
     if (st == TS_OK && (fflush(f) != 0 || ferror(f)))
         st = tsio_fail(err, errlen, TS_ERR_IO, "write failed: %s",
@@ -241,7 +241,7 @@ ts_status tsio_save(const char *path, const ts_image *im, const tsio_save_opts *
         return tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(errno, eb, sizeof eb));
     struct stat sb;
     int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    st = write_fd(fd, fmt, im, quality, notice, noticelen, err, errlen);
+    st = write_fd(fd, fmt, im, o, quality, notice, noticelen, err, errlen);
     if (st != TS_OK && regular) /* never a partial file; but a device (/dev/full) stays */
         unlink(path);
     return st;
@@ -401,7 +401,7 @@ ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save
         temp_unregister(slot);
         return st;
     }
-    st = write_fd(fd, fmt, im, quality, notice, noticelen, err, errlen);
+    st = write_fd(fd, fmt, im, o, quality, notice, noticelen, err, errlen);
     if (st == TS_OK)
         st = temp_commit(tmp, path, force, err, errlen);
     if (st != TS_OK)

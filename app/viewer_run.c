@@ -47,7 +47,7 @@ int vw_run_anim_tick(vw_run *r)
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
 {
     char err[256];
-    tsio_load_opts lo = {max_pixels};
+    tsio_load_opts lo = {.max_pixels = max_pixels};
     ts_image_free(&r->src);
     r->have_result = r->result_on_gpu = 0;
     r->loaded = 0;

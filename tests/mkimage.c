@@ -37,7 +37,7 @@ int main(int argc, char **argv)
                                                          : (unsigned)(next(&s) % (maxv + 1));
                 ts_put(&im, x, y, c, v);
             }
-    tsio_save_opts o = {TSIO_UNKNOWN, 95};
+    tsio_save_opts o = {.quality = 95};
     char notice[256], err[256];
     if (tsio_save(argv[6], &im, &o, notice, sizeof notice, err, sizeof err) != TS_OK) {
         fprintf(stderr, "mkimage: %s: %s\n", argv[6], err);

@@ -1,9 +1,13 @@
 #!/bin/sh
 # make deps: installs what tessera needs from Debian/Ubuntu packages, if anything is missing.
 # As root it runs apt-get; otherwise through sudo when sudo works without a password; otherwise
-# it prints the exact command to run. Also says whether nvcc was found (CPU-only build without).
+# it prints the exact command to run. Also says whether nvcc was found (CPU-only build without),
+# and where the CUDA toolkit has no nvjpeg.h, takes nvJPEG's header and library from PyPI's
+# nvidia-nvjpeg wheel (13.0.x, matching CUDA 13.0) into .deps/nvjpeg/{include,lib} (not fatal:
+# without it the build uses the CPU codecs).
 set -u
-PKGS="build-essential libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv valgrind clang libclang-rt-dev"
+# libjpeg62-turbo-dev: JPEG (libjpeg-turbo); libspng-dev + zlib1g-dev: PNG; pkg-config finds them.
+PKGS="build-essential pkg-config libjpeg62-turbo-dev libspng-dev zlib1g-dev libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv valgrind clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -22,6 +26,37 @@ if [ -n "$missing" ]; then
         echo "  sudo sh -c '$line'" >&2
         exit 1
     fi
+fi
+# nvJPEG: the toolkit's own when it has one; else the wheel, unpacked once.
+CUDA=${CUDA:-/usr/local/cuda}
+NVJ=.deps/nvjpeg
+if [ -d "$CUDA" ] && [ ! -f "$CUDA/include/nvjpeg.h" ] && [ ! -f "$NVJ/include/nvjpeg.h" ]; then
+    py=$(command -v python3 || true)
+    tmp=$(mktemp -d)
+    if [ -n "$py" ] && "$py" -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" \
+            'nvidia-nvjpeg==13.0.*' >"$tmp/pip.log" 2>&1 &&
+        "$py" - "$tmp" "$NVJ" <<'PY'
+import glob, os, sys, zipfile
+tmp, dst = sys.argv[1], sys.argv[2]
+whl = zipfile.ZipFile(glob.glob(os.path.join(tmp, "*.whl"))[0])
+want = {"nvjpeg.h": "include", "libnvjpeg.so.13": "lib"}
+for name in whl.namelist():
+    base = os.path.basename(name)
+    if base in want:
+        os.makedirs(os.path.join(dst, want[base]), exist_ok=True)
+        with open(os.path.join(dst, want[base], base), "wb") as f:
+            f.write(whl.read(name))
+missing = [b for b, d in want.items() if not os.path.exists(os.path.join(dst, d, b))]
+sys.exit(1 if missing else 0)
+PY
+    then
+        ln -sf libnvjpeg.so.13 "$NVJ/lib/libnvjpeg.so"
+        echo "tessera: nvJPEG taken from PyPI's nvidia-nvjpeg wheel into $NVJ"
+    else
+        echo "tessera: no nvjpeg.h in $CUDA and the nvidia-nvjpeg wheel could not be fetched (PyPI unreachable?): JPEG stays on the CPU" >&2
+        [ -f "$tmp/pip.log" ] && tail -2 "$tmp/pip.log" >&2
+    fi
+    rm -rf "$tmp"
 fi
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     echo "tessera: dependencies present (CUDA: $( (command -v nvcc || echo /usr/local/cuda/bin/nvcc) | head -1))"

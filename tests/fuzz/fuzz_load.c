@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    tsio_load_opts o = {(uint64_t)4096 * 4096}; /* a tighter limit keeps each run fast */
+    tsio_load_opts o = {.max_pixels = (uint64_t)4096 * 4096}; /* a tighter limit keeps runs fast */
     ts_image im;
     char err[256];
     if (tsio_load_memory(data, size, &o, &im, err, sizeof err) == TS_OK) {
