@@ -200,10 +200,11 @@ TEST(resize_16bit_within_one_of_exact_double)
     static const int sizes[][4] = {{33, 17, 16, 9}, {33, 17, 80, 41}, {17, 1, 5, 1}, {1, 19, 1, 64},
                                    {50, 40, 3, 97}, {7, 5, 112, 80}};
     uint64_t rng = tu_seed() ^ 0x16b;
-    long worst = 0, exact = 0, total = 0;
+    long exact = 0, total = 0;
     for (int f = 0; f < 4; f++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             int iw = sizes[s][0], ih = sizes[s][1], ow = sizes[s][2], oh = sizes[s][3];
+            long worst = 0;
             ts_image in = tu_random_image(iw, ih, 1, 2, &rng);
             char text[64];
             snprintf(text, sizeof text, "resize:%dx%d:%s", ow, oh, filters[f]);
@@ -234,8 +235,13 @@ TEST(resize_16bit_within_one_of_exact_double)
             free(col);
             ts_image_free(&in);
             ts_image_free(&out);
-            CHECKF(worst <= 1, "%s of %dx%d: 16-bit differs by %ld from the double resample", text,
-                   iw, ih, worst);
+            /* One axis: within one step. Both axes: the first pass's rounding, where fixed point
+             * and double fall on either side of a near-tie (1 step), is carried through the second
+             * pass's weights, whose absolute sum exceeds 1 for cubic and lanczos3 (negative lobes),
+             * so the result may differ by 2 (seen: lanczos3 7x5 -> 112x80). */
+            long bound = (iw != ow && ih != oh) ? 2 : 1;
+            CHECKF(worst <= bound, "%s of %dx%d: 16-bit differs by %ld from the double resample",
+                   text, iw, ih, worst);
         }
     /* 29-bit weights: a difference needs a sum within ~1e-5 of a rounding tie */
     CHECKF(exact * 1000 >= total * 999, "only %ld of %ld samples exact", exact, total);
