@@ -9,8 +9,14 @@
 #include <string.h>
 
 /* The op each family is shown with: a blur large enough for shared memory to matter, a
- * rotation (transpose-like access), the histogram equalization. */
-static const char *const family_op[TS_FAM_COUNT] = {"gauss:9", "rotate:90", "equalize"};
+ * rotation (transpose-like access), the histogram equalization, a halving resample. A family
+ * without an entry here is left out of the demo. */
+static const char *const family_op[TS_FAM_COUNT] = {
+    [TS_FAM_CONV] = "gauss:9",
+    [TS_FAM_GEOM] = "rotate:90",
+    [TS_FAM_HIST] = "equalize",
+    [TS_FAM_RESIZE] = "resize:50%",
+};
 
 static void add(vw_demo *d, ts_family f, const ts_variant *v)
 {
@@ -46,6 +52,8 @@ void vw_demo_start(vw_demo *d, vw_run *r, double dwell_ms)
     d->dwell_ms = dwell_ms;
     for (int f = 0; f < TS_FAM_COUNT; f++) {
         int before = d->n;
+        if (!family_op[f])
+            continue;
         for (size_t i = 0; dev && i < ts_variant_count(); i++) {
             const ts_variant *v = ts_variant_at(i);
             if (v->family == (ts_family)f && ts_variant_is_gpu(v) && ts_variant_runnable(v, dev))
