@@ -27,9 +27,10 @@ override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN)
 NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 # JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
-CODEC_PKGS ?= libjpeg spng
+# Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
+CODEC_PKGS ?= libjpeg spng libwebp libwebpdemux libwebpmux libtiff-4
 CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
-CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz)
+CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz -lwebpdemux -lwebpmux -lwebp -ltiff)
 LDLIBS  = $(CODEC_LIBS) -lm -pthread
 ifeq ($(WERROR),1)
 override CFLAGS  += -Werror
@@ -70,7 +71,7 @@ ifeq ($(HAVE_CUDA),)
 	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
-	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo or libspng missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev)" >&2; exit 1; }
+	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo, libspng, libwebp or libtiff missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

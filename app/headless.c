@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 #include "image_io.h"
+#include "photo.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -29,6 +30,7 @@ typedef struct item {
     char notice[512];
     int done, ok;
     int width, height, channels, bytes;
+    int orientation;    /* photos: EXIF orientation applied (1: none): rep.op[0] when not 1 */
     double load_ms, save_ms;
     ts_run_report rep;
 } item;
@@ -196,30 +198,54 @@ static void draw_progress(batch *b, const char *name)
 static void process(batch *b, item *it, ts_pipeline *p)
 {
     const ts_options *o = b->o;
-    tsio_load_opts lo = {.max_pixels = o->max_pixels};
+    /* ---- photos: metadata read, orientation op prefixed to the chain, metadata written */
+    tsio_meta meta = {0}, meta_out = {0};
+    char load_notice[200] = "";
+    ts_chain chain = {0};
+    int orientation = 1;
+    tsio_load_opts lo = {.max_pixels = o->max_pixels, .meta = &meta, .notice = load_notice,
+                         .noticelen = sizeof load_notice};
+    /* ---- end photos */
     char err[400];
     ts_image in, out;
     double t0 = now_ms();
     if (tsio_load(it->input, &lo, &in, err, sizeof err) != TS_OK) {
         snprintf(it->error, sizeof it->error, "%s: %s", it->input, err);
+        tsio_meta_free(&meta);
         return;
     }
+    /* ---- photos */
+    if (load_notice[0])
+        snprintf(it->notice, sizeof it->notice, "%s: %s", it->input, load_notice);
+    if (photo_chain(&meta, !o->no_auto_orient, &b->chain, &chain, &orientation) != TS_OK ||
+        photo_meta_out(&meta, o->strip, orientation != 1, &meta_out) != TS_OK) {
+        snprintf(it->error, sizeof it->error, "%s: %s", it->input, ts_error_detail());
+        ts_image_free(&in);
+        tsio_meta_free(&meta);
+        return;
+    }
+    tsio_meta_free(&meta);
+    it->orientation = orientation;
+    /* ---- end photos */
     it->load_ms = now_ms() - t0;
     it->width = in.width, it->height = in.height, it->channels = in.channels, it->bytes = in.bytes;
     ts_status st;
     if (b->shared) {
         pthread_mutex_lock(&b->gpu);
-        st = ts_pipeline_run(p, &b->chain, &in, &out, &it->rep);
+        st = ts_pipeline_run(p, &chain, &in, &out, &it->rep);
         pthread_mutex_unlock(&b->gpu);
     } else {
-        st = ts_pipeline_run(p, &b->chain, &in, &out, &it->rep);
+        st = ts_pipeline_run(p, &chain, &in, &out, &it->rep);
     }
     ts_image_free(&in);
+    ts_chain_free(&chain);
     if (st != TS_OK) {
         snprintf(it->error, sizeof it->error, "%s: %s", it->input, ts_error_detail());
+        tsio_meta_free(&meta_out);
         return;
     }
-    tsio_save_opts so = {.format = o->format, .quality = o->quality};
+    tsio_save_opts so = {.format = o->format, .quality = o->quality, .meta = &meta_out,
+                         .lossless = o->lossless};
     if (so.format == TSIO_UNKNOWN)
         so.format = tsio_format_from_name(it->output);
     char notice[256];
@@ -227,6 +253,7 @@ static void process(batch *b, item *it, ts_pipeline *p)
     st = tsio_save_atomic(it->output, &out, &so, o->force, notice, sizeof notice, err, sizeof err);
     it->save_ms = now_ms() - t0;
     ts_image_free(&out);
+    tsio_meta_free(&meta_out);
     if (st != TS_OK) {
         snprintf(it->error, sizeof it->error, "%s: %s", it->output, err);
         return;
@@ -270,6 +297,15 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&b->lock);
     }
     return NULL;
+}
+
+/* photos: the text of op k of an item's run (the orientation op comes first when applied). */
+static const char *run_op_text(const batch *b, const item *it, int k)
+{
+    int shift = it->orientation != 1;
+    if (shift && k == 0)
+        return photo_orient_text(it->orientation);
+    return k - shift < b->chain.n ? b->chain.ops[k - shift].text : "?";
 }
 
 static void json_str(FILE *f, const char *s)
@@ -325,7 +361,7 @@ static int write_report(const batch *b, const char *path, ts_pipeline *p)
         for (int k = 0; k < it->rep.n; k++) {
             const ts_variant *v = it->rep.op[k].variant;
             fprintf(f, "%s{\"op\": ", k ? ", " : "");
-            json_str(f, b->chain.ops[k].text);
+            json_str(f, run_op_text(b, it, k));
             fprintf(f, ", \"variant\": ");
             json_str(f, v ? v->name : "?");
             fprintf(f, ", \"backend\": \"%s\", \"ms\": %.4f}",
@@ -355,7 +391,7 @@ static void print_timings(const batch *b)
         printf("%s  %dx%d %dch %d-bit:", it->input, it->width, it->height, it->channels,
                it->bytes * 8);
         for (int k = 0; k < it->rep.n; k++)
-            printf("  %s [%s] %.3f ms", b->chain.ops[k].text,
+            printf("  %s [%s] %.3f ms", run_op_text(b, it, k),
                    it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
         if (it->rep.upload_ms > 0)
             printf("  (upload %.3f, download %.3f ms)", it->rep.upload_ms, it->rep.download_ms);

@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise through sudo when sudo works without a password; otherwise
 # it prints the exact command to run. Also says whether nvcc was found (CPU-only build without).
 set -u
-PKGS="build-essential libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv valgrind clang libclang-rt-dev"
+PKGS="libwebp-dev libtiff-dev build-essential libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv valgrind clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
