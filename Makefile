@@ -27,10 +27,12 @@ override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN)
 NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 # JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
+CODEC_PKGS ?= libjpeg spng zlib
 # Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
-CODEC_PKGS ?= libjpeg spng libwebp libwebpdemux libwebpmux libtiff-4
+PHOTO_PKGS ?= libwebp libwebpdemux libwebpmux libtiff-4
+override CODEC_PKGS += $(PHOTO_PKGS)
 CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
-CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz -lwebpdemux -lwebpmux -lwebp -ltiff)
+CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz)
 LDLIBS  = $(CODEC_LIBS) -lm -pthread
 ifeq ($(WERROR),1)
 override CFLAGS  += -Werror

@@ -86,9 +86,11 @@ ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, ch
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
                            ts_image *out, char *err, size_t errlen);
 
-/* The PNG compression level when tsio_save_opts.png_level is 0: files no larger than OpenCV's
- * default (zlib level 1, Z_RLE, sub filter) at less time (tools/results/cpu-codecs.md). */
-#define TSIO_PNG_DEFAULT_LEVEL 2
+/* The PNG compression level when tsio_save_opts.png_level is 0. Levels 1-3 filter each row with
+ * sub or up and use zlib's run-length strategy: smaller files than OpenCV's default (sub alone,
+ * the same strategy) in less time than it (tools/results/cpu-codecs.md); levels 4-9 search
+ * harder (all five filters, zlib's full match search). */
+#define TSIO_PNG_DEFAULT_LEVEL 1
 #define TSIO_PNG_LEVEL_STORE (-1) /* png_level for zlib level 0: stored, no compression */
 
 typedef struct tsio_save_opts {
