@@ -22,5 +22,6 @@ run_suite() {
 run_suite unit "$BUILD/test_unit"
 run_suite cli sh tests/cli.sh "$BUILD/tessera"
 [ -f tests/viewer.sh ] && run_suite viewer sh tests/viewer.sh "$BUILD/tessera"
+[ -f tests/photos.sh ] && run_suite photos sh tests/photos.sh "$BUILD/tessera" # photos
 echo "$total_p passed, $total_f failed, $total_s skipped"
 exit $status
