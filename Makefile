@@ -149,6 +149,9 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
            kernels/gpu_none.c app/image_save.c app/codec_jpeg.c app/codec_png.c app/util.c
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
+# photos: the WebP and TIFF decoders and the EXIF reader (the loader calls them too)
+FUZZ_SRC += app/exif.c app/photo.c app/photo_formats.c app/codec_webp.c app/codec_tiff.c
+FUZZ_TARGETS += exif webp tiff
 $(BUILD)/fuzz/image_io.o: app/image_io.c app/image_io.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) \

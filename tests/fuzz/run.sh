@@ -16,6 +16,11 @@ if [ -d "$C/load" ]; then
     for f in "$C"/load/s.*; do head -c 60 "$f" >"$f.cut"; done
 fi
 [ -d "$C/ops" ] && cp tests/fuzz/seeds/ops/* "$C/ops/"
+# photos: seeds made with Pillow (tests/fuzz/seeds/README-photos); the loader gets them too
+for t in exif webp tiff; do
+    [ -d "$C/$t" ] && cp tests/fuzz/seeds/$t/* "$C/$t/"
+    [ -d "$C/load" ] && [ "$t" != exif ] && cp tests/fuzz/seeds/$t/* "$C/load/"
+done
 [ -d "$C/kernel" ] && cp tests/fuzz/seeds/kernel/* "$C/kernel/"
 status=0
 for t in "$@"; do
