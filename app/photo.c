@@ -87,7 +87,7 @@ ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, tsio_meta
     return TS_OK;
 }
 
-ts_status photo_orient_image(ts_image *im, const tsio_meta *m, int *orientation)
+ts_status photo_orient_image(ts_pipeline *p, ts_image *im, const tsio_meta *m, int *orientation)
 {
     *orientation = 1;
     ts_op *op = malloc(sizeof *op);
@@ -97,7 +97,10 @@ ts_status photo_orient_image(ts_image *im, const tsio_meta *m, int *orientation)
     ts_status st = r < 0 ? TS_ERR_INVALID : TS_OK;
     if (r > 0) {
         ts_image turned;
-        if ((st = ts_ref_op(op, im, &turned)) == TS_OK) {
+        ts_chain one = {1, op};
+        ts_run_report rep;
+        st = p ? ts_pipeline_run(p, &one, im, &turned, &rep) : ts_ref_op(op, im, &turned);
+        if (st == TS_OK) {
             ts_image_free(im);
             *im = turned;
             *orientation = photo_orientation(m);

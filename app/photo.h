@@ -38,10 +38,10 @@ ts_status photo_chain(const tsio_meta *m, int auto_orient, const ts_chain *user,
  * turned), else as read. `out` owns copies; tsio_meta_free releases them. TS_ERR_NOMEM only. */
 ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, tsio_meta *out);
 
-/* The viewer's entry: turns `im` upright in place with the CPU reference (a viewer that runs ops
- * on the GPU prepends photo_orient_ops' op to its chain instead). *orientation gets what was
- * applied. */
-ts_status photo_orient_image(ts_image *im, const tsio_meta *m, int *orientation);
+/* The viewer's entry: turns `im` (a host image) upright in place, through pipeline `p` (the GPU's
+ * geometry kernel with the GPU backend, the CPU reference on the CPU) or, with p NULL, the CPU
+ * reference. *orientation gets what was applied (1: nothing to do, `im` untouched). */
+ts_status photo_orient_image(ts_pipeline *p, ts_image *im, const tsio_meta *m, int *orientation);
 
 /* A HUD line about the colour profile into buf: "ICC: Adobe RGB (1998) (not sRGB, shown
  * unconverted)" for a non-sRGB profile, "" otherwise. Returns 1 when a line was written. */
