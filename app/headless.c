@@ -211,6 +211,7 @@ static void process(batch *b, item *it, ts_pipeline *p)
     double t0 = now_ms();
     if (tsio_load(it->input, &lo, &in, err, sizeof err) != TS_OK) {
         snprintf(it->error, sizeof it->error, "%s: %s", it->input, err);
+        it->notice[0] = '\0'; /* photos: no "writing PNG" notice before the error */
         tsio_meta_free(&meta);
         return;
     }

@@ -6,6 +6,7 @@ Usage: /usr/bin/python3 tests/photos.py build/tessera. Ends with "N passed, N fa
 import io
 import os
 import random
+import struct
 import subprocess
 import sys
 import tempfile
@@ -256,6 +257,94 @@ im.save(path("t_rows.tif"), compression="tiff_lzw", strip_size=40 * 3)
 rc, msg = run("-o", path("t_rows.png"), path("t_rows.tif"))
 check("TIFF with one-row strips read pixel-exact",
       rc == 0 and same(Image.open(path("t_rows.png")), im), msg)
+
+
+def raw_tiff(w, h, spp, bps, samples, tile=None, be=False):
+    """An uncompressed TIFF written by hand (Pillow 9.4 writes no tiles and no 16-bit RGB):
+    interleaved samples, in one strip or in tile x tile tiles (edge tiles padded)."""
+    e = ">" if be else "<"
+    size = bps // 8
+
+    def pack(vals):
+        return struct.pack(e + ("H" if size == 2 else "B") * len(vals), *vals)
+
+    blocks = []
+    if tile:
+        for ty in range(0, h, tile):
+            for tx in range(0, w, tile):
+                vals = []
+                for y in range(ty, ty + tile):
+                    for x in range(tx, tx + tile):
+                        i = (y * w + x) * spp
+                        vals += samples[i:i + spp] if x < w and y < h else [0] * spp
+                blocks.append(pack(vals))
+    else:
+        blocks.append(pack(samples))
+    data_off = 8
+    offs, pos = [], data_off
+    for b_ in blocks:
+        offs.append(pos)
+        pos += len(b_)
+    extra = []  # out-of-line arrays: (tag placeholder index, bytes)
+    entries = [(256, 4, [w]), (257, 4, [h]), (258, 3, [bps] * spp), (259, 3, [1]),
+               (262, 3, [2 if spp >= 3 else 1]), (277, 3, [spp]), (284, 3, [1])]
+    if spp in (2, 4):
+        entries.append((338, 3, [2]))  # unassociated alpha
+    if tile:
+        entries += [(322, 4, [tile]), (323, 4, [tile]), (324, 4, offs),
+                    (325, 4, [len(b_) for b_ in blocks])]
+    else:
+        entries += [(273, 4, offs), (278, 4, [h]), (279, 4, [len(blocks[0])])]
+    entries.sort()
+    ifd_off = pos + (pos & 1)
+    ool = ifd_off + 2 + 12 * len(entries) + 4
+    ifd, tail = b"", b""
+    for tag, typ, vals in entries:
+        fmt = "H" if typ == 3 else "I"
+        body = struct.pack(e + fmt * len(vals), *vals)
+        if len(body) <= 4:
+            ifd += struct.pack(e + "HHI", tag, typ, len(vals)) + body.ljust(4, b"\0")
+        else:
+            ifd += struct.pack(e + "HHII", tag, typ, len(vals), ool + len(tail))
+            tail += body
+    head = (b"MM\0*" if be else b"II*\0") + struct.pack(e + "I", ifd_off)
+    out = head + b"".join(blocks)
+    out += b"\0" * (ifd_off - len(out))
+    return out + struct.pack(e + "H", len(entries)) + ifd + struct.pack(e + "I", 0) + tail
+
+
+rnd = random.Random(9)
+for name, w, h, spp, bps, tile, be in [("tiled RGB 8-bit", 37, 21, 3, 8, 16, False),
+                                       ("tiled RGBA 8-bit", 20, 33, 4, 8, 16, True),
+                                       ("tiled gray 16-bit", 19, 17, 1, 16, 16, False),
+                                       ("strip RGB 16-bit big-endian", 13, 7, 3, 16, None, True),
+                                       ("tiled RGBA 16-bit", 17, 18, 4, 16, 16, False)]:
+    top = 255 if bps == 8 else 65535
+    samples = [rnd.randrange(top + 1) for _ in range(w * h * spp)]
+    f = path("hand.tif")
+    open(f, "wb").write(raw_tiff(w, h, spp, bps, samples, tile, be))
+    out = path("hand.pam.ppm" if spp == 3 else "hand.pgm")
+    if spp in (2, 4):  # alpha: check through PNG (8-bit) or the PNM of the colour part (16-bit)
+        out = path("hand.png")
+    rc, msg = run("-o", out, f)
+    if rc != 0:
+        bad("TIFF %s read" % name, msg.strip())
+        continue
+    if out.endswith(".png"):
+        got = Image.open(out)
+        if bps == 8:
+            ok_ = same(got, Image.frombytes("RGBA", (w, h), bytes(samples)))
+        else:  # Pillow reads RGBA 16-bit PNG as 8-bit: compare the high bytes
+            want = bytes(v >> 8 for v in samples)
+            ok_ = got.size == (w, h) and got.mode == "RGBA" and \
+                max(abs(a - b_) for a, b_ in zip(got.tobytes(), want)) <= 1
+    else:
+        raw = open(out, "rb").read()
+        # binary PNM: header of three lines after the magic, then big-endian samples
+        body = raw.split(b"\n", 3)[3]
+        vals = list(struct.unpack(">%dH" % (len(body) // 2), body)) if bps == 16 else list(body)
+        ok_ = vals == samples
+    check("TIFF %s read sample-exact" % name, ok_)
 im = pattern(20, 12, "RGB", seed=7)
 im.save(path("t_o6.tif"), tiffinfo={0x0112: 6})
 rc, msg = run("-o", path("t_o6.png"), path("t_o6.tif"))
