@@ -250,6 +250,17 @@ for mode, comp in tiffs:
         ok_ = got is not None and same(got, im)
     check("TIFF %s %s read pixel-exact" % (mode, comp or "uncompressed"), ok_,
           msg.strip() or (got.mode if got else ""))
+# libtiff's RGBA path: palette and JPEG-in-TIFF (YCbCr), against Pillow's own decode
+pal = pattern(31, 9, "RGB", seed=8).convert("P")
+pal.save(path("t_pal.tif"))
+rc, msg = run("-o", path("t_pal.png"), path("t_pal.tif"))
+check("TIFF palette read as RGB", rc == 0 and same(Image.open(path("t_pal.png")), pal.convert("RGB")),
+      msg)
+pattern(32, 16, "RGB", seed=8).save(path("t_jpeg.tif"), compression="jpeg")
+rc, msg = run("-o", path("t_jpeg.png"), path("t_jpeg.tif"))
+d = max_diff(Image.open(path("t_jpeg.png")).convert("RGB"),
+             Image.open(path("t_jpeg.tif")).convert("RGB")) if rc == 0 else 999
+check("TIFF with JPEG compression read as Pillow reads it", d <= 8, "max diff %s %s" % (d, msg))
 # tiled (libtiff writer through Pillow: tile size from the 'tile' keyword is not exposed in 9.4;
 # strips of 1 row exercise the strip loop instead)
 im = pattern(40, 23, "RGB", seed=6)
