@@ -193,6 +193,8 @@ ts_status tsio_jpeg_decode(const unsigned char *buf, size_t len, uint64_t max_pi
         jpeg_save_markers(&j->d, JPEG_APP0 + 2, 0xFFFF);
     }
     jpeg_read_header(&j->d, TRUE);
+    if (meta) /* the APP markers precede the first scan: all read by now */
+        read_meta(&j->d, meta);
     if ((st = tsio_check_limit(j->d.image_width, j->d.image_height, max_pixels, err, errlen)) !=
         TS_OK)
         goto done;
@@ -228,8 +230,10 @@ done:
     jpeg_destroy_decompress(&j->d);
     free(j->cmyk);
     free(j);
-    if (st != TS_OK)
+    if (st != TS_OK) {
         ts_image_free(out);
+        tsio_meta_free(meta);
+    }
     return st;
 }
 

@@ -7,8 +7,8 @@
  * Decoding keeps the channels stb_image gave (the pixels of every colour type, depth, Adam7 and
  * tRNS case are the same; tests/test_codecs.c checks them against stb): gray stays gray (1, 2
  * and 4-bit scaled to 8), palette becomes RGB, a tRNS chunk adds an alpha channel (palette to
- * RGBA, gray to gray+alpha, RGB to RGBA), 16-bit stays 16-bit. A palette index past the PLTE is
- * an error (libspng's check), never bytes of whatever memory lies past the palette.
+ * RGBA, gray to gray+alpha, RGB to RGBA), 16-bit stays 16-bit. A palette index past the PLTE
+ * reads black: libspng's palette is a zeroed 256-entry table in each new decoder.
  */
 #include "image_io.h"
 
@@ -119,8 +119,10 @@ ts_status tsio_png_decode(const unsigned char *buf, size_t len, uint64_t max_pix
         read_meta(ctx, meta);
 done:
     spng_ctx_free(ctx);
-    if (st != TS_OK)
+    if (st != TS_OK) {
         ts_image_free(out);
+        tsio_meta_free(meta);
+    }
     return st;
 }
 

@@ -478,7 +478,8 @@ static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_
     case K_PNM: return guard_pnm(b, len, ph, err, errlen);
     case K_BMP: return guard_bmp(b, len, err, errlen);
     case K_GIF: return guard_gif(b, len, err, errlen);
-    default: return TS_OK;
+    case K_PSD: return tsio_guard_psd(b, len, err, errlen);
+    default: return tsio_guard_tga(b, len, max_pixels, err, errlen); /* TGA: no signature */
     }
 }
 
@@ -592,6 +593,9 @@ static ts_status read_fd(int fd, unsigned char *buf, size_t want, size_t *got, c
     return TS_OK;
 }
 
+/* The file's head: enough for every header tessera parses before deciding how much to read. */
+#define HEAD_BYTES ((size_t)64 << 10)
+
 ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
                     size_t errlen)
 {
@@ -614,21 +618,42 @@ ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, ch
         st = tsio_fail(err, errlen, TS_ERR_IO, "not a regular file");
     else if (sb.st_size == 0)
         st = tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
-    else if ((uint64_t)sb.st_size > cap)
-        st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
-                       "file is %lld bytes, over the %zu that --max-pixels %llu allows",
-                       (long long)sb.st_size, cap, (unsigned long long)max_pixels);
     if (st != TS_OK) {
         close(fd);
         return st;
     }
-    size_t size = (size_t)sb.st_size, got = 0;
-    unsigned char *buf = malloc(size);
+    /* The head first: a TGA is read only as far as its header's image can reach (a sparse or
+     * padded file costs what its image does); other formats up to the cap. */
+    uint64_t fsize = (uint64_t)sb.st_size;
+    size_t head = fsize < HEAD_BYTES ? (size_t)fsize : HEAD_BYTES, got = 0;
+    unsigned char *buf = malloc(head);
     if (!buf) {
         close(fd);
-        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", size);
+        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", head);
     }
-    st = read_fd(fd, buf, size, &got, err, errlen);
+    st = read_fd(fd, buf, head, &got, err, errlen);
+    size_t want = got;
+    if (st == TS_OK && got == head && fsize > head) {
+        size_t limit = sniff(buf, got) == K_OTHER ? tsio_tga_bytes(buf, got, max_pixels, SIZE_MAX) : SIZE_MAX;
+        want = fsize < limit ? (size_t)fsize : limit;
+        if (limit == SIZE_MAX && fsize > cap)
+            st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
+                           "file is %llu bytes, over the %zu that --max-pixels %llu allows",
+                           (unsigned long long)fsize, cap, (unsigned long long)max_pixels);
+        else if (want > cap)
+            want = cap;
+    }
+    if (st == TS_OK && want > got) {
+        unsigned char *nb = realloc(buf, want);
+        size_t more = 0;
+        if (!nb)
+            st = tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", want);
+        else {
+            buf = nb;
+            st = read_fd(fd, buf + got, want - got, &more, err, errlen);
+            got += more;
+        }
+    }
     close(fd);
     if (st == TS_OK)
         st = tsio_load_memory(buf, got, o, out, err, errlen);

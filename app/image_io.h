@@ -135,6 +135,14 @@ ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_
                            char *notice, size_t noticelen, char *err, size_t errlen);
 ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_meta *meta,
                           char *err, size_t errlen);
+/* Checks before stb decodes (app/codec_guard.c): the data a TGA or PSD header promises is in
+ * the file ("truncated TGA/PSD"), and no PSD colour lies under its alpha's matte. */
+ts_status tsio_guard_tga(const unsigned char *b, size_t len, uint64_t max_pixels, char *err,
+                         size_t errlen);
+ts_status tsio_guard_psd(const unsigned char *b, size_t len, char *err, size_t errlen);
+/* The most bytes of a file whose head (len >= 18 bytes) is a TGA header that decoding can use,
+ * at most cap; cap when the head is not a TGA header, len when its image is over max_pixels. */
+size_t tsio_tga_bytes(const unsigned char *head, size_t len, uint64_t max_pixels, size_t cap);
 /* Appends "; text" (or text) to a notice buffer. */
 void tsio_add_notice(char *notice, size_t len, const char *text);
 /* Checks a w x h image against TS_MAX_DIM and max_pixels (the one message for every format). */
