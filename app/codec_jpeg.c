@@ -198,9 +198,6 @@ ts_status tsio_jpeg_decode(const unsigned char *buf, size_t len, uint64_t max_pi
     if ((st = tsio_check_limit(j->d.image_width, j->d.image_height, max_pixels, err, errlen)) !=
         TS_OK)
         goto done;
-    /* jpeg_read_icc_profile wants the header read and decompression not finished */
-    if (meta)
-        read_meta(&j->d, meta);
     int ch;
     switch (j->d.jpeg_color_space) {
     case JCS_GRAYSCALE: j->d.out_color_space = JCS_GRAYSCALE, ch = 1; break;
