@@ -76,8 +76,10 @@ ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, tsio_meta
         if (oriented) {
             out->exif = tsio_exif_upright(in->exif, in->exif_len, &out->exif_len);
         } else if (tsio_exif_valid(in->exif, in->exif_len)) { /* as read, thumbnail included */
-            if ((out->exif = dup_bytes(in->exif, in->exif_len)))
-                out->exif_len = in->exif_len;
+            /* less a leading "Exif\0\0" (some PNG writers add it): the JPEG writer adds its own */
+            size_t skip = in->exif_len >= 6 && memcmp(in->exif, "Exif\0\0", 6) == 0 ? 6 : 0;
+            if ((out->exif = dup_bytes(in->exif + skip, in->exif_len - skip)))
+                out->exif_len = in->exif_len - skip;
         }
         if (!out->exif && tsio_exif_valid(in->exif, in->exif_len)) {
             tsio_meta_free(out);

@@ -210,6 +210,13 @@ TEST(chain_and_meta_rules)
     CHECK(photo_meta_out(&m, 0, 0, &out) == TS_OK && out.exif_len == n &&
           memcmp(out.exif, b, n) == 0); /* not turned: kept as read */
     tsio_meta_free(&out);
+    unsigned char pre[70];
+    memcpy(pre, "Exif\0\0", 6);
+    memcpy(pre + 6, b, n);
+    tsio_meta pm = {.exif = pre, .exif_len = n + 6};
+    CHECK(photo_meta_out(&pm, 0, 0, &out) == TS_OK && out.exif_len == n &&
+          memcmp(out.exif, b, n) == 0); /* the prefix is not carried */
+    tsio_meta_free(&out);
     tsio_meta bad = {.exif = (unsigned char *)"junk", .exif_len = 4};
     CHECK(photo_meta_out(&bad, 0, 1, &out) == TS_OK && !out.exif); /* malformed: not written */
 }
