@@ -2,6 +2,8 @@
 ICC and EXIF carried through, --strip, WebP and TIFF read against Pillow, WebP written, formats
 named, animated GIF and WebP notices. Every input is made here with Pillow.
 Usage: /usr/bin/python3 tests/photos.py build/tessera. Ends with "N passed, N failed, N skipped".
+TESSERA_PHOTOS_BACKEND=gpu runs every conversion with --backend gpu (the orientation then runs on
+the GPU's geometry kernels; the results must be the same).
 """
 import io
 import os
@@ -12,6 +14,7 @@ import sys
 import tempfile
 
 TESSERA = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/tessera")
+BACKEND = os.environ.get("TESSERA_PHOTOS_BACKEND", "cpu")
 passed = failed = skipped = 0
 
 
@@ -42,7 +45,7 @@ T = tempfile.mkdtemp(prefix="tessera-photos.")
 
 
 def run(*args):
-    p = subprocess.run([TESSERA, "--headless", "-q", "--force", "--backend", "cpu"] + list(args),
+    p = subprocess.run([TESSERA, "--headless", "-q", "--force", "--backend", BACKEND] + list(args),
                        capture_output=True, text=True)
     return p.returncode, p.stdout + p.stderr
 
@@ -218,7 +221,7 @@ if features.check("webp"):
     frames = [Image.new("RGB", (20, 10), c) for c in [(255, 0, 0), (0, 255, 0), (0, 0, 255)]]
     frames[0].save(path("anim.webp"), save_all=True, append_images=frames[1:], lossless=True,
                    duration=100)
-    p = subprocess.run([TESSERA, "--headless", "--force", "--backend", "cpu", "-o",
+    p = subprocess.run([TESSERA, "--headless", "--force", "--backend", BACKEND, "-o",
                         path("anim.png"), path("anim.webp")], capture_output=True, text=True)
     check("animated WebP: first frame, notice names 3 frames",
           p.returncode == 0 and "first of 3 frames" in p.stdout + p.stderr and
@@ -385,7 +388,7 @@ for name, head in [("HEIC", b"\0\0\0\x18ftypheic\0\0\0\0mif1heic"),
           rc == 1 and ("%s is not supported" % name) in msg and "writing PNG" not in msg, msg)
 frames = [Image.new("P", (16, 8), i) for i in range(5)]
 frames[0].save(path("anim.gif"), save_all=True, append_images=frames[1:], duration=50)
-p = subprocess.run([TESSERA, "--headless", "--force", "--backend", "cpu", "-o", path("gif.png"),
+p = subprocess.run([TESSERA, "--headless", "--force", "--backend", BACKEND, "-o", path("gif.png"),
                     path("anim.gif")], capture_output=True, text=True)
 check("animated GIF: notice names 5 frames",
       p.returncode == 0 and "first of 5 frames" in p.stdout + p.stderr, p.stdout + p.stderr)
@@ -393,6 +396,16 @@ pattern(20, 10, "L").save(path("gray.png"))
 rc, msg = run("-o", path("gray.jpg"), path("gray.png"))
 check("gray image written as a 1-component JPEG",
       rc == 0 and Image.open(path("gray.jpg")).mode == "L", msg)
+
+# -r finds WebP and TIFF in subfolders
+os.makedirs(path("tree/sub/deeper"))
+pattern(6, 4).save(path("tree/sub/a.webp"), lossless=True)
+pattern(6, 4).save(path("tree/sub/deeper/b.tif"))
+os.makedirs(path("tree_out"))
+rc, msg = run("-r", "-o", path("tree_out"), path("tree"))
+found = sorted(f for _, _, fs in os.walk(path("tree_out")) for f in fs)
+check("-r converts a WebP and a TIFF found in subfolders", rc == 0 and len(found) == 2,
+      "%s %s" % (found, msg))
 
 subprocess.run(["rm", "-rf", T])
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
