@@ -104,6 +104,10 @@ static ts_status read_direct(TIFF *tif, mem *m, ts_image *im, int invert, char *
         if (tw == 0 || th == 0 || ts <= 0 || (uint64_t)tw * px > (uint64_t)ts ||
             th > (uint64_t)ts / ((uint64_t)tw * px))
             return fail_tiff(m, err, errlen, "tile size");
+        /* A tile may overhang a small image, but not by gigabytes: TIFF tiles are multiples of
+         * 16 and real ones are at most a few thousand pixels a side. */
+        if (tw > 8192 || th > 8192)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt TIFF (tiles of %ux%u)", tw, th);
         unsigned char *tile = malloc((size_t)ts);
         if (!tile)
             return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading a TIFF tile");
