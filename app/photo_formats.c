@@ -2,6 +2,7 @@
 #include "photo_io.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int at(const unsigned char *b, size_t len, size_t off, const char *s, size_t n)
@@ -91,5 +92,73 @@ ts_status tsio_photo_load(const unsigned char *buf, size_t len, uint64_t max_pix
         snprintf(msg, sizeof msg, "animated GIF: first of %d frames", frames);
         tsio_add_notice(notice, noticelen, msg);
     }
+    return TS_OK;
+}
+
+/* ---------------------------------------------------------------- JPEG markers */
+
+#define ICC_TAG "ICC_PROFILE"
+#define ICC_HEAD 14 /* "ICC_PROFILE\0", sequence number, chunk count */
+
+ts_status tsio_jpeg_meta_scan(const unsigned char *b, size_t len, tsio_meta *meta)
+{
+    /* Where each ICC chunk's data lies: at most 255 chunks (the count is one byte). */
+    size_t off[256] = {0}, n[256] = {0};
+    int count = 0, bad = 0;
+    if (len < 4 || b[0] != 0xFF || b[1] != 0xD8)
+        return TS_OK;
+    size_t i = 2;
+    while (i + 4 <= len) {
+        if (b[i] != 0xFF)
+            break; /* not a marker: stop, what was found stays */
+        while (i + 1 < len && b[i + 1] == 0xFF) /* fill bytes */
+            i++;
+        if (i + 4 > len)
+            break;
+        unsigned m = b[i + 1];
+        if (m == 0xDA || m == 0xD9) /* the first scan or the end: metadata comes before */
+            break;
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* markers without a length */
+            i += 2;
+            continue;
+        }
+        size_t seg = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (seg < 2 || seg > len - i - 2)
+            break;
+        const unsigned char *p = b + i + 4;
+        size_t plen = seg - 2;
+        if (m == 0xE1 && plen > 6 && memcmp(p, "Exif\0\0", 6) == 0 && !meta->exif) {
+            if (!(meta->exif = malloc(plen - 6)))
+                return tsio_fail(NULL, 0, TS_ERR_NOMEM, "out of memory reading EXIF");
+            memcpy(meta->exif, p + 6, plen - 6);
+            meta->exif_len = plen - 6;
+        } else if (m == 0xE2 && plen > ICC_HEAD && memcmp(p, ICC_TAG, sizeof ICC_TAG) == 0) {
+            int seq = p[12], cnt = p[13];
+            if (seq < 1 || cnt < 1 || seq > cnt || (count && cnt != count) || n[seq])
+                bad = 1;
+            else {
+                count = cnt;
+                off[seq] = (size_t)(p - b) + ICC_HEAD;
+                n[seq] = plen - ICC_HEAD;
+            }
+        }
+        i += 2 + seg;
+    }
+    if (!count || bad || meta->icc)
+        return TS_OK;
+    size_t total = 0;
+    for (int s = 1; s <= count; s++) {
+        if (!n[s])
+            return TS_OK; /* a chunk is missing: no profile rather than a broken one */
+        total += n[s];
+    }
+    if (!(meta->icc = malloc(total)))
+        return tsio_fail(NULL, 0, TS_ERR_NOMEM, "out of memory reading an ICC profile");
+    size_t at = 0;
+    for (int s = 1; s <= count; s++) {
+        memcpy(meta->icc + at, b + off[s], n[s]);
+        at += n[s];
+    }
+    meta->icc_len = total;
     return TS_OK;
 }

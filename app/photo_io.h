@@ -21,6 +21,12 @@ ts_status tsio_photo_load(const unsigned char *buf, size_t len, uint64_t max_pix
  * structure breaks before the first image. */
 int tsio_gif_frames(const unsigned char *buf, size_t len);
 
+/* The EXIF block (APP1 "Exif\0\0") and the ICC profile (APP2 "ICC_PROFILE" chunks joined in
+ * sequence order; absent unless every chunk is there) of a JPEG, from its markers alone: for a
+ * decoder that does not go through libjpeg (the GPU's). Walks the markers up to the first scan,
+ * bounded by the buffer. Fills only what `meta` lacks; TS_ERR_NOMEM only. */
+ts_status tsio_jpeg_meta_scan(const unsigned char *buf, size_t len, tsio_meta *meta);
+
 ts_status tsio_webp_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
                            tsio_meta *meta, ts_image *out, char *notice, size_t noticelen,
                            char *err, size_t errlen);

@@ -5,7 +5,9 @@
 #include "photo_io.h"
 #include "tst.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 /* An EXIF block: header in byte order `be`, IFD0 with Orientation o (SHORT), a second entry, and
@@ -239,4 +241,46 @@ TEST(gif_frame_count)
     CHECK(tsio_gif_frames(g, 20) == 0);
     g[13] = 0x99; /* junk after the screen: stop */
     CHECK(tsio_gif_frames(g, i) == 0);
+}
+
+/* The marker scan (the GPU decoder's metadata) finds what libjpeg-turbo wrote: EXIF and an ICC
+ * profile over three APP2 segments; a file cut anywhere gives no partial profile. */
+TEST(jpeg_meta_scan_matches_the_writer)
+{
+    ts_image im;
+    CHECK(ts_image_alloc(&im, 8, 8, 3, 1) == TS_OK);
+    memset(im.data, 90, ts_row_bytes(&im) * 8);
+    unsigned char blk[64];
+    size_t bn = make_block(blk, 0, 6), icc_len = 150000;
+    unsigned char *icc = malloc(icc_len);
+    CHECK(icc != NULL);
+    for (size_t i = 0; i < icc_len; i++)
+        icc[i] = (unsigned char)(i * 7 + i / 251);
+    tsio_meta m = {.exif = blk, .exif_len = bn, .icc = icc, .icc_len = icc_len};
+    char path[] = "/tmp/tessera-photo-XXXXXX.jpg", err[256], notice[128];
+    int fd = mkstemps(path, 4);
+    CHECK(fd >= 0);
+    close(fd);
+    tsio_save_opts so = {.format = TSIO_JPEG, .meta = &m};
+    ts_status st = tsio_save(path, &im, &so, notice, sizeof notice, err, sizeof err);
+    ts_image_free(&im);
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = malloc(400000);
+    size_t len = f && buf ? fread(buf, 1, 400000, f) : 0;
+    if (f)
+        fclose(f);
+    unlink(path);
+    CHECKF(st == TS_OK && len > icc_len, "%s", err);
+    tsio_meta got = {0};
+    CHECK(tsio_jpeg_meta_scan(buf, len, &got) == TS_OK);
+    CHECK(got.exif_len == bn && memcmp(got.exif, blk, bn) == 0);
+    CHECK(got.icc_len == icc_len && memcmp(got.icc, icc, icc_len) == 0);
+    tsio_meta_free(&got);
+    for (size_t cut = 0; cut < len; cut += 997) {
+        CHECK(tsio_jpeg_meta_scan(buf, cut, &got) == TS_OK);
+        CHECKF(!got.icc || got.icc_len == icc_len, "cut %zu", cut);
+        tsio_meta_free(&got);
+    }
+    free(buf);
+    free(icc);
 }

@@ -1,6 +1,8 @@
-/* fuzz_exif.c - libFuzzer target: the EXIF reader and rewriter (app/exif.c) on any bytes, and the
- * ICC description reader; the rewritten block must read back as upright and well-formed. */
+/* fuzz_exif.c - libFuzzer target: the EXIF reader and rewriter (app/exif.c) on any bytes, the
+ * ICC description reader, and the JPEG marker scan (photo_formats.c); the rewritten block must
+ * read back as upright and well-formed. */
 #include "exif.h"
+#include "photo_io.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,5 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (strlen(d) >= sizeof d)
         abort();
     (void)tsio_icc_is_non_srgb(data, size);
+    tsio_meta m = {0};
+    tsio_jpeg_meta_scan(data, size, &m);
+    if (m.exif_len > size || m.icc_len > size)
+        abort();
+    tsio_meta_free(&m);
     return 0;
 }
