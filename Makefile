@@ -28,6 +28,9 @@ NVFLAGS ?= -O3 -lineinfo
 override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 # JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
 CODEC_PKGS ?= libjpeg spng zlib
+# Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
+PHOTO_PKGS ?= libwebp libwebpdemux libwebpmux libtiff-4
+override CODEC_PKGS += $(PHOTO_PKGS)
 CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
 CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz)
 LDLIBS  = $(CODEC_LIBS) -lm -pthread -ldl
@@ -79,7 +82,7 @@ ifeq ($(HAVE_CUDA),)
 	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
-	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo or libspng missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev)" >&2; exit 1; }
+	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo, libspng, libwebp or libtiff missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -160,6 +163,9 @@ FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/r
 FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
+# WebP and TIFF decoders and the EXIF reader (the loader calls them too)
+FUZZ_SRC += app/exif.c app/photo.c app/photo_formats.c app/codec_webp.c app/codec_tiff.c
+FUZZ_TARGETS += exif webp tiff
 # Objects once for every target (instrumented, not linked with libFuzzer's main).
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

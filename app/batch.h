@@ -34,6 +34,11 @@ typedef struct item {
     double total_ms;    /* from the first read to the renamed output, waits between stages
                            included */
     ts_run_report rep;
+    /* Photos: the chain this image runs (its EXIF orientation's op, then the user's; see
+     * photo_chain), the orientation applied (1: none), the metadata its output carries. */
+    ts_chain chain;
+    int orientation;
+    tsio_meta meta_out;
 } item;
 
 /* The worker threads of one device share its pipeline and its figures. */
@@ -81,6 +86,8 @@ void batch_free_items(batch *b);
 typedef struct decode_slot {
     item *it;
     ts_image im;
+    tsio_meta meta;     /* EXIF and ICC as read (the decoder fills what it finds) */
+    char notice[200];   /* a successful load's notice ("first of 12 frames"); "" when none */
     ts_status st;
     char err[1024];
 } decode_slot;
@@ -96,6 +103,8 @@ ts_status batch_encode(const batch *b, item *it, const ts_image *im, char *notic
 int batch_decode_step(void);
 
 /* batch_report.c */
+/* The text of op k of an item's run (its orientation op first when one was applied). */
+const char *batch_op_text(const batch *b, const item *it, int k);
 int batch_write_report(const batch *b, const char *path);
 void batch_print_timings(const batch *b);
 void batch_print_summary(const batch *b, int failed);

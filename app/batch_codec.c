@@ -28,9 +28,10 @@ typedef struct batch_codec {
 
 static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
 {
-    tsio_load_opts lo = {.max_pixels = b->o->max_pixels};
     for (int k = 0; k < n; k++) {
         decode_slot *s = slots[k];
+        tsio_load_opts lo = {.max_pixels = b->o->max_pixels, .meta = &s->meta,
+                             .notice = s->notice, .noticelen = sizeof s->notice};
         double t0 = now_ms();
         s->st = tsio_load(s->it->input, &lo, &s->im, s->err, sizeof s->err);
         s->it->ms[ST_DECODE] = now_ms() - t0;
@@ -43,7 +44,8 @@ static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
 static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *notice,
                             size_t noticelen, char *err, size_t errlen)
 {
-    tsio_save_opts so = {.format = b->o->format, .quality = b->o->quality};
+    tsio_save_opts so = {.format = b->o->format, .quality = b->o->quality,
+                         .meta = &it->meta_out, .lossless = b->o->lossless};
     if (so.format == TSIO_UNKNOWN)
         so.format = tsio_format_from_name(it->output);
     double t0 = now_ms();

@@ -257,6 +257,8 @@ static void free_item(item *it)
     free(it->real_input);
     free(it->error);
     free(it->notice);
+    ts_chain_free(&it->chain);
+    tsio_meta_free(&it->meta_out);
 }
 
 /* Keeps the items whose key hashes to this shard. The hash of the key alone (not its place in the

@@ -3,6 +3,7 @@
  * and the summary (images/s and MP/s, per device).
  */
 #include "batch.h"
+#include "photo.h"
 #include "util.h"
 
 #include <errno.h>
@@ -37,6 +38,14 @@ static void each_stage(const item *it, void (*fn)(void *, const char *, double, 
                      batch_stage_name((batch_stage)s));
         fn(ctx, name, ms, k++);
     }
+}
+
+const char *batch_op_text(const batch *b, const item *it, int k)
+{
+    int shift = it->orientation > 1;
+    if (shift && k == 0)
+        return photo_orient_text(it->orientation);
+    return k - shift < b->chain.n ? b->chain.ops[k - shift].text : "?";
 }
 
 static void json_str(FILE *f, const char *s)
@@ -96,7 +105,7 @@ static void report_image(FILE *f, const batch *b, const item *it)
     for (int k = 0; k < it->rep.n; k++) {
         const ts_variant *v = it->rep.op[k].variant;
         fprintf(f, "%s{\"op\": ", k ? ", " : "");
-        json_str(f, b->chain.ops[k].text);
+        json_str(f, batch_op_text(b, it, k));
         fprintf(f, ", \"variant\": ");
         json_str(f, v ? v->name : "?");
         fprintf(f, ", \"backend\": \"%s\", \"ms\": %.4f}",
@@ -171,7 +180,7 @@ void batch_print_timings(const batch *b)
                it->channels, it->bytes * 8, it->decode_path, b->devs[it->device].id);
         free(name);
         for (int k = 0; k < it->rep.n; k++)
-            printf("  %s [%s] %.3f ms", b->chain.ops[k].text,
+            printf("  %s [%s] %.3f ms", batch_op_text(b, it, k),
                    it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
         printf("  (");
         each_stage(it, print_stage, NULL);

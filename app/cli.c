@@ -23,8 +23,11 @@ void ts_print_usage(void)
            "  --headless            batch mode: process INPUT files and directories\n"
            "  -o, --output PATH     output directory (or file, for a single input)\n"
            "  --ops LIST            operations; empty: convert formats only\n"
-           "  --format FMT          png, jpg, bmp, tga or pnm (default: the input's)\n"
-           "  --quality N           JPEG quality 1..100 (default 90)\n"
+           "  --format FMT          png, jpg, webp, bmp, tga or pnm (default: the input's)\n"
+           "  --quality N           JPEG and WebP quality 1..100 (default 90)\n"
+           "  --lossless            WebP: lossless (--quality is then ignored)\n"
+           "  --no-auto-orient      keep pixels as stored (default: turn upright by EXIF)\n"
+           "  --strip               write no metadata (default: ICC profile and EXIF kept)\n"
            "  --force               overwrite existing outputs (never inputs)\n"
            "  -r, --recursive       descend into subdirectories of DIR inputs\n"
            "  -j, --jobs N          threads for decoding and encoding (default: CPUs, max 64)\n"
@@ -96,7 +99,7 @@ static int parse_max_pixels(const char *s, uint64_t *out)
 enum {
     OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
     OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
-    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO
+    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS
 };
 
 /* A Slurm array variable as a number; -1 when unset or not a number. */
@@ -212,7 +215,9 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         {"devices", required_argument, 0, OPT_DEVICES},
         {"fullscreen", no_argument, 0, 'f'},        {"geometry", required_argument, 0, 'g'},
         {"slideshow", required_argument, 0, 'S'},   {"hud", required_argument, 0, OPT_HUD},
-        {"demo", no_argument, 0, OPT_DEMO},         {0, 0, 0, 0}};
+        {"demo", no_argument, 0, OPT_DEMO},
+        {"no-auto-orient", no_argument, 0, OPT_NO_ORIENT}, {"strip", no_argument, 0, OPT_STRIP},
+        {"lossless", no_argument, 0, OPT_LOSSLESS}, {0, 0, 0, 0}};
     long v;
     memset(o, 0, sizeof *o);
     o->ops = "";
@@ -234,7 +239,7 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         case OPT_FORMAT:
             o->format = tsio_format_from_name(arg);
             if (o->format == TSIO_UNKNOWN)
-                return usage_error("--format '%s': use png, jpg, bmp, tga or pnm%s", arg, "");
+                return usage_error("--format '%s': use png, jpg, webp, bmp, tga or pnm%s", arg, "");
             break;
         case OPT_QUALITY:
             if (parse_long(arg, 1, 100, &v))
@@ -316,6 +321,9 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
                 return usage_error("--hud '%s': use off, line or full%s", arg, "");
             break;
         case OPT_DEMO: o->demo = 1; break;
+        case OPT_NO_ORIENT: o->no_auto_orient = 1; break;
+        case OPT_STRIP: o->strip = 1; break;
+        case OPT_LOSSLESS: o->lossless = 1; break;
         case ':':
             return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
         default:

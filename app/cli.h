@@ -21,6 +21,9 @@ typedef struct ts_options {
     int quality;          /* --quality 1..100 (JPEG) */
     int force, recursive, quiet, timings;
     int jobs;             /* --jobs 1..64 */
+    int no_auto_orient;   /* photos: --no-auto-orient */
+    int strip;            /* photos: --strip (no metadata written) */
+    int lossless;         /* photos: --lossless (WebP) */
     ts_backend backend;   /* --backend */
     const char *report;   /* --report FILE.json */
     uint64_t max_pixels;  /* --max-pixels */

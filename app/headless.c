@@ -15,6 +15,7 @@
  * Failures are collected and printed in input order at the end, one line each.
  */
 #include "batch.h"
+#include "photo.h"
 #include "util.h"
 
 #include <errno.h>
@@ -44,6 +45,21 @@ static void stage_decode(const batch *b, decode_slot *slots, int n)
         item *it = slots[k].it;
         if (slots[k].st != TS_OK) {
             item_error(it, "%s: %s", it->input, slots[k].err);
+            tsio_meta_free(&slots[k].meta);
+            continue;
+        }
+        if (slots[k].notice[0])
+            append_notice(it, it->input, slots[k].notice);
+        /* the EXIF orientation's op goes before the user's chain; metadata for the output */
+        ts_status st = photo_chain(&slots[k].meta, !b->o->no_auto_orient, &b->chain, &it->chain,
+                                   &it->orientation);
+        if (st == TS_OK)
+            st = photo_meta_out(&slots[k].meta, b->o->strip, it->orientation != 1, &it->meta_out);
+        tsio_meta_free(&slots[k].meta);
+        if (st != TS_OK) {
+            item_error(it, "%s: %s", it->input, ts_error_detail());
+            ts_image_free(&slots[k].im);
+            slots[k].st = st;
             continue;
         }
         it->width = slots[k].im.width, it->height = slots[k].im.height;
@@ -57,10 +73,10 @@ static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, t
     ts_status st;
     if (d->shared) {
         pthread_mutex_lock(&d->lock);
-        st = ts_pipeline_run(p, &b->chain, in, out, &it->rep);
+        st = ts_pipeline_run(p, &it->chain, in, out, &it->rep);
         pthread_mutex_unlock(&d->lock);
     } else {
-        st = ts_pipeline_run(p, &b->chain, in, out, &it->rep);
+        st = ts_pipeline_run(p, &it->chain, in, out, &it->rep);
     }
     ts_image_free(in);
     if (st != TS_OK) {

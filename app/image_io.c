@@ -11,6 +11,7 @@
  * index a BMP holds, and an index past the palette then gives black, not stack bytes.
  */
 #include "image_io.h"
+#include "photo_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,7 +160,8 @@ tsio_format tsio_format_from_name(const char *s)
         const char *ext;
         tsio_format f;
     } names[] = {{"png", TSIO_PNG}, {"jpg", TSIO_JPEG}, {"jpeg", TSIO_JPEG}, {"bmp", TSIO_BMP},
-                 {"tga", TSIO_TGA}, {"pnm", TSIO_PNM},  {"ppm", TSIO_PNM},   {"pgm", TSIO_PNM}};
+                 {"tga", TSIO_TGA}, {"pnm", TSIO_PNM},  {"ppm", TSIO_PNM},   {"pgm", TSIO_PNM},
+                 {"webp", TSIO_WEBP}};
     if (!s)
         return TSIO_UNKNOWN;
     const char *slash = strrchr(s, '/');
@@ -175,7 +177,10 @@ tsio_format tsio_format_from_name(const char *s)
 int tsio_is_image_name(const char *path)
 {
     static const char *const exts[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
-                                       "pnm", "ppm", "pgm", "hdr", "pic", NULL};
+                                       "pnm", "ppm", "pgm", "hdr", "pic",
+                                       /* photos: read, or named as unsupported */
+                                       "webp", "tif", "tiff", "heic", "heif", "avif", "jxl",
+                                       NULL};
     const char *base = strrchr(path, '/'), *dot;
     base = base ? base + 1 : path;
     dot = strrchr(base, '.');
@@ -195,6 +200,7 @@ const char *tsio_format_ext(tsio_format f)
     case TSIO_BMP: return "bmp";
     case TSIO_TGA: return "tga";
     case TSIO_PNM: return "pnm";
+    case TSIO_WEBP: return "webp";
     case TSIO_UNKNOWN: break;
     }
     return "";
@@ -388,6 +394,14 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
     clear(err, errlen);
     if (!buf || len == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
+    /* ---- photos: WebP, TIFF, formats named but not read, GIF frame count (photo_formats.c) */
+    int taken = 0;
+    ts_status pst = tsio_photo_load(buf, len, max_pixels, o ? o->meta : NULL, out,
+                                    o ? o->notice : NULL, o ? o->noticelen : 0, &taken, err,
+                                    errlen);
+    if (taken)
+        return pst;
+    /* ---- end photos */
     kind k = sniff(buf, len);
     tsio_pnm_head ph = {0};
     ts_status st = guard(k, buf, len, max_pixels, &ph, err, errlen);

@@ -35,7 +35,8 @@ typedef enum tsio_format {
     TSIO_JPEG,
     TSIO_BMP,
     TSIO_TGA,
-    TSIO_PNM
+    TSIO_PNM,
+    TSIO_WEBP /* photos: write (app/codec_webp.c) */
 } tsio_format;
 
 /* By extension, case-insensitive: .png .jpg .jpeg .bmp .tga .pnm .ppm .pgm; else TSIO_UNKNOWN.
@@ -65,6 +66,9 @@ void tsio_meta_free(tsio_meta *m);
 typedef struct tsio_load_opts {
     uint64_t max_pixels; /* 0: TS_DEFAULT_MAX_PIXELS */
     tsio_meta *meta;     /* filled (JPEG, PNG) when not NULL; NULL: metadata is not kept */
+    /* photos: notices of a successful load ("animated GIF: first of 12 frames"); may be NULL */
+    char *notice;
+    size_t noticelen;
 } tsio_load_opts;
 
 /* Loads a file into a new host image (packed rows; free with ts_image_free). `o` may be NULL.
@@ -94,6 +98,7 @@ typedef struct tsio_save_opts {
     int quality;            /* JPEG 1..100; 0: 90 */
     int png_level;          /* zlib level 1..9, TSIO_PNG_LEVEL_STORE; 0: TSIO_PNG_DEFAULT_LEVEL */
     const tsio_meta *meta;  /* written into JPEG and PNG when not NULL (EXIF, ICC profile) */
+    int lossless;           /* photos: WebP lossless (else lossy at quality) */
 } tsio_save_opts;
 
 /* Writes exactly to `path` (replacing it). `o` may be NULL. 16-bit to an 8-bit-only format (JPEG,

@@ -9,6 +9,7 @@
  * not forced, so that a file that appeared meanwhile is never replaced).
  */
 #include "image_io.h"
+#include "photo_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,6 +163,9 @@ static ts_status encode(FILE *f, tsio_format fmt, const ts_image *im, const tsio
     case TSIO_PNM: return encode_pnm(f, im, notice, noticelen, err, errlen);
     case TSIO_BMP:
     case TSIO_TGA: return encode_stb(f, fmt, im, notice, noticelen, err, errlen);
+    case TSIO_WEBP: /* photos */
+        return tsio_webp_encode(f, im, quality, o && o->lossless, meta, notice, noticelen, err,
+                                errlen);
     case TSIO_UNKNOWN: break;
     }
     return tsio_fail(err, errlen, TS_ERR_INVALID, "unknown output format");
@@ -174,7 +178,7 @@ static ts_status save_prepare(const char *path, const ts_image *im, const tsio_s
     *fmt = o && o->format != TSIO_UNKNOWN ? o->format : tsio_format_from_name(path);
     if (*fmt == TSIO_UNKNOWN)
         return tsio_fail(err, errlen, TS_ERR_INVALID,
-                         "unknown output format (use .png, .jpg, .bmp, .tga, .pnm, .ppm or .pgm)");
+                         "unknown output format (use .png, .jpg, .webp, .bmp, .tga, .pnm, .ppm or .pgm)");
     *quality = o && o->quality ? o->quality : 90;
     if (*quality < 1 || *quality > 100)
         return tsio_fail(err, errlen, TS_ERR_INVALID, "JPEG quality %d is not in 1..100", *quality);

@@ -26,5 +26,6 @@ run_suite cli sh tests/cli.sh "$BUILD/tessera"
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=$(command -v python3 || echo false)
 run_suite resize-pillow sh -c '"$1" tests/resize_pillow.py "$2" 2>&1 || [ "$1" != false ] ||
     { echo "# resize_pillow: skipped: no python3"; echo "0 passed, 0 failed, 1 skipped"; }' sh "$PY" "$BUILD/tessera"
+[ -f tests/photos.sh ] && run_suite photos sh tests/photos.sh "$BUILD/tessera"
 echo "$total_p passed, $total_f failed, $total_s skipped"
 exit $status

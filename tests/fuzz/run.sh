@@ -34,6 +34,11 @@ seed gif "$S"/*.gif
 seed pnm "$S"/*.ppm "$S"/*.pgm "$S"/*.ppm.cut
 [ -d "$C/gif" ] && printf 'GIF89a\001\000\001\000\200\000\000\000\000\000\377\377\377,\000\000\000\000\001\000\001\000\000\002\002D\001\000;' >"$C/gif/two.gif"
 [ -d "$C/ops" ] && cp tests/fuzz/seeds/ops/* "$C/ops/"
+# photos: seeds made with Pillow (tests/fuzz/seeds/README-photos); the loader gets them too
+for t in exif webp tiff; do
+    [ -d "$C/$t" ] && cp tests/fuzz/seeds/$t/* "$C/$t/"
+    [ -d "$C/load" ] && [ "$t" != exif ] && cp tests/fuzz/seeds/$t/* "$C/load/"
+done
 [ -d "$C/kernel" ] && cp tests/fuzz/seeds/kernel/* "$C/kernel/"
 status=0
 for t in "$@"; do

@@ -1,0 +1,195 @@
+/* exif.c - see exif.h. Bounded readers of IFD0 and of an ICC profile's tag table. */
+#include "exif.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_ORIENTATION 0x0112
+#define TYPE_SHORT 3
+/* IFD0 of a camera holds a few dozen entries; more is a hostile block, not a photo. */
+#define MAX_ENTRIES 1024
+
+typedef struct tiff {
+    const unsigned char *b;
+    size_t len;
+    int be; /* "MM": big-endian */
+} tiff;
+
+static unsigned rd16(const tiff *t, size_t at)
+{
+    const unsigned char *p = t->b + at;
+    return t->be ? (unsigned)(p[0] << 8 | p[1]) : (unsigned)(p[1] << 8 | p[0]);
+}
+
+static uint32_t rd32(const tiff *t, size_t at)
+{
+    const unsigned char *p = t->b + at;
+    return t->be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+                 : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static void wr16(unsigned char *p, int be, unsigned v)
+{
+    p[be ? 0 : 1] = (unsigned char)(v >> 8);
+    p[be ? 1 : 0] = (unsigned char)v;
+}
+
+/* Opens the header and IFD0: *ifd is its offset, *n its entry count, all of which (entries and
+ * the next-IFD link) lie inside the block. 0 on success. */
+static int open_ifd0(const unsigned char *b, size_t len, tiff *t, size_t *ifd, unsigned *n)
+{
+    if (len >= 6 && memcmp(b, "Exif\0\0", 6) == 0)
+        b += 6, len -= 6;
+    t->b = b;
+    t->len = len;
+    if (len < 8)
+        return -1;
+    if (memcmp(b, "II*\0", 4) == 0)
+        t->be = 0;
+    else if (memcmp(b, "MM\0*", 4) == 0)
+        t->be = 1;
+    else
+        return -1;
+    uint32_t off = rd32(t, 4);
+    if (off < 8 || off > len || len - off < 2)
+        return -1;
+    *ifd = off;
+    *n = rd16(t, off);
+    if (*n > MAX_ENTRIES || (len - off - 2) / 12 < *n || len - off - 2 - 12 * (size_t)*n < 4)
+        return -1;
+    return 0;
+}
+
+/* Offset of the Orientation entry's value in IFD0, or 0 when there is none valid. */
+static size_t orientation_at(const tiff *t, size_t ifd, unsigned n, int *value)
+{
+    for (unsigned i = 0; i < n; i++) {
+        size_t e = ifd + 2 + 12 * (size_t)i;
+        if (rd16(t, e) != TAG_ORIENTATION)
+            continue;
+        if (rd16(t, e + 2) != TYPE_SHORT || rd32(t, e + 4) != 1)
+            return 0;
+        unsigned v = rd16(t, e + 8);
+        if (v < 1 || v > 8)
+            return 0;
+        *value = (int)v;
+        return e + 8;
+    }
+    return 0;
+}
+
+int tsio_exif_valid(const unsigned char *exif, size_t len)
+{
+    tiff t;
+    size_t ifd;
+    unsigned n;
+    return exif && open_ifd0(exif, len, &t, &ifd, &n) == 0;
+}
+
+int tsio_exif_orientation(const unsigned char *exif, size_t len)
+{
+    tiff t;
+    size_t ifd;
+    unsigned n;
+    int v = 0;
+    if (!exif || open_ifd0(exif, len, &t, &ifd, &n) != 0)
+        return 0;
+    return orientation_at(&t, ifd, n, &v) ? v : 0;
+}
+
+unsigned char *tsio_exif_upright(const unsigned char *exif, size_t len, size_t *out_len)
+{
+    tiff t;
+    size_t ifd;
+    unsigned n;
+    int v = 0;
+    *out_len = 0;
+    if (!exif || open_ifd0(exif, len, &t, &ifd, &n) != 0)
+        return NULL;
+    unsigned char *c = malloc(t.len);
+    if (!c)
+        return NULL;
+    memcpy(c, t.b, t.len);
+    size_t at = orientation_at(&t, ifd, n, &v);
+    if (at)
+        wr16(c + at, t.be, 1);
+    memset(c + ifd + 2 + 12 * (size_t)n, 0, 4); /* no IFD1: the thumbnail is dropped */
+    *out_len = t.len;
+    return c;
+}
+
+size_t tsio_exif_make(int o, unsigned char out[26])
+{
+    static const unsigned char head[] = {'I', 'I', 42, 0, 8, 0, 0, 0, /* IFD0 at 8 */
+                                         1, 0,                          /* one entry */
+                                         0x12, 0x01, 3, 0, 1, 0, 0, 0}; /* Orientation SHORT x1 */
+    if (o < 1 || o > 8)
+        return 0;
+    memset(out, 0, 26);
+    memcpy(out, head, sizeof head);
+    out[18] = (unsigned char)o; /* value, then 2 pad bytes, then next-IFD 0 */
+    return 26;
+}
+
+/* ---------------------------------------------------------------- ICC */
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put_ascii(char *out, size_t outlen, size_t *k, unsigned ch)
+{
+    if (*k + 1 < outlen)
+        out[(*k)++] = (char)(ch >= 0x20 && ch < 0x7F ? ch : '?');
+}
+
+int tsio_icc_description(const unsigned char *icc, size_t len, char *out, size_t outlen)
+{
+    if (!out || !outlen)
+        return 0;
+    out[0] = '\0';
+    if (!icc || len < 132)
+        return 0;
+    uint32_t count = be32(icc + 128);
+    if (count > (len - 132) / 12)
+        return 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *e = icc + 132 + 12 * (size_t)i;
+        if (memcmp(e, "desc", 4) != 0)
+            continue;
+        uint32_t off = be32(e + 4), size = be32(e + 8);
+        if (off > len || size > len - off || size < 12)
+            return 0;
+        const unsigned char *d = icc + off;
+        size_t k = 0;
+        if (memcmp(d, "desc", 4) == 0) { /* v2: ASCII count, then the text with its NUL */
+            uint32_t n = be32(d + 8);
+            if (n > size - 12)
+                n = size - 12;
+            for (uint32_t j = 0; j < n && d[12 + j]; j++)
+                put_ascii(out, outlen, &k, d[12 + j]);
+        } else if (memcmp(d, "mluc", 4) == 0 && size >= 28) { /* v4: the first record */
+            uint32_t rlen = be32(d + 20), roff = be32(d + 24);
+            if (roff > size || rlen > size - roff)
+                return 0;
+            for (uint32_t j = 0; j + 1 < rlen; j += 2)
+                put_ascii(out, outlen, &k, (unsigned)(d[roff + j] << 8 | d[roff + j + 1]));
+        } else {
+            return 0;
+        }
+        out[k] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+int tsio_icc_is_non_srgb(const unsigned char *icc, size_t len)
+{
+    char d[256];
+    if (!icc || !len)
+        return 0;
+    tsio_icc_description(icc, len, d, sizeof d);
+    return strstr(d, "sRGB") == NULL;
+}
