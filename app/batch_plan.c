@@ -131,7 +131,7 @@ static void add_dir(batch *b, const char *dir, const char *rel, int depth, const
         } else if (tsio_is_image_name(p)) {
             add_item(b, p, r, 1);
         } else if ((fmt = unreadable_format(p)) != NULL) {
-            item_error(add_item(b, p, r, 1), "%s: %s images are not supported", p, fmt);
+            item_error(add_item(b, p, r, 1), "%s: %s is not supported", p, fmt);
         } else {
             b->skipped++;
         }

@@ -281,6 +281,7 @@ int ts_viewer(const ts_options *o)
     v->run.sel = chain.n ? 0 : -1;
     v->ui.hud = o->hud;
     v->run.live = 1;
+    v->run.auto_orient = !o->no_auto_orient;
     v->slideshow = o->slideshow_ms > 0;
     v->slide_ms = o->slideshow_ms > 0 ? o->slideshow_ms : 3000;
     vw_frames_reset(&v->frames);

@@ -153,6 +153,10 @@ static void file_items(const vw_scene *v, panel *p)
     if (im)
         say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", im->width, im->height,
             ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n, v->view->zoom * 100);
+    if (im && v->run->orientation > 1)
+        say(p, c_dim, "EXIF orientation %d: shown upright", v->run->orientation);
+    if (v->run->icc_line[0])
+        say(p, c_dim, "%s", v->run->icc_line);
     if (im && v->run->anim.n)
         say(p, c_dim, "animated GIF: frame %d/%d", v->run->anim_frame + 1, v->run->anim.n);
 }

@@ -3,6 +3,7 @@
  * display conversion (viewer_tex.c) reads it, and only a save brings it down in full. */
 #include "viewer_run.h"
 #include "image_io.h"
+#include "photo.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -47,7 +48,8 @@ int vw_run_anim_tick(vw_run *r)
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
 {
     char err[256];
-    tsio_load_opts lo = {.max_pixels = max_pixels};
+    tsio_meta meta = {0};
+    tsio_load_opts lo = {.max_pixels = max_pixels, .meta = &meta};
     ts_image_free(&r->src);
     r->have_result = r->result_on_gpu = 0;
     r->loaded = 0;
@@ -55,11 +57,23 @@ void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
     r->load_err[0] = r->run_err[0] = '\0';
     vw_anim_free(&r->anim);
     r->anim_frame = 0;
+    r->orientation = 1;
+    r->icc_line[0] = '\0';
     if (tsio_load(path, &lo, &r->src, err, sizeof err) == TS_OK) {
         r->loaded = 1;
-        load_anim(r, path, max_pixels);
+        /* upright as feh and nsxiv show it: the geometry kernel on the GPU, else the reference */
+        if (r->auto_orient &&
+            photo_orient_image(r->pipe, &r->src, &meta, &r->orientation) != TS_OK) {
+            snprintf(r->load_err, sizeof r->load_err, "%s: %s", path_base(path),
+                     ts_error_detail());
+            r->orientation = 1;
+        }
+        photo_icc_hud(&meta, r->icc_line, sizeof r->icc_line);
+        if (r->orientation == 1) /* GIF frames are never turned */
+            load_anim(r, path, max_pixels);
     } else
         snprintf(r->load_err, sizeof r->load_err, "%s: %s", path_base(path), err);
+    tsio_meta_free(&meta);
     r->gen++;
     r->shown_gen++;
     r->dirty = 1;

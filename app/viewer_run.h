@@ -36,6 +36,9 @@ typedef struct vw_run {
     vw_stat op_ms[TS_MAX_CHAIN], up_ms, down_ms;
     double first_upload_ms; /* the upload that made the input resident */
     int fresh;             /* loaded or uploaded since the frame loop last looked (not steady) */
+    int auto_orient;       /* turn src upright by its EXIF orientation on load */
+    int orientation;       /* the orientation applied to src (1: none) */
+    char icc_line[160];    /* the HUD's colour profile line ("" for none or sRGB) */
 } vw_run;
 
 /* Loads `path` as the new src (the reason kept in load_err on failure); name: for messages. */
