@@ -31,8 +31,10 @@ CODEC_PKGS ?= libjpeg spng zlib
 # Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
 PHOTO_PKGS ?= libwebp libwebpdemux libwebpmux libtiff-4
 override CODEC_PKGS += $(PHOTO_PKGS)
+# CODEC_CFLAGS and CODEC_LIBS given on the command line replace pkg-config's answer (a machine
+# without the -dev packages, with headers and libraries carried: tools/README.md).
 CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
-CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -ljpeg -lspng -lz)
+CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null)
 LDLIBS  = $(CODEC_LIBS) -lm -pthread -ldl
 JPEG_LIBS ?=
 ifeq ($(WERROR),1)
@@ -82,7 +84,9 @@ ifeq ($(HAVE_CUDA),)
 	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
+ifeq ($(origin CODEC_LIBS),file)
 	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo, libspng, libwebp or libtiff missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev)" >&2; exit 1; }
+endif
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
