@@ -56,6 +56,9 @@ if has test; then
     log "unit tests: gpu_jpeg" | tee "$OUT/tests.log"
     TESSERA_REQUIRE_GPU=1 timeout 300 build/test_unit gpu_jpeg >>"$OUT/tests.log" 2>&1
     echo "test_unit gpu_jpeg exit $?" | tee -a "$OUT/tests.log"
+    log "unit tests: pipeline_dev" | tee -a "$OUT/tests.log"
+    TESSERA_REQUIRE_GPU=1 timeout 300 build/test_unit pipeline_dev >>"$OUT/tests.log" 2>&1
+    echo "test_unit pipeline_dev exit $?" | tee -a "$OUT/tests.log"
     log "cli tests (GPU sections run here)" | tee -a "$OUT/tests.log"
     timeout 400 sh tests/cli.sh "$T" >>"$OUT/tests.log" 2>&1
     echo "cli.sh exit $?" | tee -a "$OUT/tests.log"
