@@ -72,6 +72,8 @@ static ts_status run_on_device(const batch *b, item *it, device_slot *d, ts_pipe
     ts_run_opts ro = {.keep_output = 1};
     ts_image shape;
     memset(&shape, 0, sizeof shape);
+    memset(out, 0, sizeof *out);
+    *out_cap = 0;
     pthread_mutex_lock(&d->lock);
     ts_status st = in_on_device ? ts_pipeline_run_dev(p, &b->chain, in, &shape, &it->rep, &ro)
                                 : ts_pipeline_run_ex(p, &b->chain, in, &shape, &it->rep, &ro);
