@@ -71,6 +71,12 @@ typedef struct batch {
     double secs;            /* wall time of the work */
 } batch;
 
+/* batch_devices.c */
+/* Opens the slots and their pipelines (the first through ts_open_pipeline: its messages and
+ * --variant choices, copied to the others). 0, or -1 after saying why. */
+int batch_open_pipelines(batch *b, int workers);
+void batch_close_pipelines(batch *b);
+
 /* batch_plan.c */
 /* item->error/notice setters: printf into a new heap string (an older one is freed). */
 void item_error(item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

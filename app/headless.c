@@ -11,7 +11,7 @@
  * inputs are taken from the one shared list by whichever worker is free, and an image stays on
  * the device that decoded it (its own queues per slot) until it is written.
  * The codecs behind the decode and encode stages are in batch_codec.c; the GPU path (nvJPEG,
- * device buffers, pinned staging) in batch_gpu.c.
+ * device buffers, pinned staging) in batch_gpu.c; the device slots in batch_devices.c.
  *
  * Outputs are written to a temp file and renamed (image_save.c). Signals are handled by a thread
  * of their own (sigwait), so removing the temp files never races with a worker creating one.
@@ -384,119 +384,6 @@ static int start_signal_thread(pthread_t *t)
     return 0;
 }
 
-/* ---------------------------------------------------------------- pipelines and devices */
-
-/* The CUDA devices the batch uses: --devices' list, else every device present (TESSERA_DEVICE
- * alone: that one). At most `workers` of them: a slot needs a worker. */
-static int wanted_devices(const ts_options *o, int first, int workers, int *ids)
-{
-    int n = 0;
-    if (o->devices_given && o->n_devices > 0) {
-        for (int i = 0; i < o->n_devices; i++)
-            ids[n++] = o->devices[i];
-    } else if (!o->devices_given && getenv("TESSERA_DEVICE") && *getenv("TESSERA_DEVICE")) {
-        ids[n++] = first;
-    } else {
-        int count = ts_gpu_count();
-        for (int i = 0; i < count && i < TS_MAX_DEVICES; i++)
-            ids[n++] = i;
-    }
-    return n < workers ? n : workers;
-}
-
-/* One slot per GPU, each with its own pipeline (the first one opened by ts_open_pipeline, whose
- * variant choices the others copy). A device that cannot be opened is skipped with a message. */
-static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
-{
-    const ts_options *o = b->o;
-    int ids[TS_MAX_DEVICES];
-    int first_id = ts_pipeline_device(first)->id, used_first = 0;
-    int n = wanted_devices(o, first_id, workers, ids);
-    b->devs = xcalloc((size_t)(n > 0 ? n : 1), sizeof *b->devs);
-    for (int i = 0; i < n; i++) {
-        ts_pipeline *p = first;
-        char msg[256];
-        if (ids[i] == first_id) {
-            used_first = 1;
-        } else if (ts_pipeline_create_on(&p, TS_BACKEND_GPU, ids[i], msg, sizeof msg) != TS_OK) {
-            if (!o->quiet)
-                ts_warn("--devices: GPU %d skipped: %s", ids[i], ts_error_detail());
-            continue;
-        } else {
-            for (int f = 0; f < TS_FAM_COUNT; f++) {
-                const ts_variant *v = ts_pipeline_selected(first, (ts_family)f);
-                ts_pipeline_select(p, (ts_family)f, v ? v->name : NULL);
-            }
-        }
-        device_slot *d = &b->devs[b->n_devs++];
-        d->shared = p;
-        d->id = ids[i];
-        pthread_mutex_init(&d->lock, NULL);
-    }
-    if (b->n_devs == 0) { /* none of the list opened: the first device still works */
-        if (!o->quiet)
-            ts_warn("--devices: using GPU %d", first_id);
-        b->devs[0].shared = first;
-        b->devs[0].id = first_id;
-        pthread_mutex_init(&b->devs[0].lock, NULL);
-        b->n_devs = 1;
-        used_first = 1;
-    }
-    if (!used_first)
-        ts_pipeline_destroy(first);
-    return 0;
-}
-
-static int open_pipelines(batch *b, int workers)
-{
-    const ts_options *o = b->o;
-    ts_pipeline *first = ts_open_pipeline(o);
-    if (!first)
-        return -1;
-    if (ts_pipeline_on_gpu(first))
-        return open_gpu_slots(b, first, workers);
-    if (o->devices_given && !o->quiet)
-        ts_warn("--devices ignored: running on the CPU");
-    b->n_devs = 1;
-    b->devs = xcalloc(1, sizeof *b->devs);
-    pthread_mutex_init(&b->devs[0].lock, NULL);
-    if (getenv("TESSERA_TEST_SHARED_CPU")) { /* tests: the GPU's scheduling, on the CPU */
-        b->devs[0].shared = first;
-        b->devs[0].id = -1;
-        return 0;
-    }
-    b->devs[0].id = -1;
-    b->own = xcalloc((size_t)workers, sizeof *b->own);
-    b->own[0] = first;
-    b->n_own = workers;
-    for (int w = 1; w < workers; w++) {
-        char msg[256];
-        if (ts_pipeline_create(&b->own[w], TS_BACKEND_CPU, msg, sizeof msg) != TS_OK) {
-            ts_warn("%s", ts_error_detail());
-            return -1;
-        }
-        for (int f = 0; f < TS_FAM_COUNT; f++) {
-            const ts_variant *v = ts_pipeline_selected(first, (ts_family)f);
-            ts_pipeline_select(b->own[w], (ts_family)f, v ? v->name : NULL);
-        }
-    }
-    return 0;
-}
-
-static void close_pipelines(batch *b)
-{
-    for (int d = 0; d < b->n_devs; d++) {
-        if (b->devs[d].shared)
-            ts_pipeline_destroy(b->devs[d].shared);
-        pthread_mutex_destroy(&b->devs[d].lock);
-    }
-    for (int w = 0; w < b->n_own; w++)
-        if (b->own[w])
-            ts_pipeline_destroy(b->own[w]);
-    free(b->own);
-    free(b->devs);
-}
-
 /* ---------------------------------------------------------------- the batch */
 
 static void run_workers(batch *b, int workers)
@@ -584,8 +471,8 @@ static int run_batch(const ts_options *o)
     int workers = o->jobs < b.n ? o->jobs : b.n > 0 ? b.n : 1;
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
-    if (open_pipelines(&b, workers) != 0) {
-        close_pipelines(&b);
+    if (batch_open_pipelines(&b, workers) != 0) {
+        batch_close_pipelines(&b);
         batch_free_items(&b);
         ts_chain_free(&b.chain);
         return 1;
@@ -605,7 +492,7 @@ static int run_batch(const ts_options *o)
     if (!o->quiet)
         batch_print_summary(&b, failed);
     batch_gpu_close(&b);
-    close_pipelines(&b);
+    batch_close_pipelines(&b);
     pthread_mutex_destroy(&b.lock);
     batch_free_items(&b);
     ts_chain_free(&b.chain);
