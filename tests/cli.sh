@@ -333,6 +333,11 @@ PY
         skip "GPU JPEG->PNG close to the CPU's" "no numpy/PIL for /usr/bin/python3"
     fi
     rm -f "$T/jp/zz_trunc.jpg"
+    # a listed device that is not there is skipped with a message; the others do the batch
+    mkdir -p "$T/gd"
+    run --headless -j 2 -o "$T/gd" --format jpg --devices 0,63 --ops flip "$T/jp"
+    expect "--devices with a missing GPU: skipped, the batch runs" 0 "GPU 63 skipped"
+    [ "$(ls "$T/gd" | wc -l)" = 6 ] && ok "--devices 0,63: every image written" || bad "--devices 0,63: every image written"
 else
     skip "GPU JPEG batches (nvJPEG, fallback notice, closeness)" "no GPU"
 fi
