@@ -10,7 +10,9 @@
 #include <pthread.h>
 
 /* The stages of one image, in order. A codec that does two in one call (the CPU codec reads and
- * decodes in tsio_load, encodes and writes in tsio_save_atomic) reports them merged. */
+ * decodes in tsio_load, encodes and writes in tsio_save_atomic) reports them merged. The GPU
+ * codec (batch_gpu.c) times them apart: on its path pixels stay on the device from decode to
+ * encode, so upload and download are 0 unless the CPU decoded or encodes the image. */
 typedef enum {
     ST_READ, ST_DECODE, ST_UPLOAD, ST_OPS, ST_DOWNLOAD, ST_ENCODE, ST_WRITE, ST_COUNT
 } batch_stage;
@@ -41,9 +43,13 @@ typedef struct item {
     tsio_meta meta_out;
 } item;
 
+typedef struct gpu_pool gpu_pool;     /* batch_gpu.c: a device's spare image buffers */
+typedef struct gpu_worker gpu_worker; /* batch_gpu.c: a worker's nvJPEG context and staging */
+
 /* The worker threads of one device share its pipeline and its figures. */
 typedef struct device_slot {
     int id;              /* CUDA device number; -1: the CPU */
+    gpu_pool *pool;      /* GPU: device buffers of images between stages; NULL on the CPU */
     ts_pipeline *shared; /* GPU: one pipeline behind `lock`; CPU: NULL (one per worker) */
     pthread_mutex_t lock;
     int busy;            /* a worker runs its chain now (guarded by the batch lock) */
@@ -65,8 +71,16 @@ typedef struct batch {
     ts_pipeline **own;      /* CPU: one per worker */
     int n_own;
     int progress;           /* draw a progress bar on stderr */
+    int gpu_codec;          /* nvJPEG loaded: GPU workers decode and encode JPEG with it */
+    int gpu_warned;         /* the one notice about nvJPEG was given (guarded by lock) */
     double secs;            /* wall time of the work */
 } batch;
+
+/* batch_devices.c */
+/* Opens the slots and their pipelines (the first through ts_open_pipeline: its messages and
+ * --variant choices, copied to the others). 0, or -1 after saying why. */
+int batch_open_pipelines(batch *b, int workers);
+void batch_close_pipelines(batch *b);
 
 /* batch_plan.c */
 /* item->error/notice setters: printf into a new heap string (an older one is freed). */
@@ -88,6 +102,8 @@ typedef struct decode_slot {
     ts_image im;
     tsio_meta meta;     /* EXIF and ICC as read (the decoder fills what it finds) */
     char notice[200];   /* a successful load's notice ("first of 12 frames"); "" when none */
+    size_t cap;     /* on_device: bytes behind im.data (a pool buffer) */
+    int on_device;  /* im is a device image on the worker's device (ts_gpu_pitch rows) */
     ts_status st;
     char err[1024];
 } decode_slot;
@@ -95,12 +111,38 @@ typedef struct decode_slot {
 /* batch_codec.c */
 /* Decodes n files: each codec in turn gets those the ones before it did not take, in calls of at
  * most its batch size; slots[k].st says which decoded (TS_OK), the others carry their reason. */
-void batch_decode(const batch *b, decode_slot *slots, int n);
-/* Encodes and writes `im` to it->output through a temp file (the first codec that takes it). */
-ts_status batch_encode(const batch *b, item *it, const ts_image *im, char *notice,
-                       size_t noticelen, char *err, size_t errlen);
-/* The most files one decode step takes: the largest batch a codec wants. */
-int batch_decode_step(void);
+void batch_decode(const batch *b, gpu_worker *w, decode_slot *slots, int n);
+/* Encodes and writes `im` to it->output through a temp file (the first codec that takes it). A
+ * device image (on_device) that no GPU codec takes is downloaded through the worker's pinned
+ * staging buffer for the CPU codec. */
+ts_status batch_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im, int on_device,
+                       char *notice, size_t noticelen, char *err, size_t errlen);
+/* The most files one decode step takes: the largest batch a codec in use wants. */
+int batch_decode_step(const batch *b);
+
+/* batch_gpu.c: the nvJPEG codec and what the GPU path keeps per device and per worker. Without
+ * CUDA or nvJPEG every function is a no-op that leaves the work to the CPU codec. */
+/* After the pipelines are open: loads nvJPEG when a slot is on the GPU (b->gpu_codec), else
+ * says once why JPEG stays on the CPU; gives every GPU slot its buffer pool. */
+void batch_gpu_open(batch *b);
+void batch_gpu_close(batch *b);
+/* In the worker's own thread (its device made current first): its nvJPEG context, stream and
+ * staging; NULL on the CPU or when nvJPEG is not usable (said once). */
+gpu_worker *batch_gpu_worker_create(batch *b, device_slot *d);
+void batch_gpu_worker_destroy(gpu_worker *w);
+/* A spare device buffer of the slot's pool (zeroed when none) and its return. */
+void batch_gpu_take(device_slot *d, ts_image *im, size_t *cap);
+void batch_gpu_give(device_slot *d, ts_image *im, size_t *cap);
+/* The nvJPEG codec (batch_codec.c's table): decode of JPEG files into pool buffers, encode of
+ * 8-bit gray/RGB device images to JPEG. */
+void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, int n);
+ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im,
+                           int on_device, char *notice, size_t noticelen, char *err,
+                           size_t errlen);
+/* A device image into the worker's pinned staging buffer (reused; grown when needed): *h views
+ * it (not to be freed); the download time goes to it->ms[ST_DOWNLOAD]. */
+ts_status batch_gpu_download(gpu_worker *w, item *it, const ts_image *d_im, ts_image *h, char *err,
+                             size_t errlen);
 
 /* batch_report.c */
 /* The text of op k of an item's run (its orientation op first when one was applied). */

@@ -5,6 +5,8 @@
  * not take (TS_ERR_UNSUPPORTED: a format it does not handle, a JPEG the hardware refuses) goes to
  * the next one alone, and the last is the CPU codec (tsio_load / tsio_save_atomic), which takes
  * every file. A bad file's failure is final and never touches the other files of its step.
+ * In front of it, on GPU workers, the nvJPEG codec (batch_gpu.c): JPEG files it cannot decode
+ * (12-bit, arithmetic, lossless, CMYK, corrupt) go to the CPU codec one by one.
  */
 #include "batch.h"
 #include "util.h"
@@ -14,20 +16,22 @@
 
 /* A decode/encode backend. decode takes up to max_batch files in one call (nvJPEG's batched
  * decode wants many; the CPU codec takes one); encode writes `im` to it->output through a temp
- * file, with the encode/write times, and returns TS_ERR_UNSUPPORTED for a format it does not
- * write. A GPU codec (app/gpu_jpeg.h) goes in front of the CPU one in `codecs`: its decode will
- * hand the batch device images for the pipeline to use in place, and its encode will take the
- * pipeline's result on the device (ts_run_opts.keep_output). */
+ * file, with the encode/write times, and returns TS_ERR_UNSUPPORTED for a format or an image it
+ * does not write. A GPU codec (gpu != 0) is used only by GPU workers with nvJPEG loaded: its
+ * decode hands the batch device images for the pipeline to use in place, and its encode takes
+ * the pipeline's result on the device (ts_pipeline_take_result). */
 typedef struct batch_codec {
     const char *name;
     int max_batch;
-    void (*decode)(const batch *b, decode_slot *const *slots, int n);
-    ts_status (*encode)(const batch *b, item *it, const ts_image *im, char *notice,
-                        size_t noticelen, char *err, size_t errlen);
+    int gpu;
+    void (*decode)(const batch *b, gpu_worker *w, decode_slot *const *slots, int n);
+    ts_status (*encode)(const batch *b, gpu_worker *w, item *it, const ts_image *im,
+                        int on_device, char *notice, size_t noticelen, char *err, size_t errlen);
 } batch_codec;
 
-static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
+static void cpu_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, int n)
 {
+    (void)w;
     for (int k = 0; k < n; k++) {
         decode_slot *s = slots[k];
         tsio_load_opts lo = {.max_pixels = b->o->max_pixels, .meta = &s->meta,
@@ -41,9 +45,12 @@ static void cpu_decode(const batch *b, decode_slot *const *slots, int n)
     }
 }
 
-static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *notice,
-                            size_t noticelen, char *err, size_t errlen)
+static ts_status cpu_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im,
+                            int on_device, char *notice, size_t noticelen, char *err, size_t errlen)
 {
+    (void)w;
+    if (on_device)
+        return TS_ERR_UNSUPPORTED; /* batch_encode downloads it first */
     tsio_save_opts so = {.format = b->o->format, .quality = b->o->quality,
                          .meta = &it->meta_out, .lossless = b->o->lossless};
     if (so.format == TSIO_UNKNOWN)
@@ -57,11 +64,20 @@ static ts_status cpu_encode(const batch *b, item *it, const ts_image *im, char *
     return st;
 }
 
-static const batch_codec cpu_codec = {"cpu", 1, cpu_decode, cpu_encode};
-static const batch_codec *const codecs[] = {&cpu_codec};
+/* The engines take batches: 8 files amortise a batched call while keeping the images in
+ * flight (2 per worker) few. */
+static const batch_codec gpu_codec = {"nvjpeg", 8, 1, gpu_codec_decode, gpu_codec_encode};
+static const batch_codec cpu_codec = {"cpu", 1, 0, cpu_decode, cpu_encode};
+static const batch_codec *const codecs[] = {&gpu_codec, &cpu_codec};
 #define N_CODECS (sizeof codecs / sizeof codecs[0])
 
-int batch_decode_step(void)
+/* A codec this worker may use: the GPU ones only with an nvJPEG context. */
+static int usable(const batch *b, const batch_codec *c, const gpu_worker *w)
+{
+    return !c->gpu || (b->gpu_codec && w);
+}
+
+int batch_decode_step(const batch *b)
 {
     long v;
     const char *force = getenv("TESSERA_TEST_DECODE_BATCH"); /* tests: steps of several files */
@@ -69,11 +85,12 @@ int batch_decode_step(void)
         return (int)v;
     int most = 1;
     for (size_t c = 0; c < N_CODECS; c++)
-        most = codecs[c]->max_batch > most ? codecs[c]->max_batch : most;
+        if (!codecs[c]->gpu || b->gpu_codec)
+            most = codecs[c]->max_batch > most ? codecs[c]->max_batch : most;
     return most;
 }
 
-void batch_decode(const batch *b, decode_slot *slots, int n)
+void batch_decode(const batch *b, gpu_worker *w, decode_slot *slots, int n)
 {
     decode_slot **todo = xcalloc((size_t)n, sizeof *todo);
     for (int k = 0; k < n; k++) {
@@ -81,22 +98,35 @@ void batch_decode(const batch *b, decode_slot *slots, int n)
         snprintf(slots[k].err, sizeof slots[k].err, "no decoder takes this file");
     }
     for (size_t c = 0; c < N_CODECS; c++) {
+        if (!usable(b, codecs[c], w))
+            continue;
         int m = 0;
         for (int k = 0; k < n; k++)
             if (slots[k].st == TS_ERR_UNSUPPORTED)
                 todo[m++] = &slots[k];
         for (int at = 0; at < m; at += codecs[c]->max_batch)
-            codecs[c]->decode(b, todo + at,
+            codecs[c]->decode(b, w, todo + at,
                               m - at < codecs[c]->max_batch ? m - at : codecs[c]->max_batch);
     }
     free(todo);
 }
 
-ts_status batch_encode(const batch *b, item *it, const ts_image *im, char *notice,
-                       size_t noticelen, char *err, size_t errlen)
+ts_status batch_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im, int on_device,
+                       char *notice, size_t noticelen, char *err, size_t errlen)
 {
     ts_status st = TS_ERR_UNSUPPORTED;
-    for (size_t c = 0; c < N_CODECS && st == TS_ERR_UNSUPPORTED; c++)
-        st = codecs[c]->encode(b, it, im, notice, noticelen, err, errlen);
+    ts_image host;
+    snprintf(err, errlen, "no encoder takes this image");
+    for (size_t c = 0; c < N_CODECS && st == TS_ERR_UNSUPPORTED; c++) {
+        if (!usable(b, codecs[c], w))
+            continue;
+        if (on_device && !codecs[c]->gpu) { /* the CPU codecs read host memory */
+            if ((st = batch_gpu_download(w, it, im, &host, err, errlen)) != TS_OK)
+                return st;
+            im = &host;
+            on_device = 0;
+        }
+        st = codecs[c]->encode(b, w, it, im, on_device, notice, noticelen, err, errlen);
+    }
     return st;
 }

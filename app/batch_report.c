@@ -140,7 +140,8 @@ int batch_write_report(const batch *b, const char *path)
     for (int d = 0; d < b->n_devs; d++) {
         char label[300];
         fprintf(f, "%s{\"device\": %d, \"name\": ", d ? ", " : "", b->devs[d].id);
-        json_str(f, device_label(&b->devs[d], dev, label, sizeof label));
+        const ts_device *own = b->devs[d].shared ? ts_pipeline_device(b->devs[d].shared) : NULL;
+        json_str(f, device_label(&b->devs[d], own, label, sizeof label));
         fprintf(f, ", \"images\": %d, \"images_per_s\": %.3f, \"mpix_per_s\": %.3f}",
                 b->devs[d].images, b->secs > 0 ? b->devs[d].images / b->secs : 0,
                 b->secs > 0 ? b->devs[d].mpix / b->secs : 0);

@@ -7,8 +7,11 @@
  * never stalls the others and at most 2 x --jobs images are in memory. Each worker is bound to a
  * device slot, whose op chain it runs: on the GPU the slot's pipeline is shared (one worker at a
  * time; the others decode and encode meanwhile); on the CPU every worker has its own pipeline.
- * The codecs behind the decode and encode stages are in batch_codec.c (where a GPU codec plugs
- * in).
+ * With several GPUs (--devices) there is one slot per GPU, workers dealt round-robin to them;
+ * inputs are taken from the one shared list by whichever worker is free, and an image stays on
+ * the device that decoded it (its own queues per slot) until it is written.
+ * The codecs behind the decode and encode stages are in batch_codec.c; the GPU path (nvJPEG,
+ * device buffers, pinned staging) in batch_gpu.c; the device slots in batch_devices.c.
  *
  * Outputs are written to a temp file and renamed (image_save.c). Signals are handled by a thread
  * of their own (sigwait), so removing the temp files never races with a worker creating one.
@@ -38,9 +41,9 @@ static void append_notice(item *it, const char *who, const char *text)
 }
 
 /* Decodes n files (batch_decode); those that fail carry their error. */
-static void stage_decode(const batch *b, decode_slot *slots, int n)
+static void stage_decode(const batch *b, gpu_worker *w, decode_slot *slots, int n)
 {
-    batch_decode(b, slots, n);
+    batch_decode(b, w, slots, n);
     for (int k = 0; k < n; k++) {
         item *it = slots[k].it;
         if (slots[k].st != TS_OK) {
@@ -67,18 +70,62 @@ static void stage_decode(const batch *b, decode_slot *slots, int n)
     }
 }
 
-static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, ts_image *in,
-                     ts_image *out)
+/* Frees an image between stages: a device one goes back to its slot's pool. */
+static void drop_image(device_slot *d, ts_image *im, size_t *cap, int on_device)
+{
+    if (on_device)
+        batch_gpu_give(d, im, cap);
+    else
+        ts_image_free(im);
+}
+
+/* The chain on a GPU worker: the input (device, or host from the CPU decoder) in, the result
+ * left on the device and taken into a pool buffer (*out, *out_cap), no download. */
+static ts_status run_on_device(const batch *b, item *it, device_slot *d, ts_pipeline *p,
+                               ts_image *in, size_t *in_cap, int in_on_device, ts_image *out,
+                               size_t *out_cap)
+{
+    ts_run_opts ro = {.keep_output = 1};
+    ts_image shape;
+    memset(&shape, 0, sizeof shape);
+    memset(out, 0, sizeof *out);
+    *out_cap = 0;
+    pthread_mutex_lock(&d->lock);
+    ts_status st = in_on_device ? ts_pipeline_run_dev(p, &it->chain, in, &shape, &it->rep, &ro)
+                                : ts_pipeline_run_ex(p, &it->chain, in, &shape, &it->rep, &ro);
+    if (st == TS_OK) {
+        if (in_on_device) { /* the input's buffer is free now: the pipeline takes it in exchange */
+            *out = *in, *out_cap = *in_cap;
+            memset(in, 0, sizeof *in), *in_cap = 0;
+        } else {
+            batch_gpu_take(d, out, out_cap);
+        }
+        st = ts_pipeline_take_result(p, out, out_cap);
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (st != TS_OK) /* out, when taken, holds no result */
+        drop_image(d, out, out_cap, 1);
+    return st;
+}
+
+static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, gpu_worker *w,
+                     ts_image *in, size_t *cap, int *on_device, ts_image *out, size_t *out_cap)
 {
     ts_status st;
-    if (d->shared) {
+    *out_cap = 0;
+    if (w) {
+        st = run_on_device(b, it, d, p, in, cap, *on_device, out, out_cap);
+        drop_image(d, in, cap, *on_device);
+        *on_device = st == TS_OK;
+    } else if (d->shared) {
         pthread_mutex_lock(&d->lock);
         st = ts_pipeline_run(p, &it->chain, in, out, &it->rep);
         pthread_mutex_unlock(&d->lock);
+        ts_image_free(in);
     } else {
         st = ts_pipeline_run(p, &it->chain, in, out, &it->rep);
+        ts_image_free(in);
     }
-    ts_image_free(in);
     if (st != TS_OK) {
         item_error(it, "%s: %s", it->input, ts_error_detail());
         return -1;
@@ -90,7 +137,8 @@ static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, t
     return 0;
 }
 
-static int stage_encode(const batch *b, item *it, ts_image *out)
+static int stage_encode(const batch *b, item *it, gpu_worker *w, device_slot *d, ts_image *out,
+                        size_t *cap, int on_device)
 {
     char err[1024], notice[256];
     /* -r mirrors the input tree: the output's folder may be new */
@@ -103,12 +151,12 @@ static int stage_encode(const batch *b, item *it, ts_image *out)
             char eb[128];
             item_error(it, "%s: cannot create its folder: %s", it->output,
                        tsio_errtext(e, eb, sizeof eb));
-            ts_image_free(out);
+            drop_image(d, out, cap, on_device);
             return -1;
         }
     }
-    ts_status st = batch_encode(b, it, out, notice, sizeof notice, err, sizeof err);
-    ts_image_free(out);
+    ts_status st = batch_encode(b, w, it, out, on_device, notice, sizeof notice, err, sizeof err);
+    drop_image(d, out, cap, on_device);
     if (st != TS_OK) {
         item_error(it, "%s: %s", it->output, err);
         return -1;
@@ -134,6 +182,8 @@ static void draw_progress(batch *b, const char *name)
 typedef struct staged {
     int idx;
     ts_image im;
+    size_t cap;    /* on_device: the pool buffer's bytes */
+    int on_device; /* im lies on its slot's device */
 } staged;
 
 /* A FIFO of at most `cap` images; the batch lock guards it. */
@@ -142,9 +192,9 @@ typedef struct stage_queue {
     int head, count, cap;
 } stage_queue;
 
-static void push(stage_queue *s, int idx, ts_image im)
+static void push(stage_queue *s, staged x)
 {
-    s->q[(s->head + s->count++) % s->cap] = (staged){idx, im};
+    s->q[(s->head + s->count++) % s->cap] = x;
 }
 
 static staged pop(stage_queue *s)
@@ -161,7 +211,7 @@ static staged pop(stage_queue *s)
  * input to decode. On the GPU a worker whose device is busy decodes or encodes meanwhile instead
  * of waiting, so reads, codecs and the op chain of different images overlap. */
 typedef struct sched {
-    stage_queue to_ops, to_encode;
+    stage_queue *to_ops, *to_encode; /* per device slot: an image stays where it was decoded */
     int in_flight, cap;
     int decode_batch; /* files one decode step takes, at most */
     pthread_cond_t wake;
@@ -172,6 +222,7 @@ typedef struct worker_arg {
     sched *s;
     int id;   /* the worker's own CPU pipeline */
     int slot; /* its device slot: the one whose op chain it runs */
+    gpu_worker *gpu; /* its nvJPEG context and staging (GPU slots), made in its thread */
 } worker_arg;
 
 enum { W_DONE, W_DECODE, W_OPS, W_ENCODE };
@@ -179,15 +230,16 @@ enum { W_DONE, W_DECODE, W_OPS, W_ENCODE };
 /* Picks the next piece of work (the batch lock held); waits while there is none yet. W_DECODE
  * takes `*n_decode` inputs from index job->idx on (as many as the codecs batch and the memory
  * bound allow; some of them may have failed at planning). */
-static int next_work(batch *b, sched *s, device_slot *d, staged *job, int *n_decode)
+static int next_work(batch *b, sched *s, int slot, staged *job, int *n_decode)
 {
+    device_slot *d = &b->devs[slot];
     for (;;) {
-        if (s->to_encode.count) {
-            *job = pop(&s->to_encode);
+        if (s->to_encode[slot].count) {
+            *job = pop(&s->to_encode[slot]);
             return W_ENCODE;
         }
-        if (s->to_ops.count && !d->busy) {
-            *job = pop(&s->to_ops);
+        if (s->to_ops[slot].count && !d->busy) {
+            *job = pop(&s->to_ops[slot]);
             d->busy = d->shared != NULL; /* a CPU slot runs one chain per worker */
             return W_OPS;
         }
@@ -231,7 +283,7 @@ static void finish(batch *b, sched *s, item *it)
 
 /* Decodes the step's inputs (from index `first`, those that did not fail at planning; the lock
  * not held), then queues what decoded and finishes what did not (the lock held on return). */
-static void decode_step(batch *b, sched *s, int first, int n)
+static void decode_step(batch *b, sched *s, worker_arg *w, int first, int n)
 {
     decode_slot *slots = xcalloc((size_t)n, sizeof *slots);
     double t0 = now_ms();
@@ -240,11 +292,12 @@ static void decode_step(batch *b, sched *s, int first, int n)
             slots[k].it = &b->items[i];
             slots[k++].it->t_start = t0;
         }
-    stage_decode(b, slots, n);
+    stage_decode(b, w->gpu, slots, n);
     pthread_mutex_lock(&b->lock);
     for (int k = 0; k < n; k++) {
         if (slots[k].st == TS_OK)
-            push(&s->to_ops, (int)(slots[k].it - b->items), slots[k].im);
+            push(&s->to_ops[w->slot], (staged){(int)(slots[k].it - b->items), slots[k].im,
+                                                slots[k].cap, slots[k].on_device});
         else
             finish(b, s, slots[k].it);
     }
@@ -258,28 +311,32 @@ static void *worker(void *arg)
     sched *s = w->s;
     device_slot *d = &b->devs[w->slot];
     ts_pipeline *p = d->shared ? d->shared : b->own[w->id];
+    w->gpu = batch_gpu_worker_create(b, d); /* in this thread: it makes the device current */
     pthread_mutex_lock(&b->lock);
     for (;;) {
         staged job;
         int n_decode = 0;
-        int kind = next_work(b, s, d, &job, &n_decode);
+        int kind = next_work(b, s, w->slot, &job, &n_decode);
         if (kind == W_DONE)
             break;
         item *it = &b->items[job.idx];
         pthread_mutex_unlock(&b->lock);
         if (kind == W_DECODE) {
-            decode_step(b, s, job.idx, n_decode); /* returns with the lock held */
+            decode_step(b, s, w, job.idx, n_decode); /* returns with the lock held */
             pthread_cond_broadcast(&s->wake);
             continue;
         }
         ts_image out;
+        size_t out_cap;
         int failed;
         if (kind == W_OPS) {
             it->device = w->slot;
-            failed = stage_ops(b, it, d, p, &job.im, &out);
+            failed = stage_ops(b, it, d, p, w->gpu, &job.im, &job.cap, &job.on_device, &out,
+                               &out_cap);
             job.im = out;
+            job.cap = out_cap;
         } else {
-            failed = stage_encode(b, it, &job.im);
+            failed = stage_encode(b, it, w->gpu, d, &job.im, &job.cap, job.on_device);
             if (!failed) {
                 it->total_ms = now_ms() - it->t_start;
                 append_notice(it, it->input, it->rep.notice);
@@ -292,11 +349,13 @@ static void *worker(void *arg)
         if (failed || kind == W_ENCODE)
             finish(b, s, it);
         else
-            push(&s->to_encode, job.idx, job.im);
+            push(&s->to_encode[w->slot], job);
         pthread_cond_broadcast(&s->wake);
     }
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&b->lock);
+    batch_gpu_worker_destroy(w->gpu);
+    w->gpu = NULL;
     return NULL;
 }
 
@@ -341,81 +400,6 @@ static int start_signal_thread(pthread_t *t)
     return 0;
 }
 
-/* ---------------------------------------------------------------- pipelines and devices */
-
-/* Says once what --devices does here: nothing on the CPU; on the GPU the one device that this
- * build drives per process (the pipeline opens one device; slots for more plug in here). */
-static void devices_notice(const batch *b, const ts_device *dev)
-{
-    const ts_options *o = b->o;
-    if (!o->devices_given || o->quiet)
-        return;
-    if (!dev) {
-        ts_warn("--devices ignored: running on the CPU");
-        return;
-    }
-    int listed = o->n_devices == 0;
-    for (int i = 0; i < o->n_devices; i++)
-        listed |= o->devices[i] == dev->id;
-    if (!listed || o->n_devices > 1)
-        ts_warn("--devices: this build drives one GPU per process: device %d (%s); "
-                "TESSERA_DEVICE=N picks another", dev->id, dev->name);
-}
-
-static int open_pipelines(batch *b, int workers)
-{
-    const ts_options *o = b->o;
-    ts_pipeline *first = ts_open_pipeline(o);
-    if (!first)
-        return -1;
-    b->n_devs = 1;
-    b->devs = xcalloc(1, sizeof *b->devs);
-    pthread_mutex_init(&b->devs[0].lock, NULL);
-    if (ts_pipeline_on_gpu(first)) {
-        b->devs[0].shared = first;
-        b->devs[0].id = ts_pipeline_device(first)->id;
-        devices_notice(b, ts_pipeline_device(first));
-        return 0;
-    }
-    if (getenv("TESSERA_TEST_SHARED_CPU")) { /* tests: the GPU's scheduling, on the CPU */
-        b->devs[0].shared = first;
-        b->devs[0].id = -1;
-        devices_notice(b, NULL);
-        return 0;
-    }
-    devices_notice(b, NULL);
-    b->devs[0].id = -1;
-    b->own = xcalloc((size_t)workers, sizeof *b->own);
-    b->own[0] = first;
-    b->n_own = workers;
-    for (int w = 1; w < workers; w++) {
-        char msg[256];
-        if (ts_pipeline_create(&b->own[w], TS_BACKEND_CPU, msg, sizeof msg) != TS_OK) {
-            ts_warn("%s", ts_error_detail());
-            return -1;
-        }
-        for (int f = 0; f < TS_FAM_COUNT; f++) {
-            const ts_variant *v = ts_pipeline_selected(first, (ts_family)f);
-            ts_pipeline_select(b->own[w], (ts_family)f, v ? v->name : NULL);
-        }
-    }
-    return 0;
-}
-
-static void close_pipelines(batch *b)
-{
-    for (int d = 0; d < b->n_devs; d++) {
-        if (b->devs[d].shared)
-            ts_pipeline_destroy(b->devs[d].shared);
-        pthread_mutex_destroy(&b->devs[d].lock);
-    }
-    for (int w = 0; w < b->n_own; w++)
-        if (b->own[w])
-            ts_pipeline_destroy(b->own[w]);
-    free(b->own);
-    free(b->devs);
-}
-
 /* ---------------------------------------------------------------- the batch */
 
 static void run_workers(batch *b, int workers)
@@ -426,13 +410,17 @@ static void run_workers(batch *b, int workers)
     memset(&s, 0, sizeof s);
     /* two images in flight per worker: one being worked on, one waiting in a queue */
     s.cap = 2 * workers;
-    s.decode_batch = batch_decode_step();
-    s.to_ops = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
-    s.to_encode = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+    s.decode_batch = batch_decode_step(b);
+    s.to_ops = xcalloc((size_t)b->n_devs, sizeof *s.to_ops);
+    s.to_encode = xcalloc((size_t)b->n_devs, sizeof *s.to_encode);
+    for (int d = 0; d < b->n_devs; d++) {
+        s.to_ops[d] = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+        s.to_encode[d] = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
+    }
     pthread_cond_init(&s.wake, NULL);
     double t0 = now_ms();
     for (int w = 0; w < workers; w++) {
-        args[w] = (worker_arg){b, &s, w, w % b->n_devs};
+        args[w] = (worker_arg){b, &s, w, w % b->n_devs, NULL};
         if (w > 0 && pthread_create(&tid[w], NULL, worker, &args[w]) != 0) {
             ts_warn("cannot start thread %d: running with %d", w, w);
             workers = w;
@@ -444,8 +432,12 @@ static void run_workers(batch *b, int workers)
         pthread_join(tid[w], NULL);
     b->secs = (now_ms() - t0) / 1000;
     pthread_cond_destroy(&s.wake);
-    free(s.to_ops.q);
-    free(s.to_encode.q);
+    for (int d = 0; d < b->n_devs; d++) {
+        free(s.to_ops[d].q);
+        free(s.to_encode[d].q);
+    }
+    free(s.to_ops);
+    free(s.to_encode);
     free(tid);
     free(args);
 }
@@ -495,13 +487,14 @@ static int run_batch(const ts_options *o)
     int workers = o->jobs < b.n ? o->jobs : b.n > 0 ? b.n : 1;
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
-    if (open_pipelines(&b, workers) != 0) {
-        close_pipelines(&b);
+    if (batch_open_pipelines(&b, workers) != 0) {
+        batch_close_pipelines(&b);
         batch_free_items(&b);
         ts_chain_free(&b.chain);
         return 1;
     }
     pthread_mutex_init(&b.lock, NULL);
+    batch_gpu_open(&b);
     b.progress = !o->quiet && isatty(2) && b.n > 1;
     run_workers(&b, workers);
     if (b.progress)
@@ -514,7 +507,8 @@ static int run_batch(const ts_options *o)
     int report_bad = o->report && batch_write_report(&b, o->report) != 0;
     if (!o->quiet)
         batch_print_summary(&b, failed);
-    close_pipelines(&b);
+    batch_gpu_close(&b);
+    batch_close_pipelines(&b);
     pthread_mutex_destroy(&b.lock);
     batch_free_items(&b);
     ts_chain_free(&b.chain);

@@ -100,6 +100,67 @@ ts_status tsio_photo_load(const unsigned char *buf, size_t len, uint64_t max_pix
 #define ICC_TAG "ICC_PROFILE"
 #define ICC_HEAD 14 /* "ICC_PROFILE\0", sequence number, chunk count */
 
+static unsigned char *put_segment(unsigned char *p, int marker, const unsigned char *head,
+                                  size_t headlen, const unsigned char *data, size_t len)
+{
+    size_t seglen = 2 + headlen + len;
+    *p++ = 0xFF;
+    *p++ = (unsigned char)marker;
+    *p++ = (unsigned char)(seglen >> 8);
+    *p++ = (unsigned char)seglen;
+    memcpy(p, head, headlen);
+    p += headlen;
+    memcpy(p, data, len);
+    return p + len;
+}
+
+#define SEG_MAX 65533 /* a segment's payload after its two length bytes */
+
+ts_status tsio_jpeg_add_meta(const unsigned char *jpg, size_t n, const tsio_meta *meta,
+                             unsigned char **out, size_t *outn)
+{
+    *out = NULL;
+    *outn = 0;
+    if (n < 4 || jpg[0] != 0xFF || jpg[1] != 0xD8)
+        return TS_ERR_INVALID;
+    size_t keep = 2; /* SOI, then an APP0 (JFIF) stays first as readers expect */
+    if (n >= 6 && jpg[2] == 0xFF && jpg[3] == 0xE0) {
+        size_t l = ((size_t)jpg[4] << 8) | jpg[5];
+        if (4 + l <= n)
+            keep = 4 + l;
+    }
+    int exif = meta && meta->exif && meta->exif_len && meta->exif_len + 6 <= SEG_MAX;
+    size_t icc_chunk = SEG_MAX - ICC_HEAD;
+    size_t chunks = meta && meta->icc && meta->icc_len ? (meta->icc_len + icc_chunk - 1) / icc_chunk
+                                                       : 0;
+    if (chunks > 255)
+        chunks = 0; /* more than the format can number: left out */
+    size_t total = n + (exif ? 4 + 6 + meta->exif_len : 0) +
+                   (chunks ? chunks * (4 + ICC_HEAD) + meta->icc_len : 0);
+    unsigned char *o = malloc(total), *p = o;
+    if (!o)
+        return TS_ERR_NOMEM;
+    memcpy(p, jpg, keep);
+    p += keep;
+    if (exif)
+        p = put_segment(p, 0xE1, (const unsigned char *)"Exif\0\0", 6, meta->exif,
+                        meta->exif_len);
+    for (size_t c = 0; c < chunks; c++) {
+        unsigned char head[ICC_HEAD];
+        memcpy(head, "ICC_PROFILE", 12);
+        head[12] = (unsigned char)(c + 1);
+        head[13] = (unsigned char)chunks;
+        size_t at = c * icc_chunk, len = meta->icc_len - at < icc_chunk ? meta->icc_len - at
+                                                                          : icc_chunk;
+        p = put_segment(p, 0xE2, head, ICC_HEAD, meta->icc + at, len);
+    }
+    memcpy(p, jpg + keep, n - keep);
+    p += n - keep;
+    *out = o;
+    *outn = (size_t)(p - o);
+    return TS_OK;
+}
+
 ts_status tsio_jpeg_meta_scan(const unsigned char *b, size_t len, tsio_meta *meta)
 {
     /* Where each ICC chunk's data lies: at most 255 chunks (the count is one byte). */

@@ -27,6 +27,13 @@ int tsio_gif_frames(const unsigned char *buf, size_t len);
  * bounded by the buffer. Fills only what `meta` lacks; TS_ERR_NOMEM only. */
 ts_status tsio_jpeg_meta_scan(const unsigned char *buf, size_t len, tsio_meta *meta);
 
+/* A copy of the JPEG `jpg` with the EXIF block (APP1) and the ICC profile (APP2 chunks) of `meta`
+ * after its SOI and any APP0 (JFIF): for an encoder that writes no metadata (the GPU's). An EXIF
+ * block over one segment is left out. *out is malloc'ed; TS_ERR_NOMEM, or TS_ERR_INVALID when
+ * `jpg` does not start with SOI. */
+ts_status tsio_jpeg_add_meta(const unsigned char *jpg, size_t n, const tsio_meta *meta,
+                             unsigned char **out, size_t *outn);
+
 ts_status tsio_webp_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
                            tsio_meta *meta, ts_image *out, char *notice, size_t noticelen,
                            char *err, size_t errlen);

@@ -11,7 +11,27 @@
 
 extern "C" int ts_gpu_compiled(void) { return 1; }
 
-extern "C" ts_status ts_gpu_open(ts_device *dev)
+extern "C" ts_status ts_gpu_open(ts_device *dev) { return ts_gpu_open_id(dev, -1); }
+
+extern "C" int ts_gpu_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+/* The CUDA runtime's current device is per host thread: a thread other than the one that opened
+ * a device would otherwise run on device 0. */
+extern "C" ts_status ts_gpu_use(int id)
+{
+    TS_CUDA_TRY(cudaSetDevice(id));
+    return TS_OK;
+}
+
+extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
 {
     int n = 0, id = 0;
     memset(dev, 0, sizeof *dev);
@@ -28,7 +48,11 @@ extern "C" ts_status ts_gpu_open(ts_device *dev)
     if (n == 0)
         return ts_fail(TS_ERR_NO_GPU, "no CUDA device found");
     const char *want = getenv("TESSERA_DEVICE");
-    if (want && *want) {
+    if (want_id >= 0) {
+        if (want_id >= n)
+            return ts_fail(TS_ERR_NO_GPU, "device %d asked for but %d device(s) present", want_id, n);
+        id = want_id;
+    } else if (want && *want) {
         id = atoi(want);
         if (id < 0 || id >= n)
             return ts_fail(TS_ERR_NO_GPU, "TESSERA_DEVICE=%s but %d device(s) present", want, n);

@@ -12,6 +12,17 @@ ts_status ts_gpu_open(ts_device *dev)
     memset(dev, 0, sizeof *dev);
     return NO_CUDA;
 }
+ts_status ts_gpu_open_id(ts_device *dev, int id)
+{
+    (void)id;
+    return ts_gpu_open(dev);
+}
+int ts_gpu_count(void) { return 0; }
+ts_status ts_gpu_use(int id)
+{
+    (void)id;
+    return NO_CUDA;
+}
 ts_status ts_gpu_malloc(void **d_ptr, size_t bytes)
 {
     (void)bytes;

@@ -5,7 +5,9 @@
  * take a job runs that op on the CPU in the middle of a GPU chain, also with a notice.
  * ts_pipeline_run_ex can keep the input on the GPU (in d_in, which no op writes) so that a caller
  * re-running chains on one image (the viewer's live mode) uploads it once, and can leave the
- * result there (keep_output) for a caller that downloads only what it shows.
+ * result there (keep_output) for a caller that downloads only what it shows. A batch converter
+ * whose decoder leaves images on the GPU hands them in as they are (ts_pipeline_run_dev) and takes
+ * the result's buffer (ts_pipeline_take_result) for its encoder: pixels never cross to the host.
  */
 #include "tessera.h"
 
@@ -51,6 +53,12 @@ static double now_ms(void)
 
 ts_status ts_pipeline_create(ts_pipeline **pp, ts_backend want, char *msg, size_t msglen)
 {
+    return ts_pipeline_create_on(pp, want, -1, msg, msglen);
+}
+
+ts_status ts_pipeline_create_on(ts_pipeline **pp, ts_backend want, int device, char *msg,
+                                size_t msglen)
+{
     ts_pipeline *p = calloc(1, sizeof *p);
     if (msg && msglen)
         msg[0] = '\0';
@@ -58,7 +66,7 @@ ts_status ts_pipeline_create(ts_pipeline **pp, ts_backend want, char *msg, size_
     if (!p)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
     if (want != TS_BACKEND_CPU) {
-        ts_status st = ts_gpu_open(&p->dev);
+        ts_status st = ts_gpu_open_id(&p->dev, device);
         if (st == TS_OK)
             st = ts_gpu_stream_create(&p->stream);
         if (st == TS_OK) {
@@ -80,6 +88,7 @@ void ts_pipeline_destroy(ts_pipeline *p)
     if (!p)
         return;
     if (p->gpu) {
+        ts_gpu_use(p->dev.id);
         for (int i = 0; i < 2; i++)
             ts_gpu_free(p->d_buf[i].data);
         ts_gpu_free(p->d_in.data);
@@ -96,6 +105,24 @@ void ts_pipeline_destroy(ts_pipeline *p)
 int ts_pipeline_on_gpu(const ts_pipeline *p) { return p->gpu; }
 
 const ts_image *ts_pipeline_result(const ts_pipeline *p) { return p->kept_out; }
+
+ts_status ts_pipeline_take_result(ts_pipeline *p, ts_image *d_im, size_t *capacity)
+{
+    if (!p->kept_out)
+        return ts_fail(TS_ERR_INVALID, "no result kept on the device");
+    for (int i = 0; i < 2; i++)
+        if (p->kept_out == &p->d_buf[i]) {
+            ts_image mine = p->d_buf[i];
+            size_t cap = p->d_cap[i];
+            p->d_buf[i] = *d_im;
+            p->d_cap[i] = *capacity;
+            *d_im = mine;
+            *capacity = cap;
+            break;
+        }
+    p->kept_out = NULL; /* d_buf[i] now holds the caller's old pixels */
+    return TS_OK;
+}
 
 ts_stream ts_pipeline_stream(const ts_pipeline *p) { return p->gpu ? p->stream : NULL; }
 
@@ -323,11 +350,16 @@ static int same_shape(const ts_image *a, const ts_image *b)
 /* Uploads `in` (into d_in when kept, else d_buf[0]) unless the kept copy is still valid;
  * *src is the device image the chain starts from. */
 static ts_status upload_input(ts_pipeline *p, const ts_image *in, const ts_run_opts *o,
-                              ts_timer *t_up, ts_run_report *rep, const ts_image **src)
+                              int in_dev, ts_timer *t_up, ts_run_report *rep, const ts_image **src)
 {
     int keep = o && o->keep_input;
     ts_image *b = keep ? &p->d_in : &p->d_buf[0];
     ts_status st;
+    if (in_dev) {
+        *src = in;
+        rep->input_resident = 1;
+        return TS_OK;
+    }
     *src = b;
     if (keep && o->input_unchanged && p->in_valid && same_shape(b, in)) {
         rep->input_resident = 1;
@@ -355,8 +387,8 @@ static ts_status host_out(ts_image *out, const ts_image *d, int reuse)
     return ts_image_alloc(out, d->width, d->height, d->channels, d->bytes);
 }
 
-static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
-                         ts_run_report *rep, const ts_run_opts *o)
+static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, int in_dev,
+                         ts_image *out, ts_run_report *rep, const ts_run_opts *o)
 {
     ts_timer *t_up, *t_down, *t_op;
     const ts_image *src;
@@ -364,7 +396,7 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     ts_status st;
     if ((st = timer(p, 0, &t_up)) != TS_OK || (st = timer(p, 1, &t_down)) != TS_OK)
         return st;
-    if ((st = upload_input(p, in, o, t_up, rep, &src)) != TS_OK)
+    if ((st = upload_input(p, in, o, in_dev, t_up, rep, &src)) != TS_OK)
         return st;
     int dst = src == &p->d_buf[0]; /* ping-pong through d_buf, never writing the input */
     for (int i = 0; i < c->n; i++) {
@@ -411,7 +443,7 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     }
     if (!rep->input_resident)
         ts_timer_ms(t_up, &rep->upload_ms);
-    if (o && o->keep_input)
+    if (o && o->keep_input && !in_dev)
         p->in_valid = 1;
     for (int i = 0; i < c->n; i++)
         if (!on_cpu[i])
@@ -459,8 +491,8 @@ static ts_status check_run(const ts_chain *c, const ts_image *in)
     return ts_image_geometry(in->width, in->height, in->channels, in->bytes, NULL, NULL);
 }
 
-ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
-                             ts_run_report *rep, const ts_run_opts *o)
+static ts_status run_any(ts_pipeline *p, const ts_chain *c, const ts_image *in, int in_dev,
+                         ts_image *out, ts_run_report *rep, const ts_run_opts *o)
 {
     ts_run_report local;
     if (!rep)
@@ -470,11 +502,15 @@ ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *
     if (!(o && o->reuse_out))
         memset(out, 0, sizeof *out);
     ts_status st = check_run(c, in);
+    if (st == TS_OK && in_dev && !p->gpu)
+        st = ts_fail(TS_ERR_INVALID, "a device input on the CPU pipeline");
+    if (st == TS_OK && p->gpu)
+        st = ts_gpu_use(p->dev.id);
     if (st == TS_OK) {
         rep->n = c->n;
         double t0 = now_ms();
         if (p->gpu) {
-            st = run_gpu(p, c, in, out, rep, o);
+            st = run_gpu(p, c, in, in_dev, out, rep, o);
         } else {
             ts_image res;
             if ((st = run_cpu(p, c, in, &res, rep)) == TS_OK) {
@@ -487,6 +523,18 @@ ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *
     if (st != TS_OK)
         ts_image_free(out);
     return st;
+}
+
+ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
+                             ts_run_report *rep, const ts_run_opts *o)
+{
+    return run_any(p, c, in, 0, out, rep, o);
+}
+
+ts_status ts_pipeline_run_dev(ts_pipeline *p, const ts_chain *c, const ts_image *d_in,
+                              ts_image *out, ts_run_report *rep, const ts_run_opts *o)
+{
+    return run_any(p, c, d_in, 1, out, rep, o);
 }
 
 ts_status ts_pipeline_run(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,

@@ -270,6 +270,12 @@ typedef struct ts_device {
 int ts_gpu_compiled(void); /* 1 when built with CUDA */
 /* Opens the first usable device (TESSERA_DEVICE=N picks another). TS_ERR_NO_GPU says why not. */
 ts_status ts_gpu_open(ts_device *dev);
+/* Opens device `id` (< 0: as ts_gpu_open) and makes it the calling thread's current device. */
+ts_status ts_gpu_open_id(ts_device *dev, int id);
+int ts_gpu_count(void); /* CUDA devices present; 0 without a driver or a CUDA build */
+/* Makes device `id` the calling thread's current one (the CUDA runtime keeps it per thread): a
+ * thread must call it before its first CUDA call on any device but 0. */
+ts_status ts_gpu_use(int id);
 ts_status ts_gpu_malloc(void **d_ptr, size_t bytes);
 void ts_gpu_free(void *d_ptr);
 /* Device rows start 256-byte aligned, so 16-byte vector loads at a row's start are aligned. */
@@ -363,6 +369,10 @@ typedef struct ts_pipeline ts_pipeline;
 
 /* TS_BACKEND_AUTO falls back to the CPU and explains why in `msg`; TS_BACKEND_GPU fails instead. */
 ts_status ts_pipeline_create(ts_pipeline **p, ts_backend want, char *msg, size_t msglen);
+/* The same on CUDA device `device` (< 0: as ts_pipeline_create). Every later call on the
+ * pipeline makes that device current in the calling thread first, so any thread may use it. */
+ts_status ts_pipeline_create_on(ts_pipeline **p, ts_backend want, int device, char *msg,
+                                size_t msglen);
 void ts_pipeline_destroy(ts_pipeline *p);
 int ts_pipeline_on_gpu(const ts_pipeline *p);
 const ts_device *ts_pipeline_device(const ts_pipeline *p); /* NULL on the CPU */
@@ -390,9 +400,21 @@ typedef struct ts_run_opts {
 /* ts_pipeline_run with options (`opts` may be NULL). On failure `out` is freed and zeroed. */
 ts_status ts_pipeline_run_ex(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
                              ts_run_report *report, const ts_run_opts *opts);
+/* ts_pipeline_run_ex on a device input: `d_in` lies on the pipeline's device (rows
+ * ts_gpu_pitch apart, complete: no work pending on another stream); no upload, and no op writes
+ * it (keep_input and input_unchanged mean nothing here). The CPU pipeline refuses it
+ * (TS_ERR_INVALID). With keep_output nothing crosses to the host. */
+ts_status ts_pipeline_run_dev(ts_pipeline *p, const ts_chain *c, const ts_image *d_in,
+                              ts_image *out, ts_run_report *report, const ts_run_opts *opts);
 /* The device image of the last run's result when that run kept it there (keep_output); NULL on
  * the CPU, after a failure, or once any other run (ts_pipeline_run_op included) has started. */
 const ts_image *ts_pipeline_result(const ts_pipeline *p);
+/* After a keep_output run: swaps the result's device buffer with the caller's (d_im and
+ * *capacity, both zero or from ts_gpu_image_reserve on this device), so the caller owns the
+ * result without a copy and the pipeline reuses the caller's memory next time. With an empty
+ * chain on a device input the result is that input: nothing is swapped. TS_ERR_INVALID when
+ * the last run kept no result. */
+ts_status ts_pipeline_take_result(ts_pipeline *p, ts_image *d_im, size_t *capacity);
 ts_stream ts_pipeline_stream(const ts_pipeline *p); /* NULL on the CPU */
 /* Runs one op with one given variant (tests, viewer's speedup bars). */
 ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *v,

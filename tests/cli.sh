@@ -258,6 +258,90 @@ for i in r["images"]:
 PY
 fi
 
+# ---------------------------------------------------------------- JPEG batches: the codec seam
+# CPU backend: nvJPEG is never tried (no notice about it, whatever TESSERA_NVJPEG_LIB says), JPEG
+# files take the CPU decoder, and the bytes do not depend on --jobs or on that variable.
+mkdir -p "$T/jp" "$T/jq1" "$T/jq3" "$T/jqn"
+i=0; while [ $i -lt 6 ]; do mk $((40 + 7 * i)) $((30 + 5 * i)) $((1 + 2 * (i % 2))) 8 $((500 + i)) "$T/jp/p$i.jpg"; i=$((i + 1)); done
+run --headless -q --backend cpu -j 1 -o "$T/jq1" --format png --ops "gauss:3,rotate:90" "$T/jp"; expect "JPEG->PNG batch, --jobs 1" 0
+run --headless --backend cpu -j 3 -o "$T/jq3" --format png --ops "gauss:3,rotate:90" --report "$T/jq3.json" "$T/jp"; expect "JPEG->PNG batch, --jobs 3, --report" 0
+[ "$(sum "$T/jq1")" = "$(sum "$T/jq3")" ] && ok "JPEG->PNG on the CPU: --jobs 3 gives the bytes of --jobs 1" || bad "JPEG->PNG on the CPU: --jobs 3 gives the bytes of --jobs 1"
+TESSERA_NVJPEG_LIB=/nonexistent run --headless --backend cpu -j 3 -o "$T/jqn" --format png --ops "gauss:3,rotate:90" "$T/jp"; expect "JPEG batch with TESSERA_NVJPEG_LIB=/nonexistent on the CPU" 0
+! grep -qi "nvjpeg" "$T/err" && ok "the CPU backend says nothing about nvJPEG" || bad "the CPU backend says nothing about nvJPEG"
+[ "$(sum "$T/jq1")" = "$(sum "$T/jqn")" ] && ok "TESSERA_NVJPEG_LIB changes no byte on the CPU" || bad "TESSERA_NVJPEG_LIB changes no byte on the CPU"
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - "$T/jq3.json" <<'PY' >"$T/err" 2>&1 && ok "report of a CPU JPEG batch: decode path cpu, read+decode, device -1" || bad "report of a CPU JPEG batch: decode path cpu, read+decode, device -1 ($(tail -1 "$T/err"))"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["backend"] == "cpu" and len(r["images"]) == 6, r
+for i in r["images"]:
+    assert i["decode_path"] == "cpu" and i["device"] == -1, i
+    st = i["stages_ms"]
+    assert "read+decode" in st and "encode+write" in st and st["upload"] == 0 and st["download"] == 0, st
+PY
+fi
+
+# GPU backend (skipped without one): nvJPEG decodes and encodes, or one notice says why not.
+if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU"; then
+    cp "$T/bad/trunc.jpg" "$T/jp/zz_trunc.jpg"
+    mkdir -p "$T/gn" "$T/gj" "$T/gp"
+    TESSERA_NVJPEG_LIB=/nonexistent run --headless -j 4 -o "$T/gn" --format jpg --ops "gauss:3" --report "$T/gn.json" "$T/jp"
+    expect "GPU batch without nvJPEG: the bad file fails, the others are written" 1 "zz_trunc.jpg"
+    [ "$(grep -c "nvJPEG unavailable" "$T/err")" = 1 ] && ok "GPU batch without nvJPEG: one notice for 4 workers" || bad "GPU batch without nvJPEG: one notice for 4 workers ($(grep -c "nvJPEG unavailable" "$T/err"))"
+    [ "$(ls "$T/gn" | wc -l)" = 6 ] && no_temps "$T/gn" && ok "GPU batch without nvJPEG: 6 outputs, no temp file" || bad "GPU batch without nvJPEG: 6 outputs, no temp file"
+    run --headless -j 4 -o "$T/gj" --format jpg --ops "gauss:3,rotate:90" --report "$T/gj.json" "$T/jp"
+    expect "GPU JPEG->JPEG batch with a corrupt file among them" 1 "zz_trunc.jpg"
+    [ "$(grep -c "^tessera: .*zz_trunc.jpg" "$T/err")" = 1 ] && [ "$(ls "$T/gj" | wc -l)" = 6 ] && ok "the corrupt JPEG fails alone, in one line" || bad "the corrupt JPEG fails alone, in one line"
+    run --headless -j 2 -o "$T/gp" --format png --ops "gauss:3,rotate:90" --report "$T/gp.json" "$T/jp"
+    expect "GPU JPEG->PNG batch" 1 "zz_trunc.jpg"
+    if grep -q "nvJPEG unavailable" "$T/err"; then
+        skip "GPU JPEG path: decode path, stages, closeness to the CPU" "nvJPEG not loadable here: $(grep "nvJPEG" "$T/err" | head -1)"
+    elif /usr/bin/python3 -c 'import json' 2>/dev/null; then
+        /usr/bin/python3 - "$T/gj.json" "$T/gp.json" <<'PY' >"$T/err" 2>&1 && ok "GPU JPEG path: engine/cuda decode, read and decode apart, no upload or download for JPEG->JPEG" || bad "GPU JPEG path: engine/cuda decode, read and decode apart, no upload or download for JPEG->JPEG ($(tail -1 "$T/err"))"
+import json, sys
+for n, path in enumerate(sys.argv[1:]):
+    r = json.load(open(path))
+    ok = [i for i in r["images"] if i.get("ok", True) and "error" not in i]
+    assert r["backend"] == "gpu", r["backend"]
+    for i in ok:
+        st = i["stages_ms"]
+        assert i["decode_path"] in ("engine", "cuda"), i
+        assert "read" in st and "decode" in st and st["upload"] == 0, st
+        if n == 0:
+            assert "encode" in st and "write" in st and st["download"] == 0, st
+        else:
+            assert st["download"] > 0, st
+PY
+    fi
+    if /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null && [ -d "$T/jq1" ]; then
+        /usr/bin/python3 - "$T/jq1" "$T/gp" <<'PY' >"$T/err" 2>&1 && ok "GPU JPEG->PNG close to the CPU's: $(tail -1 "$T/err")" || bad "GPU JPEG->PNG close to the CPU's ($(tail -1 "$T/err"))"
+import os, sys, numpy as np
+from PIL import Image
+# the decoders' IDCT and chroma upsampling differ: small mean, bounded max; a wrong channel
+# order, orientation or pitch gives far more
+worst, mean = 0, 0.0
+for f in sorted(os.listdir(sys.argv[1])):
+    a = np.asarray(Image.open(os.path.join(sys.argv[1], f)), dtype=np.int16)
+    b = np.asarray(Image.open(os.path.join(sys.argv[2], f)), dtype=np.int16)
+    assert a.shape == b.shape, (f, a.shape, b.shape)
+    d = np.abs(a - b)
+    worst, mean = max(worst, int(d.max())), max(mean, float(d.mean()))
+assert worst <= 64 and mean <= 3, (worst, mean)
+print("max difference %d, mean %.2f" % (worst, mean))
+PY
+    else
+        skip "GPU JPEG->PNG close to the CPU's" "no numpy/PIL for /usr/bin/python3"
+    fi
+    rm -f "$T/jp/zz_trunc.jpg"
+    # a listed device that is not there is skipped with a message; the others do the batch
+    mkdir -p "$T/gd"
+    run --headless -j 2 -o "$T/gd" --format jpg --devices 0,63 --ops flip "$T/jp"
+    expect "--devices with a missing GPU: skipped, the batch runs" 0 "GPU 63 skipped"
+    [ "$(ls "$T/gd" | wc -l)" = 6 ] && ok "--devices 0,63: every image written" || bad "--devices 0,63: every image written"
+else
+    skip "GPU JPEG batches (nvJPEG, fallback notice, closeness)" "no GPU"
+fi
+
 # ---------------------------------------------------------------- hostile names and paths
 mkdir -p "$T/cc"
 nl=$(printf 'a\ntessera: forged\033[31mred.png')

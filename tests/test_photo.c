@@ -284,3 +284,60 @@ TEST(jpeg_meta_scan_matches_the_writer)
     free(buf);
     free(icc);
 }
+
+/* The GPU encoder's output gets its metadata spliced in: libjpeg's reader must find the same EXIF
+ * block and ICC profile in the result, and the image must still decode to the same pixels. */
+TEST(jpeg_add_meta_round_trips_through_libjpeg)
+{
+    ts_image im;
+    CHECK(ts_image_alloc(&im, 16, 9, 3, 1) == TS_OK);
+    for (size_t i = 0; i < ts_row_bytes(&im) * 9; i++)
+        ((unsigned char *)im.data)[i] = (unsigned char)(i * 13);
+    char path[] = "/tmp/tessera-photo-XXXXXX.jpg", err[256], notice[128];
+    int fd = mkstemps(path, 4);
+    CHECK(fd >= 0);
+    close(fd);
+    tsio_save_opts so = {.format = TSIO_JPEG};
+    CHECK(tsio_save(path, &im, &so, notice, sizeof notice, err, sizeof err) == TS_OK);
+    FILE *f = fopen(path, "rb");
+    unsigned char *plain = malloc(100000);
+    size_t n = f && plain ? fread(plain, 1, 100000, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(n > 4);
+    unsigned char blk[64];
+    size_t bn = make_block(blk, 1, 6), icc_len = 140000;
+    unsigned char *icc = malloc(icc_len);
+    CHECK(icc != NULL);
+    for (size_t i = 0; i < icc_len; i++)
+        icc[i] = (unsigned char)(i * 5 + i / 253);
+    tsio_meta m = {.exif = blk, .exif_len = bn, .icc = icc, .icc_len = icc_len};
+    unsigned char *with = NULL;
+    size_t wn = 0;
+    CHECK(tsio_jpeg_add_meta(plain, n, &m, &with, &wn) == TS_OK);
+    unsigned char *bad = NULL;
+    size_t badn = 0;
+    CHECK(tsio_jpeg_add_meta((const unsigned char *)"GIF89a", 6, &m, &bad, &badn) ==
+              TS_ERR_INVALID &&
+          bad == NULL);
+    f = fopen(path, "wb");
+    CHECK(f && fwrite(with, 1, wn, f) == wn);
+    fclose(f);
+    tsio_meta got = {0};
+    ts_image a, b;
+    tsio_load_opts lo = {.meta = &got};
+    CHECK(tsio_load(path, &lo, &b, err, sizeof err) == TS_OK);
+    unlink(path);
+    CHECKF(got.exif_len == bn && memcmp(got.exif, blk, bn) == 0, "exif %zu", got.exif_len);
+    CHECKF(got.icc_len == icc_len && memcmp(got.icc, icc, icc_len) == 0, "icc %zu", got.icc_len);
+    CHECK(tsio_load_memory(plain, n, NULL, &a, err, sizeof err) == TS_OK);
+    CHECK(a.width == b.width && a.height == b.height &&
+          memcmp(a.data, b.data, ts_row_bytes(&a) * (size_t)a.height) == 0);
+    tsio_meta_free(&got);
+    ts_image_free(&a);
+    ts_image_free(&b);
+    ts_image_free(&im);
+    free(with);
+    free(plain);
+    free(icc);
+}

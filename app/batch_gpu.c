@@ -1,0 +1,424 @@
+/* batch_gpu.c - the batch's GPU path: the nvJPEG codec (app/gpu_jpeg.h) in the codec table, a
+ * context per GPU worker, a pool of device buffers per device, pinned staging for downloads.
+ *
+ * Why the shape:
+ *   - Decoded images stay on their device: nvJPEG decodes into a pool buffer, the pipeline runs
+ *     the chain on it in place (ts_pipeline_run_dev) and hands back the result's buffer
+ *     (ts_pipeline_take_result), which nvJPEG encodes. Only the file's bytes and the JPEG's bytes
+ *     cross PCIe; for other output formats the pixels come down once, into pinned memory.
+ *   - The pool: a buffer lives from decode to encode, then returns to its device's pool for the
+ *     next image. The scheduler bounds the images in flight, so the buffers a device ever has are
+ *     bounded too (in flight + the pipeline's two), whatever the batch's length.
+ *   - A worker's device is made current in its own thread before any CUDA call (the runtime
+ *     keeps the current device per thread).
+ */
+#include "batch.h"
+#include "gpu_jpeg.h"
+#include "photo_io.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef TS_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+struct gpu_pool {
+    pthread_mutex_t lock;
+    ts_image *im;
+    size_t *cap;
+    int n, len;
+};
+
+struct gpu_worker {
+    device_slot *d;
+    ts_stream stream;
+    gj_ctx *gj;          /* NULL: nvJPEG not usable here (the CPU codecs do JPEG) */
+    gj_result *res;      /* one per file of a decode call (max 8, the codec's batch) */
+    int n_res;
+    void *staging;       /* pinned host memory for downloads */
+    size_t staging_cap;
+};
+
+/* ---------------------------------------------------------------- device buffers */
+
+void batch_gpu_take(device_slot *d, ts_image *im, size_t *cap)
+{
+    memset(im, 0, sizeof *im);
+    *cap = 0;
+    if (!d->pool)
+        return;
+    pthread_mutex_lock(&d->pool->lock);
+    if (d->pool->n > 0) {
+        d->pool->n--;
+        *im = d->pool->im[d->pool->n];
+        *cap = d->pool->cap[d->pool->n];
+    }
+    pthread_mutex_unlock(&d->pool->lock);
+}
+
+void batch_gpu_give(device_slot *d, ts_image *im, size_t *cap)
+{
+    if (!im->data)
+        return;
+    if (!d->pool) {
+        ts_gpu_image_free(im);
+        *cap = 0;
+        return;
+    }
+    gpu_pool *p = d->pool;
+    pthread_mutex_lock(&p->lock);
+    if (p->n == p->len) {
+        p->len = p->len ? 2 * p->len : 16;
+        p->im = realloc(p->im, (size_t)p->len * sizeof *p->im);
+        p->cap = realloc(p->cap, (size_t)p->len * sizeof *p->cap);
+        if (!p->im || !p->cap) {
+            ts_warn("out of memory");
+            exit(1);
+        }
+    }
+    p->im[p->n] = *im;
+    p->cap[p->n++] = *cap;
+    pthread_mutex_unlock(&p->lock);
+    memset(im, 0, sizeof *im);
+    *cap = 0;
+}
+
+/* ---------------------------------------------------------------- open and close */
+
+static int any_gpu(const batch *b)
+{
+    for (int i = 0; i < b->n_devs; i++)
+        if (b->devs[i].id >= 0)
+            return 1;
+    return 0;
+}
+
+static void warn_once(batch *b, const char *why)
+{
+    pthread_mutex_lock(&b->lock);
+    int first = !b->gpu_warned;
+    b->gpu_warned = 1;
+    pthread_mutex_unlock(&b->lock);
+    if (first && !b->o->quiet)
+        ts_warn("nvJPEG %s: JPEG files are decoded and encoded on the CPU", why);
+}
+
+void batch_gpu_open(batch *b)
+{
+    if (!any_gpu(b))
+        return;
+    for (int i = 0; i < b->n_devs; i++) {
+        if (b->devs[i].id < 0)
+            continue;
+        b->devs[i].pool = xcalloc(1, sizeof *b->devs[i].pool);
+        pthread_mutex_init(&b->devs[i].pool->lock, NULL);
+    }
+    char why[512];
+    if (gj_load(why, sizeof why) == TS_OK)
+        b->gpu_codec = 1;
+    else
+        warn_once(b, why);
+}
+
+void batch_gpu_close(batch *b)
+{
+    for (int i = 0; i < b->n_devs; i++) {
+        gpu_pool *p = b->devs[i].pool;
+        if (!p)
+            continue;
+        ts_gpu_use(b->devs[i].id);
+        for (int k = 0; k < p->n; k++)
+            ts_gpu_image_free(&p->im[k]);
+        free(p->im);
+        free(p->cap);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        b->devs[i].pool = NULL;
+    }
+}
+
+gpu_worker *batch_gpu_worker_create(batch *b, device_slot *d)
+{
+    if (d->id < 0 || !d->pool)
+        return NULL;
+    if (ts_gpu_use(d->id) != TS_OK) {
+        warn_once(b, ts_error_detail());
+        return NULL;
+    }
+    gpu_worker *w = xcalloc(1, sizeof *w);
+    w->d = d;
+    if (ts_gpu_stream_create(&w->stream) != TS_OK) {
+        warn_once(b, ts_error_detail());
+        free(w);
+        return NULL;
+    }
+    if (b->gpu_codec) {
+        char why[512];
+        /* the workers share the cores: each decodes its own steps' Huffman work */
+        int workers = b->o->jobs < b->n ? b->o->jobs : b->n > 0 ? b->n : 1;
+        int cores = cpu_count();
+        gj_opts go = {cores / workers > 1 ? cores / workers : 1, 0, b->o->max_pixels};
+        if (getenv("TESSERA_NVJPEG_NO_ENGINE")) /* tests and benchmarks: the CUDA path alone */
+            go.no_engine = 1;
+        if (gj_ctx_create(&w->gj, w->stream, &go, why, sizeof why) != TS_OK) {
+            w->gj = NULL;
+            warn_once(b, why);
+        } else {
+            w->n_res = 8;
+            w->res = xcalloc((size_t)w->n_res, sizeof *w->res);
+        }
+    }
+    return w;
+}
+
+static void staging_free(gpu_worker *w)
+{
+#ifdef TS_HAVE_CUDA
+    if (w->staging)
+        cudaFreeHost(w->staging);
+#endif
+    w->staging = NULL;
+    w->staging_cap = 0;
+}
+
+void batch_gpu_worker_destroy(gpu_worker *w)
+{
+    if (!w)
+        return;
+    ts_gpu_use(w->d->id);
+    if (w->res) {
+        gj_results_free(w->res, w->n_res);
+        free(w->res);
+    }
+    gj_ctx_destroy(w->gj);
+    staging_free(w);
+    ts_gpu_stream_destroy(w->stream);
+    free(w);
+}
+
+/* ---------------------------------------------------------------- download */
+
+ts_status batch_gpu_download(gpu_worker *w, item *it, const ts_image *d_im, ts_image *h, char *err,
+                             size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    if (!w) {
+        snprintf(err, errlen, "a device image without a GPU worker");
+        return TS_ERR_INVALID;
+    }
+#ifdef TS_HAVE_CUDA
+    size_t pitch = ts_row_bytes(d_im), need = pitch * (size_t)d_im->height;
+    if (need > w->staging_cap) {
+        staging_free(w);
+        void *p = NULL;
+        cudaError_t e = cudaMallocHost(&p, need);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            snprintf(err, errlen, "cannot pin %zu bytes of host memory: %s", need,
+                     cudaGetErrorString(e));
+            return TS_ERR_NOMEM;
+        }
+        w->staging = p;
+        w->staging_cap = need;
+    }
+    *h = *d_im;
+    h->data = w->staging;
+    h->pitch = pitch;
+    double t0 = now_ms();
+    ts_status st = ts_gpu_download(h, d_im, w->stream);
+    if (st == TS_OK)
+        st = ts_gpu_sync(w->stream);
+    it->ms[ST_DOWNLOAD] += now_ms() - t0;
+    if (st != TS_OK) {
+        snprintf(err, errlen, "download: %s", ts_error_detail());
+        memset(h, 0, sizeof *h);
+    }
+    return st;
+#else
+    (void)it, (void)d_im;
+    snprintf(err, errlen, "built without CUDA");
+    return TS_ERR_NO_GPU;
+#endif
+}
+
+/* ---------------------------------------------------------------- the nvJPEG codec */
+
+/* The whole file in memory; NULL when it cannot be read (the CPU codec then says why). */
+static unsigned char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        if (cap >= ((size_t)1 << 31)) { /* no JPEG this batch takes is that large */
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        unsigned char *more = realloc(buf, cap *= 2);
+        if (!more)
+            free(buf);
+        buf = more;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, int n)
+{
+    (void)b;
+    if (!w || !w->gj)
+        return;
+    const unsigned char *data[8];
+    size_t len[8];
+    unsigned char *own[8];
+    int idx[8], m = 0;
+    for (int k = 0; k < n && m < w->n_res; k++) {
+        item *it = slots[k]->it;
+        double t0 = now_ms();
+        size_t l = 0;
+        unsigned char *buf = read_all(it->input, &l);
+        /* JPEG by content (SOI then a marker): other files go to the CPU codec untouched */
+        if (!buf || l < 4 || buf[0] != 0xFF || buf[1] != 0xD8 || buf[2] != 0xFF) {
+            free(buf);
+            continue;
+        }
+        it->ms[ST_READ] = now_ms() - t0;
+        own[m] = buf;
+        data[m] = buf;
+        len[m] = l;
+        idx[m] = k;
+        batch_gpu_take(w->d, &w->res[m].d_im, &w->res[m].capacity);
+        m++;
+    }
+    if (m == 0)
+        return;
+    ts_status call = gj_decode_batch(w->gj, data, len, m, w->res);
+    if (call == TS_OK)
+        call = ts_gpu_sync(w->stream); /* the pipeline's stream reads them next */
+    for (int j = 0; j < m; j++) {
+        decode_slot *s = slots[idx[j]];
+        gj_result *r = &w->res[j];
+        if (call == TS_OK && r->status == TS_OK &&
+            tsio_jpeg_meta_scan(own[j], len[j], &s->meta) != TS_OK)
+            r->status = TS_ERR_NOMEM; /* the CPU codec tries it */
+        free(own[j]);
+        if (call == TS_OK && r->status == TS_OK) {
+            s->im = r->d_im;
+            s->cap = r->capacity;
+            s->on_device = 1;
+            s->st = TS_OK;
+            s->it->ms[ST_DECODE] = r->ms;
+            s->it->decode_path = gj_path_name(r->path);
+            memset(&r->d_im, 0, sizeof r->d_im);
+            r->capacity = 0;
+        } else {
+            /* the CPU codec decodes it alone (st stays TS_ERR_UNSUPPORTED); its read is redone */
+            s->it->ms[ST_READ] = 0;
+            batch_gpu_give(w->d, &r->d_im, &r->capacity);
+        }
+    }
+}
+
+static tsio_format out_format(const batch *b, const item *it)
+{
+    return b->o->format != TSIO_UNKNOWN ? b->o->format : tsio_format_from_name(it->output);
+}
+
+/* Writes `len` bytes to it->output as tsio_save_atomic does (temp file, checked, renamed). */
+static ts_status write_bytes(const batch *b, item *it, const unsigned char *buf, size_t len,
+                             char *err, size_t errlen)
+{
+    char tmp[4096], eb[128];
+    int slot;
+    int fd = tsio_temp_open(it->output, tmp, sizeof tmp, &slot);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a file in the output directory: %s",
+                 tsio_errtext(errno, eb, sizeof eb));
+        tmp[0] = '\0'; /* nothing was created: only the slot is released */
+        tsio_temp_finish(tmp, it->output, 0, b->o->force, slot, NULL, 0);
+        return TS_ERR_IO;
+    }
+    int ok = 1;
+    for (size_t at = 0; at < len && ok;) {
+        ssize_t k = write(fd, buf + at, len - at);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            snprintf(err, errlen, "write failed: %s", tsio_errtext(k < 0 ? errno : ENOSPC, eb,
+                                                                   sizeof eb));
+            ok = 0;
+        } else {
+            at += (size_t)k;
+        }
+    }
+    if (close(fd) != 0 && ok) {
+        snprintf(err, errlen, "write failed: %s", tsio_errtext(errno, eb, sizeof eb));
+        ok = 0;
+    }
+    char ferr[1024];
+    ts_status st = tsio_temp_finish(tmp, it->output, ok, b->o->force, slot, ferr, sizeof ferr);
+    if (ok && st != TS_OK)
+        snprintf(err, errlen, "%s", ferr);
+    return ok ? st : TS_ERR_IO;
+}
+
+ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im,
+                           int on_device, char *notice, size_t noticelen, char *err,
+                           size_t errlen)
+{
+    if (noticelen)
+        notice[0] = '\0';
+    /* JPEG of 8-bit gray or RGB already on the device; the CPU codec does the rest (16-bit and
+     * alpha conversions with their notices) */
+    if (!on_device || !w || !w->gj || out_format(b, it) != TSIO_JPEG || im->bytes != 1 ||
+        (im->channels != 1 && im->channels != 3))
+        return TS_ERR_UNSUPPORTED;
+    if (!b->o->force && path_exists(it->output)) {
+        snprintf(err, errlen, "exists (use --force)");
+        return TS_ERR_IO;
+    }
+    gj_encode_opts eo = {b->o->quality ? b->o->quality : 90, 420};
+    unsigned char *jpg = NULL;
+    size_t n = 0;
+    double t0 = now_ms();
+    ts_status st = gj_encode(w->gj, im, &eo, &jpg, &n, err, errlen);
+    it->ms[ST_ENCODE] = now_ms() - t0;
+    if (st != TS_OK) {
+        free(jpg);
+        return st == TS_ERR_UNSUPPORTED ? TS_ERR_CUDA : st; /* no silent second try */
+    }
+    t0 = now_ms();
+    if (it->meta_out.exif || it->meta_out.icc) { /* nvJPEG writes none: spliced in here */
+        unsigned char *with = NULL;
+        size_t wn = 0;
+        st = tsio_jpeg_add_meta(jpg, n, &it->meta_out, &with, &wn);
+        if (st != TS_OK) {
+            free(jpg);
+            snprintf(err, errlen, "cannot add the metadata: %s", ts_status_str(st));
+            return st;
+        }
+        free(jpg);
+        jpg = with;
+        n = wn;
+    }
+    st = write_bytes(b, it, jpg, n, err, errlen);
+    it->ms[ST_WRITE] = now_ms() - t0;
+    free(jpg);
+    return st;
+}
