@@ -386,7 +386,7 @@ for name, head in [("HEIC", b"\0\0\0\x18ftypheic\0\0\0\0mif1heic"),
     rc, msg = run("-o", T, f)
     check("%s named in the error, no 'writing PNG' notice before it" % name,
           rc == 1 and ("%s is not supported" % name) in msg and "writing PNG" not in msg, msg)
-frames = [Image.new("P", (16, 8), i) for i in range(5)]
+frames = [Image.new("RGB", (16, 8), (40 * i, 255 - 40 * i, 7 * i)) for i in range(5)]  # distinct: newer Pillow merges equal frames
 frames[0].save(path("anim.gif"), save_all=True, append_images=frames[1:], duration=50)
 p = subprocess.run([TESSERA, "--headless", "--force", "--backend", BACKEND, "-o", path("gif.png"),
                     path("anim.gif")], capture_output=True, text=True)

@@ -149,7 +149,7 @@ static void *run_in_thread(void *arg)
     struct thread_run *t = arg;
     ts_chain c;
     char err[128];
-    t->st = ts_chain_parse("gauss:3,rotate:90", &c, err, sizeof err);
+    t->st = ts_chain_parse("box:3,rotate:90", &c, err, sizeof err);
     if (t->st == TS_OK)
         t->st = ts_pipeline_run(t->p, &c, t->in, &t->out, NULL);
     ts_chain_free(&c);
@@ -168,7 +168,7 @@ TEST(pipeline_dev_every_device_from_threads)
     ts_chain c;
     char err[128];
     CHECK(ts_pipeline_create(&cpu, TS_BACKEND_CPU, NULL, 0) == TS_OK);
-    CHECK(ts_chain_parse("gauss:3,rotate:90", &c, err, sizeof err) == TS_OK);
+    CHECK(ts_chain_parse("box:3,rotate:90", &c, err, sizeof err) == TS_OK);
     CHECK(ts_pipeline_run(cpu, &c, &in, &want, NULL) == TS_OK);
     ts_chain_free(&c);
     ts_pipeline_destroy(cpu);
