@@ -5,6 +5,13 @@
 # Build outputs go to build/; header dependencies come from -MMD.
 
 BUILD   ?= build
+
+# Every core by default (nvcc takes minutes over the kernel files, each one a job); -jN or -j1 on
+# the command line still decides.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+JOBS = $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS)))
 CC      ?= cc
 CUDA    ?= /usr/local/cuda
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA)/bin/nvcc && echo $(CUDA)/bin/nvcc; })
@@ -63,6 +70,9 @@ all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
 check-cuda:
 ifeq ($(HAVE_CUDA),)
 	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
+else
+	@test -f $(BUILD)/libtessera.a || echo "tessera: the CUDA build (nvcc) takes a few minutes;" \
+	  "make runs $(or $(JOBS),all) jobs at once (-jN to change)" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
 
