@@ -23,15 +23,26 @@ CPU_ONLY_WHY ?= nvcc not found (PATH, $(CUDA)/bin)
 # Ada (the driver picks the newest PTX a GPU can take: with compute_75 alone, an sm_80 GPU would
 # get the kernels built without their sm_80 paths: mma, cp.async), compute_75 (nvcc 13's floor)
 # for Turing.
-GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 \
-           -gencode arch=compute_75,code=compute_75
+GENCODE_ALL = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 \
+              -gencode arch=compute_75,code=compute_75
+GENCODE ?= $(GENCODE_ALL)
+# The compute_80 PTX only where a file has sm_80 code paths (#if __CUDA_ARCH__ >= 800: mma.sync,
+# cp.async); elsewhere it would be the compute_75 PTX over again (which the driver compiles for
+# Ampere and Ada just the same) at the price of one more full device compile of the file. A
+# GENCODE given on the command line applies to every file.
+SM80_CU = kernels/conv_pipe.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
+ifeq ($(GENCODE),$(GENCODE_ALL))
+  GENCODE_NO80 = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+else
+  GENCODE_NO80 = $(GENCODE)
+endif
 
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
            -Ikernels -Iapp -isystem $(STB_INC) -pthread
 NVFLAGS ?= -O3 -lineinfo
-override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+override NVFLAGS += -std=c++17 -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 LDLIBS  = -lm -pthread
 ifeq ($(WERROR),1)
 override CFLAGS  += -Werror
@@ -82,7 +93,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(NVCC) $(NVFLAGS) $(if $(filter $(SM80_CU),$<),$(GENCODE),$(GENCODE_NO80)) -c $< -o $@
 
 $(BUILD)/libtessera.a: $(KOBJ)
 	@rm -f $@

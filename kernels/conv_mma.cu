@@ -1,7 +1,7 @@
 /* conv_mma.cu - convolution, variants `mma` and `mmapipe`: the host side (see conv_mma.cuh for the
  * kernels, the trick and the layout): which jobs the tensor cores take exactly enough, and the
- * dispatcher's launcher. The instantiations, one K a file: conv_mma_k3.cu, conv_mma_k5.cu,
- * conv_mma_k7.cu.
+ * dispatcher's launcher. The instantiations, one K and variant a file: conv_mma_k3.cu, ...,
+ * conv_mmapipe_k7.cu.
  */
 #include "conv_common.cuh"
 
@@ -11,7 +11,8 @@
 
 #define MMA_FP16_MAX_ERR 0.25 /* sum |w - fp16(w)| * maxv a float filter may have */
 
-/* The launch of a job of filter size K (conv_mma.cuh; instantiated by conv_mma_k<K>.cu). */
+/* The launch of a job of filter size K (conv_mma.cuh; instantiated by conv_mma_k<K>.cu and
+ * conv_mmapipe_k<K>.cu). */
 template <int K, bool RING> ts_status mma_ch(const ts_job *job, const conv_params &p);
 
 static float mma_fp16(float w) { return __half2float(__float2half_rn(w)); }
