@@ -76,7 +76,8 @@ TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 .PHONY: all deps run test test-gpu clean check-cuda asan fuzz memcheck
-all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
+# The kernel objects first: the nvcc jobs are the long ones, so make starts them before the C files.
+all: check-cuda $(KOBJ) $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
 
 check-cuda:
 ifeq ($(HAVE_CUDA),)
@@ -113,7 +114,9 @@ $(BUILD)/mkimage: $(BUILD)/tests/mkimage.o $(AOBJ) $(BUILD)/libtessera.a
 deps:
 	@sh tools/deps.sh
 
-run: deps all
+# deps before the build (make runs prerequisites in parallel), the build with every core.
+run: deps
+	@$(MAKE) --no-print-directory all
 	@sh tools/run.sh
 
 test: all

@@ -4,23 +4,32 @@ function in the objects of two build directories (cuobjdump -sass), per function
 instruction addresses and encodings stripped; one object split into several counts as the same
 functions. Prints the functions that differ or exist on one side only; exit 1 if any do.
 
-    python3 tools/sass_diff.py BUILD_BEFORE BUILD_AFTER [--rename OLD=NEW ...]
+    python3 tools/sass_diff.py BEFORE AFTER [--rename OLD=NEW ...]
+
+BEFORE and AFTER are build directories (their kernels/*.cu.o are disassembled) or directories of
+saved `cuobjdump -sass` outputs (*.sass), which saves disassembling a build twice. Needs cuobjdump
+and nvdisasm on the PATH (CUDA toolkit, or pip's nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm).
 """
 import glob, os, re, subprocess, sys
 from collections import defaultdict
 
 def functions(build):
     out = defaultdict(set)  # (arch, name) -> set of normalized bodies (static helpers repeat per file)
-    for obj in sorted(glob.glob(os.path.join(build, 'kernels', '*.cu.o'))):
-        text = subprocess.run(['cuobjdump', '-sass', obj], capture_output=True, text=True).stdout
+    dumps = sorted(glob.glob(os.path.join(build, '*.sass')))
+    objs = dumps or sorted(glob.glob(os.path.join(build, 'kernels', '*.cu.o')))
+    for obj in objs:
+        if obj.endswith('.sass'):
+            text = open(obj).read()
+        else:
+            text = subprocess.run(['cuobjdump', '-sass', obj], capture_output=True, text=True).stdout
         arch = name = None
         body = []
         def flush():
             if name is not None:
                 out[(arch, name)].add('\n'.join(body))
         for line in text.splitlines():
-            m = re.match(r'\s*arch = (\S+)', line)
-            if m:
+            m = re.match(r'\s*\.target\s+(\S+)', line)  # the SASS's own arch (the fatbin headers
+            if m:                                          # of PTX entries come in between)
                 arch = m.group(1)
                 continue
             m = re.match(r'\s*Function : (\S+)', line)
