@@ -29,9 +29,10 @@ GENCODE ?= $(GENCODE_ALL)
 # The compute_80 PTX only where a file has sm_80 code paths (#if __CUDA_ARCH__ >= 800: mma.sync,
 # cp.async); elsewhere it would be the compute_75 PTX over again (which the driver compiles for
 # Ampere and Ada just the same) at the price of one more full device compile of the file. A
-# GENCODE given on the command line applies to every file.
+# GENCODE given on the command line applies to every file, and so does GENCODE_ALL with
+# PTX80_EVERYWHERE=1.
 SM80_CU = kernels/conv_pipe.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
-ifeq ($(GENCODE),$(GENCODE_ALL))
+ifeq ($(GENCODE)$(PTX80_EVERYWHERE),$(GENCODE_ALL))
   GENCODE_NO80 = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 else
   GENCODE_NO80 = $(GENCODE)
