@@ -6,6 +6,13 @@
 # Build outputs go to build/; header dependencies come from -MMD.
 
 BUILD   ?= build
+
+# Every core by default (nvcc takes minutes over the kernel files, each one a job); -jN or -j1 on
+# the command line still decides.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+JOBS = $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS)))
 CC      ?= cc
 CUDA    ?= /usr/local/cuda
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA)/bin/nvcc && echo $(CUDA)/bin/nvcc; })
@@ -17,15 +24,27 @@ CPU_ONLY_WHY ?= nvcc not found (PATH, $(CUDA)/bin)
 # Ada (the driver picks the newest PTX a GPU can take: with compute_75 alone, an sm_80 GPU would
 # get the kernels built without their sm_80 paths: mma, cp.async), compute_75 (nvcc 13's floor)
 # for Turing.
-GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 \
-           -gencode arch=compute_75,code=compute_75
+GENCODE_ALL = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 \
+              -gencode arch=compute_75,code=compute_75
+GENCODE ?= $(GENCODE_ALL)
+# The compute_80 PTX only where a file has sm_80 code paths (#if __CUDA_ARCH__ >= 800: mma.sync,
+# cp.async); elsewhere it would be the compute_75 PTX over again (which the driver compiles for
+# Ampere and Ada just the same) at the price of one more full device compile of the file. A
+# GENCODE given on the command line applies to every file, and so does GENCODE_ALL with
+# PTX80_EVERYWHERE=1.
+SM80_CU = kernels/conv_pipe.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
+ifeq ($(GENCODE)$(PTX80_EVERYWHERE),$(GENCODE_ALL))
+  GENCODE_NO80 = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+else
+  GENCODE_NO80 = $(GENCODE)
+endif
 
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
            -Ikernels -Iapp -isystem $(STB_INC) $(CODEC_CFLAGS) -pthread
 NVFLAGS ?= -O3 -lineinfo
-override NVFLAGS += -std=c++17 $(GENCODE) -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+override NVFLAGS += -std=c++17 -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 # JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
 CODEC_PKGS ?= libjpeg spng zlib
 # Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
@@ -77,11 +96,15 @@ TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 .PHONY: all deps run test test-gpu clean check-cuda asan fuzz memcheck
-all: check-cuda $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
+# The kernel objects first: the nvcc jobs are the long ones, so make starts them before the C files.
+all: check-cuda $(KOBJ) $(BUILD)/tessera $(BUILD)/test_unit $(BUILD)/mkimage
 
 check-cuda:
 ifeq ($(HAVE_CUDA),)
 	@echo "tessera: $(CPU_ONLY_WHY): building the CPU-only version" >&2
+else
+	@test -f $(BUILD)/libtessera.a || echo "tessera: the CUDA build (nvcc) takes a few minutes;" \
+	  "make runs $(or $(JOBS),all) jobs at once (-jN to change)" >&2
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
 ifeq ($(origin CODEC_LIBS),file)
@@ -99,7 +122,7 @@ $(BUILD)/app/image_io.o: override CFLAGS += $(STB_ZERO_INIT)
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(NVCC) $(NVFLAGS) $(if $(filter $(SM80_CU),$<),$(GENCODE),$(GENCODE_NO80)) -c $< -o $@
 
 $(BUILD)/libtessera.a: $(KOBJ)
 	@rm -f $@
@@ -120,7 +143,9 @@ $(BUILD)/mkimage: $(BUILD)/tests/mkimage.o $(AOBJ) $(BUILD)/libtessera.a
 deps:
 	@sh tools/deps.sh
 
-run: deps all
+# deps before the build (make runs prerequisites in parallel), the build with every core.
+run: deps
+	@$(MAKE) --no-print-directory all
 	@sh tools/run.sh
 
 test: all

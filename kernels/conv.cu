@@ -10,9 +10,11 @@
  *   tiled, sep, roll, pipe, mma, mmapipe: conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu,
  *          conv_mma.cu (implicit GEMMs: no im2col; pipe and mmapipe feed roll's and mma's
  *          arithmetic from a cp.async ring of input rows; mma runs the filter rows as Toeplitz
- *          matrices on the tensor cores).
+ *          matrices on the tensor cores; its kernels are in conv_mma.cuh, one K a file).
  * This file also turns a job into conv_params (conv_common.cuh), the one place that decides how
- * each filter is accumulated and rounded.
+ * each filter is accumulated and rounded. Every variant runs through conv_common.cuh's one
+ * dispatcher, conv_run<launcher>: a launcher's check, the parameters, then its kernel's
+ * instantiation picked one axis at a time (bytes, accumulator, outputs, channels, K).
  *
  * Layout: pitched rows of interleaved samples (u8 or u16); device rows start 256-byte aligned
  * (ts_gpu_pitch) but nothing here relies on it.
@@ -21,7 +23,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <new>
 #include <string.h>
 
 #define CONV_GEMM_SCRATCH_MAX ((size_t)256 << 20) /* bytes of im2col per band, at most */
@@ -45,14 +46,6 @@ size_t conv_smem_limit(const ts_job *job)
     if (job->dev && job->dev->smem_per_block_optin)
         return job->dev->smem_per_block_optin;
     return CONV_MIN_OPTIN; /* no device in hand: what every GPU we build for has */
-}
-
-ts_status conv_smem_allow(const void *kernel, size_t bytes)
-{
-    if (bytes > CONV_DEFAULT_SMEM)
-        TS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)bytes));
-    return TS_OK;
 }
 
 static uint32_t f2bits(float f)
@@ -235,32 +228,25 @@ __global__ void __launch_bounds__(256) conv_naive_kernel(const __grid_constant__
     }
 }
 
-static unsigned grid_for(size_t items, unsigned block)
-{
-    size_t g = (items + block - 1) / block;
-    return (unsigned)(g < 1 ? 1 : g > (size_t)INT_MAX ? (size_t)INT_MAX : g);
-}
-
 template <int B, class Acc> static ts_status naive_launch(const conv_params &p, cudaStream_t s)
 {
-    conv_naive_kernel<B, Acc><<<grid_for((size_t)p.wch * p.height, 256), 256, 0, s>>>(p);
+    conv_naive_kernel<B, Acc><<<gpu_grid_for((size_t)p.wch * p.height, 256), 256, 0, s>>>(p);
     TS_LAUNCH_CHECK("conv_naive_kernel");
     return TS_OK;
 }
 
-extern "C" ts_status conv_naive(const ts_job *job)
-{
-    conv_params *p = new (std::nothrow) conv_params;
-    if (!p)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_status st = conv_params_init(job, p);
-    cudaStream_t s = (cudaStream_t)job->stream;
-    if (st == TS_OK)
-        st = p->bytes == 1 ? (p->acc_int ? naive_launch<1, int32_t>(*p, s) : naive_launch<1, float>(*p, s))
-                           : (p->acc_int ? naive_launch<2, int32_t>(*p, s) : naive_launch<2, float>(*p, s));
-    delete p;
-    return st;
-}
+struct naive_launcher : conv_launcher {
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        return conv_by_bytes(p, [&](auto b) {
+            return conv_by_acc(p, [&](auto acc) {
+                return naive_launch<decltype(b)::value, typename decltype(acc)::type>(p, (cudaStream_t)job->stream);
+            });
+        });
+    }
+};
+
+extern "C" ts_status conv_naive(const ts_job *job) { return conv_run<naive_launcher>(job); }
 
 /* ---------------------------------------------------------------- gemm */
 
@@ -355,41 +341,42 @@ static ts_status gemm_launch(const ts_job *job, const conv_params &p, size_t ban
     const size_t pixels = (size_t)p.width * p.height;
     Acc *col = (Acc *)job->scratch;
     if (p.alpha) {
-        conv_alpha_kernel<B><<<grid_for(pixels, 256), 256, 0, s>>>(p);
+        conv_alpha_kernel<B><<<gpu_grid_for(pixels, 256), 256, 0, s>>>(p);
         TS_LAUNCH_CHECK("conv_alpha_kernel");
     }
     for (size_t p0 = 0; p0 < pixels; p0 += band) {
         size_t npix = pixels - p0 < band ? pixels - p0 : band;
         int ncol = (int)(npix * cc); /* <= 2^26: the band is bounded */
         conv_im2col_kernel<B, Acc>
-            <<<grid_for((size_t)p.k * p.k * ncol, 256), 256, 0, s>>>(p, col, p0, ncol, cc);
+            <<<gpu_grid_for((size_t)p.k * p.k * ncol, 256), 256, 0, s>>>(p, col, p0, ncol, cc);
         TS_LAUNCH_CHECK("conv_im2col_kernel");
         dim3 block(GEMM_TILE, GEMM_TILE);
-        conv_gemm_kernel<B, Acc><<<grid_for(ncol, GEMM_TILE), block, 0, s>>>(p, col, p0, ncol, cc);
+        conv_gemm_kernel<B, Acc><<<gpu_grid_for(ncol, GEMM_TILE), block, 0, s>>>(p, col, p0, ncol, cc);
         TS_LAUNCH_CHECK("conv_gemm_kernel");
     }
     return TS_OK;
 }
 
-extern "C" ts_status conv_gemm(const ts_job *job)
-{
-    const ts_filter *f = conv_job_filter(job);
-    size_t need = conv_gemm_scratch(job);
-    if (!f || !need)
-        return ts_fail(TS_ERR_INVALID, "conv gemm: not a valid convolution job");
-    if (!job->scratch || job->scratch_bytes < need)
-        return ts_fail(TS_ERR_INVALID, "conv gemm: needs %zu bytes of scratch, got %zu", need,
-                       job->scratch ? job->scratch_bytes : (size_t)0);
-    conv_params *p = new (std::nothrow) conv_params;
-    if (!p)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_status st = conv_params_init(job, p);
-    size_t band = gemm_band_pixels(job, f);
-    if (st == TS_OK)
-        st = p->bytes == 1 ? (p->acc_int ? gemm_launch<1, int32_t>(job, *p, band)
-                                         : gemm_launch<1, float>(job, *p, band))
-                           : (p->acc_int ? gemm_launch<2, int32_t>(job, *p, band)
-                                         : gemm_launch<2, float>(job, *p, band));
-    delete p;
-    return st;
-}
+struct gemm_launcher : conv_launcher {
+    static ts_status check(const ts_job *job)
+    {
+        size_t need = conv_gemm_scratch(job);
+        if (!conv_job_filter(job) || !need)
+            return ts_fail(TS_ERR_INVALID, "conv gemm: not a valid convolution job");
+        if (!job->scratch || job->scratch_bytes < need)
+            return ts_fail(TS_ERR_INVALID, "conv gemm: needs %zu bytes of scratch, got %zu", need,
+                           job->scratch ? job->scratch_bytes : (size_t)0);
+        return TS_OK;
+    }
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        size_t band = gemm_band_pixels(job, conv_job_filter(job));
+        return conv_by_bytes(p, [&](auto b) {
+            return conv_by_acc(p, [&](auto acc) {
+                return gemm_launch<decltype(b)::value, typename decltype(acc)::type>(job, p, band);
+            });
+        });
+    }
+};
+
+extern "C" ts_status conv_gemm(const ts_job *job) { return conv_run<gemm_launcher>(job); }

@@ -17,7 +17,9 @@
 #include "gpu_util.cuh"
 #include "variants.h"
 
+#include <new>
 #include <stdint.h>
+#include <type_traits>
 
 /* Weight rows are stored transposed and padded: w[(o * k + kx) * kp + ky + CONV_PAD], kp = k + 2 *
  * CONV_PAD, zero outside 0 <= ky < k, so a register tile of up to CONV_PAD + 1 rows can read the
@@ -25,7 +27,6 @@
 #define CONV_PAD 7
 #define CONV_KP_MAX (TS_MAX_K + 2 * CONV_PAD)
 #define CONV_WORDS (TS_MAX_OUTPUTS * TS_MAX_K * CONV_KP_MAX)
-#define CONV_DEFAULT_SMEM (48 * 1024) /* dynamic shared memory a launch gets without opting in */
 #define CONV_MIN_OPTIN (64 * 1024)    /* the opt-in limit of the smallest GPU we run on (sm_75) */
 
 /* How an accumulator becomes an output sample (all agree with ts_ref_conv; see conv_params_init). */
@@ -60,8 +61,78 @@ struct conv_params {
 
 /* ---------------------------------------------------------------- host side (conv.cu) */
 
+/* The one dispatcher of the conv variants (hist_run_job's counterpart). A variant's launcher is
+ * a struct
+ *     struct X_launcher : conv_launcher {
+ *         static ts_status check(const ts_job *job);        optional: refuse before any work
+ *         static ts_status launch(const ts_job *job, conv_params &p);
+ *     };
+ * whose launch picks its kernel's instantiation with the conv_by_* pickers below, each of which
+ * calls f with one compile-time value (conv_int<V> or conv_type<T>) for one axis of the job;
+ * conv_run<X_launcher>(job) is the variant's entry in variants.h. conv_params (about 11 KB) lives
+ * on the heap, not on the caller's stack. */
+struct conv_launcher {
+    static ts_status check(const ts_job *) { return TS_OK; }
+};
+
 /* Checks the job and fills *p (TS_ERR_INVALID with a reason for a malformed job). */
 ts_status conv_params_init(const ts_job *job, conv_params *p);
+
+template <class L> static ts_status conv_run(const ts_job *job)
+{
+    ts_status st = L::check(job);
+    if (st != TS_OK)
+        return st;
+    conv_params *p = new (std::nothrow) conv_params;
+    if (!p)
+        return ts_fail(TS_ERR_NOMEM, "out of memory");
+    st = conv_params_init(job, p);
+    if (st == TS_OK)
+        st = L::launch(job, *p);
+    delete p;
+    return st;
+}
+
+template <int V> using conv_int = std::integral_constant<int, V>;
+template <class T> struct conv_type {
+    typedef T type;
+};
+
+/* f(conv_int<B>()): bytes a sample, 1 or 2. */
+template <class F> static inline ts_status conv_by_bytes(const conv_params &p, F &&f)
+{
+    return p.bytes == 1 ? f(conv_int<1>()) : f(conv_int<2>());
+}
+/* f(conv_type<Acc>()): int32_t for exact filters whose partial sums can pass 2^24, else float. */
+template <class F> static inline ts_status conv_by_acc(const conv_params &p, F &&f)
+{
+    return p.acc_int ? f(conv_type<int32_t>()) : f(conv_type<float>());
+}
+/* f(conv_int<NOUT>()): filters accumulated, 2 for a magnitude, else 1. */
+template <class F> static inline ts_status conv_by_nout(const conv_params &p, F &&f)
+{
+    return p.nout == 2 ? f(conv_int<2>()) : f(conv_int<1>());
+}
+/* f(conv_int<CH>()): channels, 1 to 4. */
+template <class F> static inline ts_status conv_by_ch(const conv_params &p, F &&f)
+{
+    switch (p.ch) {
+    case 1: return f(conv_int<1>());
+    case 2: return f(conv_int<2>());
+    case 3: return f(conv_int<3>());
+    default: return f(conv_int<4>());
+    }
+}
+/* f(conv_int<K>()) for the K of the list that the job has; the last one takes any other K (the
+ * variant's check has refused those). */
+template <int K0, int... KS, class F> static inline ts_status conv_by_k(const conv_params &p, F &&f)
+{
+    if constexpr (sizeof...(KS) == 0)
+        return f(conv_int<K0>());
+    else
+        return p.k == K0 ? f(conv_int<K0>()) : conv_by_k<KS...>(p, f);
+}
+
 /* The filter a job asks for, or NULL when the job is not a convolution. */
 const ts_filter *conv_job_filter(const ts_job *job);
 /* What a variant's supports() needs to know of a job without device memory: 0 if the job is
@@ -72,8 +143,6 @@ typedef struct conv_traits {
 int conv_job_traits(const ts_job *job, conv_traits *t);
 /* Dynamic shared memory a block of this job's device may use (opt-in limit). */
 size_t conv_smem_limit(const ts_job *job);
-/* Raises a kernel's dynamic shared memory limit when `bytes` needs it. */
-ts_status conv_smem_allow(const void *kernel, size_t bytes);
 
 static inline int conv_round_up(int a, int b) { return (a + b - 1) / b * b; }
 /* Floor division for a possibly negative a (b > 0). */
@@ -247,8 +316,9 @@ __device__ void conv_stage(const conv_params &p, Acc *s, int spitch, int a0, int
  * filled by cp.async (16 bytes, L2 only) while earlier rows are computed: the copies in flight
  * hold no registers. Chunks that start outside the image row are not copied; a chunk that starts
  * inside stays inside the row's pitch when rows are 16-byte aligned (the variants require it).
- * Per row: conv_ring_fill, conv_cp_commit; later conv_cp_wait, __syncwarp, conv_ring_border at
- * the image's sides, __syncwarp, read, __syncwarp before the row's slot is filled again. */
+ * Per strip conv_ring_start, per row conv_ring_next (the copies of a later row are started, this
+ * row's awaited), conv_ring_border at the image's sides, __syncwarp, read, __syncwarp before the
+ * row's slot is filled again. */
 #if __CUDA_ARCH__ >= 800
 /* 16 bytes from src (global) to the 32-bit shared address dst. */
 __device__ __forceinline__ void conv_cp16s(uint32_t dst, const unsigned char *src)
@@ -265,6 +335,30 @@ __device__ __forceinline__ void conv_cp_commit() { asm volatile("cp.async.commit
 template <int N> __device__ __forceinline__ void conv_cp_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* The ring's protocol, one commit group a row: rows 0 .. D - 1 are started before the first is
+ * read (D rows in flight); empty groups past the strip keep the count, so that wait_group<D>
+ * always means row n. issue(n) starts the copies of input row n. */
+template <int D, class Issue> __device__ __forceinline__ void conv_ring_start(int N, Issue &&issue)
+{
+#pragma unroll
+    for (int j = 0; j < D; j++) {
+        if (j < N)
+            issue(j);
+        conv_cp_commit();
+    }
+}
+/* Before input row n (of N) is read: starts row n + D, then waits for row n: this lane's copies,
+ * then (__syncwarp) every lane's. */
+template <int D, class Issue>
+__device__ __forceinline__ void conv_ring_next(int n, int N, Issue &&issue)
+{
+    if (n + D < N)
+        issue(n + D);
+    conv_cp_commit();
+    conv_cp_wait<D>();
+    __syncwarp();
 }
 
 /* conv_ring_fill for a ring row wholly inside the image row: no bounds checks, and the lane's

@@ -65,12 +65,7 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
         for (int i = 0; i < ROLL_TX; i++)
             acc[j][i] = 0.0f;
 
-#pragma unroll
-    for (int j = 0; j < PIPE_NS - 1; j++) {
-        if (j < N)
-            issue(j);
-        conv_cp_commit(); /* empty groups keep the count: wait_group below always means row n */
-    }
+    conv_ring_start<PIPE_NS - 1>(N, issue);
 
     for (int n0 = 0; n0 < N; n0 += K) {
 #pragma unroll
@@ -78,11 +73,7 @@ __global__ void __launch_bounds__(32 * PIPE_WARPS, pipe_min_blocks<K>())
             const int n = n0 + u;
             if (n >= N) /* not a break: the unrolled slots must stay compile-time */
                 continue;
-            if (n + PIPE_NS - 1 < N)
-                issue(n + PIPE_NS - 1);
-            conv_cp_commit();
-            conv_cp_wait<PIPE_NS - 1>(); /* this lane's copies of row n have landed */
-            __syncwarp();             /* ... and every lane's */
+            conv_ring_next<PIPE_NS - 1>(n, N, issue); /* row n has landed */
 
             unsigned char *rrow = ring + (n % PIPE_NS) * RB;
             if (fix) { /* replicate the border into the ring row */
@@ -125,9 +116,18 @@ extern "C" int conv_pipe_supports(const ts_job *job)
     return conv_roll_supports(job) && job->op->filter.k != 1;
 }
 
-/* The launch of one instantiation, for roll_run (conv_roll.cuh). */
-struct pipe_launcher {
-    static constexpr bool k1 = false;
+struct pipe_launcher : conv_launcher {
+    static ts_status check(const ts_job *job)
+    {
+        if (!conv_pipe_supports(job))
+            return ts_fail(TS_ERR_UNSUPPORTED, "conv pipe: " PIPE_NEEDS);
+        return TS_OK;
+    }
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        return roll_dispatch<pipe_launcher, 3, 5, 7>(job, p);
+    }
+    /* the launch of one instantiation */
     template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
     {
         const int sh = job->param > 0 ? job->param : PIPE_SH;
@@ -138,7 +138,7 @@ struct pipe_launcher {
             return ts_fail(TS_ERR_TOO_LARGE, "conv pipe: %dx%d needs too many blocks", p.width,
                            p.height);
         const size_t smem = (size_t)PIPE_WARPS * PIPE_NS * PIPE_ROW_BYTES(B);
-        ts_status st = conv_smem_allow((const void *)conv_pipe_kernel<K, CH, B>, smem);
+        ts_status st = gpu_allow_smem((const void *)conv_pipe_kernel<K, CH, B>, smem);
         if (st != TS_OK)
             return st;
         conv_pipe_kernel<K, CH, B><<<(unsigned)blocks, 32 * PIPE_WARPS, smem,
@@ -148,9 +148,4 @@ struct pipe_launcher {
     }
 };
 
-extern "C" ts_status conv_pipe(const ts_job *job)
-{
-    if (!conv_pipe_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv pipe: " PIPE_NEEDS);
-    return roll_run<pipe_launcher>(job);
-}
+extern "C" ts_status conv_pipe(const ts_job *job) { return conv_run<pipe_launcher>(job); }

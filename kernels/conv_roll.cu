@@ -136,9 +136,18 @@ extern "C" int conv_roll_supports(const ts_job *job)
             15) == 0;
 }
 
-/* The launch of one instantiation, for roll_run (conv_roll.cuh). */
-struct roll_launcher {
-    static constexpr bool k1 = true;
+struct roll_launcher : conv_launcher {
+    static ts_status check(const ts_job *job)
+    {
+        if (!conv_roll_supports(job))
+            return ts_fail(TS_ERR_UNSUPPORTED, "conv roll: " ROLL_NEEDS);
+        return TS_OK;
+    }
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        return roll_dispatch<roll_launcher, 1, 3, 5, 7>(job, p);
+    }
+    /* the launch of one instantiation */
     template <int K, int CH, int B> static ts_status run(const ts_job *job, const conv_params &p)
     {
         const int sh = job->param > 0 ? job->param : ROLL_SH;
@@ -155,9 +164,4 @@ struct roll_launcher {
     }
 };
 
-extern "C" ts_status conv_roll(const ts_job *job)
-{
-    if (!conv_roll_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv roll: " ROLL_NEEDS);
-    return roll_run<roll_launcher>(job);
-}
+extern "C" ts_status conv_roll(const ts_job *job) { return conv_run<roll_launcher>(job); }

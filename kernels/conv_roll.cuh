@@ -9,8 +9,6 @@
 
 #include "conv_common.cuh"
 
-#include <new>
-
 #define ROLL_TX 16                 /* samples per lane */
 #define FULL 0xffffffffu
 
@@ -147,35 +145,18 @@ __device__ __forceinline__ void roll_accumulate(const conv_params &p, float (&ac
 #define ROLL_NEEDS "needs K 1, 3, 5 or 7, one filter, float-exact sums and 16-byte aligned rows"
 #define PIPE_NEEDS "needs K 3, 5 or 7, one filter, float-exact sums and 16-byte aligned rows"
 
-/* Runs L::run<K, CH, B>(job, p) for the job's K (1 where L::k1, 3, 5, 7), channel count and
- * depth, with the conv_params (11 KB: on the heap, not the stack) filled from the job. */
-template <class L, int K> static ts_status roll_run_k(const ts_job *job, const conv_params &p)
+/* L::run<K, CH, B>(job, p) for the job's K (one of KS), channel count and depth: the shape
+ * dispatch of the row-streaming launchers. */
+template <class L, int... KS> static ts_status roll_dispatch(const ts_job *job, const conv_params &p)
 {
-    const int ch = p.ch;
-    if (p.bytes == 1)
-        return ch == 1 ? L::template run<K, 1, 1>(job, p) : ch == 2 ? L::template run<K, 2, 1>(job, p)
-             : ch == 3 ? L::template run<K, 3, 1>(job, p) : L::template run<K, 4, 1>(job, p);
-    return ch == 1 ? L::template run<K, 1, 2>(job, p) : ch == 2 ? L::template run<K, 2, 2>(job, p)
-         : ch == 3 ? L::template run<K, 3, 2>(job, p) : L::template run<K, 4, 2>(job, p);
-}
-
-template <class L> static ts_status roll_run(const ts_job *job)
-{
-    conv_params *p = new (std::nothrow) conv_params;
-    if (!p)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_status st = conv_params_init(job, p);
-    if (st == TS_OK && p->k == 1) {
-        if constexpr (L::k1)
-            st = roll_run_k<L, 1>(job, *p);
-        else
-            st = ts_fail(TS_ERR_UNSUPPORTED, "conv: K = 1 not taken here");
-    } else if (st == TS_OK) {
-        st = p->k == 3 ? roll_run_k<L, 3>(job, *p) : p->k == 5 ? roll_run_k<L, 5>(job, *p)
-                                                              : roll_run_k<L, 7>(job, *p);
-    }
-    delete p;
-    return st;
+    return conv_by_k<KS...>(p, [&](auto k) {
+        return conv_by_bytes(p, [&](auto b) {
+            return conv_by_ch(p, [&](auto ch) {
+                return L::template run<decltype(k)::value, decltype(ch)::value, decltype(b)::value>(
+                    job, p);
+            });
+        });
+    });
 }
 
 #endif /* CONV_ROLL_CUH */

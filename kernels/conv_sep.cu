@@ -18,8 +18,6 @@
  */
 #include "conv_common.cuh"
 
-#include <limits.h>
-#include <new>
 
 #define SEP_BS 64 /* output samples per tile row */
 #define SEP_BH 32 /* output rows per tile */
@@ -144,41 +142,35 @@ template <int B, int CH> static ts_status sep_launch(const ts_job *job, const co
     sep_cols(p.k, CH, B, &ncols, &spitch, &off);
     size_t bytes = sep_smem(p.k, CH, B);
     auto kernel = conv_sep_kernel<B, CH>;
-    ts_status st = conv_smem_allow((const void *)kernel, bytes);
+    ts_status st = gpu_allow_smem((const void *)kernel, bytes);
     if (st != TS_OK)
         return st;
     const int ntx = (p.wch + SEP_BS - 1) / SEP_BS;
     long long ntiles = (long long)ntx * ((p.height + SEP_BH - 1) / SEP_BH);
-    unsigned grid = (unsigned)(ntiles < INT_MAX ? ntiles : INT_MAX);
-    kernel<<<grid, dim3(32, 8), bytes, (cudaStream_t)job->stream>>>(p, ncols, spitch, off, ntx,
+    kernel<<<gpu_grid(ntiles), dim3(32, 8), bytes, (cudaStream_t)job->stream>>>(p, ncols, spitch, off, ntx,
                                                                      ntiles);
     TS_LAUNCH_CHECK("conv_sep_kernel");
     return TS_OK;
 }
 
-template <int B> static ts_status sep_ch(const ts_job *job, const conv_params &p)
-{
-    switch (p.ch) {
-    case 1: return sep_launch<B, 1>(job, p);
-    case 2: return sep_launch<B, 2>(job, p);
-    case 3: return sep_launch<B, 3>(job, p);
-    default: return sep_launch<B, 4>(job, p);
+struct sep_launcher : conv_launcher {
+    static ts_status check(const ts_job *job)
+    {
+        if (!conv_sep_supports(job))
+            return ts_fail(TS_ERR_UNSUPPORTED, "conv sep: needs a separable filter with float-exact "
+                                               "sums whose tile fits in shared memory");
+        return TS_OK;
     }
-}
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        if (!p.sep_ok)
+            return ts_fail(TS_ERR_UNSUPPORTED, "conv sep: filter is not separable");
+        return conv_by_bytes(p, [&](auto b) {
+            return conv_by_ch(p, [&](auto ch) {
+                return sep_launch<decltype(b)::value, decltype(ch)::value>(job, p);
+            });
+        });
+    }
+};
 
-extern "C" ts_status conv_sep(const ts_job *job)
-{
-    if (!conv_sep_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "conv sep: needs a separable filter with float-exact "
-                                           "sums whose tile fits in shared memory");
-    conv_params *p = new (std::nothrow) conv_params;
-    if (!p)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_status st = conv_params_init(job, p);
-    if (st == TS_OK && !p->sep_ok)
-        st = ts_fail(TS_ERR_UNSUPPORTED, "conv sep: filter is not separable");
-    if (st == TS_OK)
-        st = p->bytes == 1 ? sep_ch<1>(job, *p) : sep_ch<2>(job, *p);
-    delete p;
-    return st;
-}
+extern "C" ts_status conv_sep(const ts_job *job) { return conv_run<sep_launcher>(job); }

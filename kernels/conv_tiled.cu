@@ -17,8 +17,6 @@
  */
 #include "conv_common.cuh"
 
-#include <limits.h>
-#include <new>
 
 #define TILED_TX 8   /* samples per thread, 32 apart */
 #define TILED_BS (32 * TILED_TX)
@@ -150,37 +148,32 @@ static ts_status tiled_launch(const ts_job *job, const conv_params &p)
     if (!by)
         return ts_fail(TS_ERR_UNSUPPORTED, "conv tiled: K=%d does not fit in shared memory", p.k);
     auto kernel = conv_tiled_kernel<B, Acc, NOUT, TY>;
-    ts_status st = conv_smem_allow((const void *)kernel, bytes);
+    ts_status st = gpu_allow_smem((const void *)kernel, bytes);
     if (st != TS_OK)
         return st;
     const int bh = by * TY, ntx = (p.wch + TILED_BS - 1) / TILED_BS;
     long long ntiles = (long long)ntx * ((p.height + bh - 1) / bh);
-    unsigned grid = (unsigned)(ntiles < INT_MAX ? ntiles : INT_MAX);
-    kernel<<<grid, dim3(32, by), bytes, (cudaStream_t)job->stream>>>(p, ncols, off, ntx, ntiles);
+    kernel<<<gpu_grid(ntiles), dim3(32, by), bytes, (cudaStream_t)job->stream>>>(p, ncols, off, ntx, ntiles);
     TS_LAUNCH_CHECK("conv_tiled_kernel");
     return TS_OK;
 }
 
-template <int B, int TY> static ts_status tiled_dispatch(const ts_job *job, const conv_params &p)
-{
-    if (p.acc_int)
-        return p.nout == 2 ? tiled_launch<B, int32_t, 2, TY>(job, p)
-                           : tiled_launch<B, int32_t, 1, TY>(job, p);
-    return p.nout == 2 ? tiled_launch<B, float, 2, TY>(job, p) : tiled_launch<B, float, 1, TY>(job, p);
-}
+struct tiled_launcher : conv_launcher {
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        auto pick = [&](auto ty) {
+            return conv_by_bytes(p, [&](auto b) {
+                return conv_by_acc(p, [&](auto acc) {
+                    return conv_by_nout(p, [&](auto nout) {
+                        return tiled_launch<decltype(b)::value, typename decltype(acc)::type,
+                                            decltype(nout)::value, decltype(ty)::value>(job, p);
+                    });
+                });
+            });
+        };
+        return tiled_ty(p.k) == TILED_TY_LARGE ? pick(conv_int<TILED_TY_LARGE>())
+                                               : pick(conv_int<TILED_TY_SMALL>());
+    }
+};
 
-extern "C" ts_status conv_tiled(const ts_job *job)
-{
-    conv_params *p = new (std::nothrow) conv_params;
-    if (!p)
-        return ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_status st = conv_params_init(job, p);
-    if (st == TS_OK)
-        st = tiled_ty(p->k) == TILED_TY_LARGE
-                 ? (p->bytes == 1 ? tiled_dispatch<1, TILED_TY_LARGE>(job, *p)
-                                  : tiled_dispatch<2, TILED_TY_LARGE>(job, *p))
-                 : (p->bytes == 1 ? tiled_dispatch<1, TILED_TY_SMALL>(job, *p)
-                                  : tiled_dispatch<2, TILED_TY_SMALL>(job, *p));
-    delete p;
-    return st;
-}
+extern "C" ts_status conv_tiled(const ts_job *job) { return conv_run<tiled_launcher>(job); }

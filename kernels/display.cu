@@ -88,7 +88,7 @@ extern "C" ts_status ts_display_convert(const ts_image *d_src, const ts_display_
     if (dst_pitch < (size_t)m->tw * 4 || dst_pitch % 4)
         return ts_fail(TS_ERR_INVALID, "display: pitch %zu for %d texels", dst_pitch, m->tw);
     dim3 block(DISPLAY_BLOCK_X, DISPLAY_BLOCK_Y);
-    dim3 grid(ts_div_up((size_t)m->tw, block.x), ts_div_up((size_t)m->th, block.y));
+    dim3 grid(gpu_div_up((size_t)m->tw, block.x), gpu_div_up((size_t)m->th, block.y));
     const unsigned char *src = (const unsigned char *)d_src->data;
     uint32_t *dst = (uint32_t *)d_dst;
     cudaStream_t st = (cudaStream_t)s;

@@ -138,14 +138,14 @@ template <class T> static ts_status launch(const ts_job *job, const geom_map &m,
     dim3 block(TILE, TILE_ROWS);
     int W = in->width, H = in->height;
     if (kind == GEOM_NAIVE || !m.swap) {
-        dim3 grid(ts_div_up((size_t)W, TILE), geom_grid_y(ts_div_up((size_t)H, TILE_ROWS)));
+        dim3 grid(gpu_div_up((size_t)W, TILE), geom_grid_y(gpu_div_up((size_t)H, TILE_ROWS)));
         geom_naive_kernel<T><<<grid, block, 0, s>>>(d_in, in->pitch, d_out, out->pitch, W, H, m);
         TS_LAUNCH_CHECK("geom_naive_kernel");
         return TS_OK;
     }
     /* swapping op: tiles cover the output, H x W */
-    int tiles_y = (int)ts_div_up((size_t)W, TILE);
-    dim3 grid(ts_div_up((size_t)H, TILE), geom_grid_y((size_t)tiles_y));
+    int tiles_y = (int)gpu_div_up((size_t)W, TILE);
+    dim3 grid(gpu_div_up((size_t)H, TILE), geom_grid_y((size_t)tiles_y));
     if (kind == GEOM_SHARED) {
         geom_shared_kernel<T><<<grid, block, 0, s>>>(d_in, in->pitch, d_out, out->pitch, W, H, m,
                                                      tiles_y);

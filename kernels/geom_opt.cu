@@ -329,8 +329,8 @@ static ts_status launch_swap(const ts_job *job, const geom_map &m)
     typedef swap_cfg<P, N, BX, BY, S> C;
     const ts_image *in = &job->in, *out = &job->out;
     const int W = in->width, H = in->height;
-    const size_t tiles_x = ts_div_up(ts_div_up((size_t)W, C::K), C::TC);
-    const int tiles_u = (int)ts_div_up(ts_div_up((size_t)H, C::K), C::TU);
+    const size_t tiles_x = gpu_div_up(gpu_div_up((size_t)W, C::K), C::TC);
+    const int tiles_u = (int)gpu_div_up(gpu_div_up((size_t)H, C::K), C::TU);
     dim3 grid((unsigned)tiles_x, geom_grid_y((size_t)tiles_u)), block(BX, BY);
     geom_opt_swap_kernel<P, N, BX, BY, S><<<grid, block, 0, (cudaStream_t)job->stream>>>(
         (const unsigned char *)in->data, in->pitch, (unsigned char *)out->data, out->pitch, W, H,
@@ -410,7 +410,7 @@ template <int P> static ts_status launch_flat(const ts_job *job, const geom_map 
     const ts_image *in = &job->in, *out = &job->out;
     const int W = in->width, H = in->height;
     const size_t rb = (size_t)W * P;
-    dim3 grid(ts_div_up(ts_div_up(rb, C::U), FLAT_X), geom_grid_y(ts_div_up((size_t)H, FLAT_Y * C::R)));
+    dim3 grid(gpu_div_up(gpu_div_up(rb, C::U), FLAT_X), geom_grid_y(gpu_div_up((size_t)H, FLAT_Y * C::R)));
     dim3 block(FLAT_X, FLAT_Y);
     geom_opt_flat_kernel<P><<<grid, block, 0, (cudaStream_t)job->stream>>>(
         (const unsigned char *)in->data, in->pitch, (unsigned char *)out->data, out->pitch, W, H,

@@ -1,5 +1,8 @@
 /* gpu_util.cuh - helpers shared by the .cu files (internal to kernels/): the CUDA error check that
- * turns a failed call into TS_ERR_CUDA with a message, the launch check, and the device pitch. */
+ * turns a failed call into TS_ERR_CUDA with a message, the launch check, and the launch plumbing
+ * every family uses: grid sizing, the dynamic shared memory opt-in and the resident-block query
+ * (the last two in launch.cu, cached per kernel and device). Device pitches are ts_gpu_pitch's
+ * business (gpu.cu); nothing here assumes one. */
 #ifndef TS_GPU_UTIL_CUH
 #define TS_GPU_UTIL_CUH
 
@@ -7,6 +10,7 @@
 #include "ts_math.h"
 
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <stdio.h>
 
 /* Evaluates a CUDA call; on failure clears the sticky-free error state and returns TS_ERR_CUDA
@@ -29,7 +33,35 @@
                            cudaGetErrorString(ts__e));                                             \
     } while (0)
 
+/* ---------------------------------------------------------------- grid sizing */
 
-static inline unsigned ts_div_up(size_t a, unsigned b) { return (unsigned)((a + b - 1) / b); }
+static inline unsigned gpu_div_up(size_t a, unsigned b) { return (unsigned)((a + b - 1) / b); }
+
+/* A grid.x of `blocks`, clamped to [1, INT_MAX] (grid-stride kernels cover the rest). */
+static inline unsigned gpu_grid(long long blocks)
+{
+    return (unsigned)(blocks < 1 ? 1 : blocks > (long long)INT_MAX ? (long long)INT_MAX : blocks);
+}
+
+/* The grid of a grid-stride kernel over `items` with `block` threads a block. */
+static inline unsigned gpu_grid_for(size_t items, unsigned block)
+{
+    size_t g = (items + block - 1) / block;
+    return (unsigned)(g < 1 ? 1 : g > (size_t)INT_MAX ? (size_t)INT_MAX : g);
+}
+
+/* ---------------------------------------------------------------- launch.cu */
+
+#define GPU_DEFAULT_SMEM (48 * 1024) /* dynamic shared memory a launch gets without opting in */
+
+/* Raises the kernel's dynamic shared memory limit when `smem` passes the default 48 KB. */
+ts_status gpu_allow_smem(const void *kernel, size_t smem);
+/* Blocks of `kernel` resident on one SM at once (>= 1), else TS_ERR_UNSUPPORTED naming `who`. */
+ts_status gpu_blocks_per_sm(const void *kernel, int threads, size_t smem, const char *who,
+                            int *per_sm);
+/* A persistent grid: blocks of `kernel` resident on the whole device (>= 1); dev may be NULL
+ * (the current device's SM count is asked then). */
+ts_status gpu_resident_blocks(const void *kernel, int threads, size_t smem, const ts_device *dev,
+                              const char *who, int *blocks);
 
 #endif /* TS_GPU_UTIL_CUH */

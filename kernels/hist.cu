@@ -26,7 +26,6 @@
 #include "variants.h"
 
 #include <cooperative_groups.h>
-#include <mutex>
 
 #define NAIVE_THREADS 256
 #define BLOCK_THREADS 1024 /* shared and cluster: one or two big blocks an SM */
@@ -101,7 +100,7 @@ static uint64_t job_pixels(const ts_job *job) { return (uint64_t)job->in.width *
 
 static long job_bins(const ts_job *job)
 {
-    return ts_hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
+    return hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
 }
 
 /* Blocks that give every thread at least one pixel: small images get small grids. */
@@ -123,7 +122,7 @@ ts_status hist_check_job(const ts_job *job)
         return ts_fail(TS_ERR_INVALID, "hist: bad input image");
     if ((uintptr_t)in->data % (uintptr_t)in->bytes || in->pitch % (size_t)in->bytes)
         return ts_fail(TS_ERR_INVALID, "hist: 16-bit rows must be 2-byte aligned");
-    if (job_pixels(job) > TS_HIST_MAX_PIXELS)
+    if (job_pixels(job) > HIST_MAX_PIXELS)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist: more than 2^31 pixels");
     if (!job->dev)
         return ts_fail(TS_ERR_INVALID, "hist: a GPU job needs a device");
@@ -137,76 +136,6 @@ ts_status hist_check_job(const ts_job *job)
             out->pitch % (size_t)out->bytes)
             return ts_fail(TS_ERR_INVALID, "%s: output image has the wrong shape", job->op->text);
     }
-    return TS_OK;
-}
-
-/* The launchers' host-side queries are remembered per kernel and device, so a run enqueues its
- * work without runtime calls (cudaFuncSetAttribute is reported to synchronize inside the runtime
- * with pending copies; in the benchmark on an H200 the cache changed no figure, its runs being
- * enqueued well ahead of the GPU). The attribute is kept a high-water mark: two threads that
- * launch one kernel with different sizes (opt's slices) never lower it under each other. */
-namespace {
-struct SmemSet {
-    const void *kernel;
-    int device;
-    size_t smem;
-};
-struct Resident {
-    const void *kernel;
-    int device, threads, per_sm;
-    size_t smem;
-};
-std::mutex cache_lock;
-SmemSet smem_set[64];
-Resident resident[128];
-int n_smem_set, n_resident;
-} // namespace
-
-ts_status hist_allow_smem(const void *kernel, size_t smem)
-{
-    if (smem <= 48 * 1024)
-        return TS_OK;
-    int device = 0;
-    TS_CUDA_TRY(cudaGetDevice(&device));
-    std::lock_guard<std::mutex> hold(cache_lock);
-    SmemSet *e = NULL;
-    for (int i = 0; i < n_smem_set && !e; i++)
-        if (smem_set[i].kernel == kernel && smem_set[i].device == device)
-            e = &smem_set[i];
-    if (e && e->smem >= smem)
-        return TS_OK;
-    TS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)smem));
-    if (!e && n_smem_set < (int)(sizeof smem_set / sizeof *smem_set))
-        e = &smem_set[n_smem_set++];
-    if (e)
-        *e = {kernel, device, smem};
-    return TS_OK;
-}
-
-ts_status hist_resident_blocks(const void *kernel, int threads, size_t smem, const ts_device *dev,
-                               int *blocks)
-{
-    int device = 0, per_sm = 0;
-    TS_CUDA_TRY(cudaGetDevice(&device));
-    {
-        std::lock_guard<std::mutex> hold(cache_lock);
-        for (int i = 0; i < n_resident && !per_sm; i++) {
-            const Resident &r = resident[i];
-            if (r.kernel == kernel && r.device == device && r.threads == threads && r.smem == smem)
-                per_sm = r.per_sm;
-        }
-    }
-    if (!per_sm) {
-        TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-        std::lock_guard<std::mutex> hold(cache_lock);
-        if (per_sm > 0 && n_resident < (int)(sizeof resident / sizeof *resident))
-            resident[n_resident++] = {kernel, device, threads, per_sm, smem};
-    }
-    if (per_sm < 1)
-        return ts_fail(TS_ERR_UNSUPPORTED, "hist: a block of %d threads and %zu bytes of shared "
-                       "memory does not fit an SM", threads, smem);
-    *blocks = per_sm * dev->sms;
     return TS_OK;
 }
 
@@ -226,7 +155,7 @@ static int shape_ok(const ts_job *job)
     if (in->channels < 1 || in->channels > 4 || (in->bytes != 1 && in->bytes != 2) ||
         in->width < 1 || in->height < 1)
         return 0;
-    return job_pixels(job) <= TS_HIST_MAX_PIXELS;
+    return job_pixels(job) <= HIST_MAX_PIXELS;
 }
 
 /* ---------------------------------------------------------------- naive */
@@ -250,13 +179,13 @@ static ts_status naive_count(const ts_job *job, uint32_t *d_hist, void *extra, s
     return st != TS_OK ? st : hist_dispatch(job->in, job->op->hist_mode, op);
 }
 
-extern "C" ts_status ts_hist_naive_run(const ts_job *job) { return hist_run_job(job, naive_count, 0); }
+extern "C" ts_status hist_naive(const ts_job *job) { return hist_run_job(job, naive_count, 0); }
 
-extern "C" int ts_hist_supports(const ts_job *job) { return shape_ok(job); }
+extern "C" int hist_supports(const ts_job *job) { return shape_ok(job); }
 
-extern "C" size_t ts_hist_scratch(const ts_job *job)
+extern "C" size_t hist_scratch(const ts_job *job)
 {
-    return job->op->kind == TS_OP_EQUALIZE ? ts_hist_eq_bytes(job_bins(job)) : 0;
+    return job->op->kind == TS_OP_EQUALIZE ? hist_eq_bytes(job_bins(job)) : 0;
 }
 
 /* ---------------------------------------------------------------- shared */
@@ -264,14 +193,14 @@ extern "C" size_t ts_hist_scratch(const ts_job *job)
 struct SharedCount {
     const ts_job *job;
     uint32_t *hist;
-    ts_hist_plan plan;
+    hist_plan plan;
     template <int B, int CH, bool L> ts_status run()
     {
         const void *k = (const void *)hist_shared_kernel<B, CH, L>;
         int resident = 0;
-        ts_status st = hist_allow_smem(k, plan.smem);
+        ts_status st = gpu_allow_smem(k, plan.smem);
         if (st == TS_OK)
-            st = hist_resident_blocks(k, plan.threads, plan.smem, job->dev, &resident);
+            st = gpu_resident_blocks(k, plan.threads, plan.smem, job->dev, "hist", &resident);
         if (st != TS_OK)
             return st;
         int per_slice = min_int(resident / plan.slices, blocks_for_pixels(job, plan.threads));
@@ -288,19 +217,19 @@ struct SharedCount {
 static ts_status shared_count(const ts_job *job, uint32_t *d_hist, void *extra, size_t extra_bytes)
 {
     SharedCount op = {job, d_hist, {0, 0, 0, 0, 0, 0}};
-    if (!ts_hist_plan_shared(job_bins(job), job->dev, &op.plan))
+    if (!hist_plan_shared(job_bins(job), job->dev, &op.plan))
         return ts_fail(TS_ERR_UNSUPPORTED, "hist shared: %ld bins do not fit shared memory",
                        job_bins(job));
     return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 
-extern "C" int ts_hist_shared_supports(const ts_job *job)
+extern "C" int hist_shared_supports(const ts_job *job)
 {
-    ts_hist_plan p;
-    return shape_ok(job) && (!job->dev || ts_hist_plan_shared(job_bins(job), job->dev, &p));
+    hist_plan p;
+    return shape_ok(job) && (!job->dev || hist_plan_shared(job_bins(job), job->dev, &p));
 }
 
-extern "C" ts_status ts_hist_shared_run(const ts_job *job)
+extern "C" ts_status hist_shared(const ts_job *job)
 {
     return hist_run_job(job, shared_count, 0);
 }
@@ -328,10 +257,10 @@ struct ClusterCount {
         cfg.stream = (cudaStream_t)job->stream;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        ts_status st = hist_allow_smem((const void *)kernel, smem);
+        ts_status st = gpu_allow_smem((const void *)kernel, smem);
         if (st != TS_OK)
             return st;
-        if (k > TS_HIST_PORTABLE_CLUSTER)
+        if (k > HIST_PORTABLE_CLUSTER)
             TS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         int clusters = 0;
         TS_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
@@ -350,7 +279,7 @@ struct ClusterCount {
 
 static int cluster_size_of(const ts_job *job)
 {
-    return ts_hist_cluster_size(job_bins(job), job->dev->smem_per_block_optin, job->param);
+    return hist_cluster_size(job_bins(job), job->dev->smem_per_block_optin, job->param);
 }
 
 static ts_status cluster_count(const ts_job *job, uint32_t *d_hist, void *extra, size_t extra_bytes)
@@ -368,7 +297,7 @@ static ts_status cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
     return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 
-extern "C" int ts_hist_cluster_supports(const ts_job *job)
+extern "C" int hist_cluster_supports(const ts_job *job)
 {
     if (!shape_ok(job))
         return 0;
@@ -377,7 +306,7 @@ extern "C" int ts_hist_cluster_supports(const ts_job *job)
     return job->dev->cc >= 90 && job->dev->cluster_launch && cluster_size_of(job) != 0;
 }
 
-extern "C" ts_status ts_hist_cluster_run(const ts_job *job)
+extern "C" ts_status hist_cluster(const ts_job *job)
 {
     return hist_run_job(job, cluster_count, 0);
 }

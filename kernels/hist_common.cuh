@@ -4,8 +4,8 @@
  * vector loads), the job checks, and the equalize driver that every variant's run() calls.
  * Internal to kernels/.
  */
-#ifndef TS_HIST_COMMON_CUH
-#define TS_HIST_COMMON_CUH
+#ifndef HIST_COMMON_CUH
+#define HIST_COMMON_CUH
 
 #include "gpu_util.cuh"
 #include "hist_plan.h"
@@ -14,8 +14,8 @@
 
 /* Dynamic shared memory of every histogram kernel, typed by each kernel (one declaration per
  * translation unit: differently typed `extern __shared__` arrays would clash). */
-extern __shared__ __align__(16) unsigned char ts_hist_dyn_smem[];
-template <class T> __device__ __forceinline__ T *hist_smem() { return reinterpret_cast<T *>(ts_hist_dyn_smem); }
+extern __shared__ __align__(16) unsigned char hist_dyn_smem[];
+template <class T> __device__ __forceinline__ T *hist_smem() { return reinterpret_cast<T *>(hist_dyn_smem); }
 
 /* A pixel shape: B bytes a sample, CH channels, LUMA: colour pixels counted by their luma.
  * Gray images are always instantiated with LUMA false (both modes count the gray channel). */
@@ -134,7 +134,7 @@ template <int B, int CH> struct HistUnit {
 };
 
 /* The units of an image: `per_row` units a row (the last one maybe short), `total` in all
- * (< 2^31 since units hold at least one pixel: see TS_HIST_MAX_PIXELS). */
+ * (< 2^31 since units hold at least one pixel: see HIST_MAX_PIXELS). */
 struct HistUnits {
     unsigned per_row, total;
     int row_bytes;
@@ -265,16 +265,16 @@ static inline bool hist_vec_ok_walk(const ts_image *im, const HistUnits &u)
 template <class Op> static ts_status hist_dispatch(const ts_image &im, ts_hist_mode mode, Op &op)
 {
     bool luma = mode == TS_HIST_LUMA && im.channels >= 3;
-#define TS_HIST_CASE(B, CH, L)                                                                     \
+#define HIST_CASE(B, CH, L)                                                                     \
     if (im.bytes == (B) && im.channels == (CH) && luma == (L))                                     \
         return op.template run<B, CH, L>();
-    TS_HIST_CASE(1, 1, false) TS_HIST_CASE(1, 2, false)
-    TS_HIST_CASE(1, 3, false) TS_HIST_CASE(1, 3, true)
-    TS_HIST_CASE(1, 4, false) TS_HIST_CASE(1, 4, true)
-    TS_HIST_CASE(2, 1, false) TS_HIST_CASE(2, 2, false)
-    TS_HIST_CASE(2, 3, false) TS_HIST_CASE(2, 3, true)
-    TS_HIST_CASE(2, 4, false) TS_HIST_CASE(2, 4, true)
-#undef TS_HIST_CASE
+    HIST_CASE(1, 1, false) HIST_CASE(1, 2, false)
+    HIST_CASE(1, 3, false) HIST_CASE(1, 3, true)
+    HIST_CASE(1, 4, false) HIST_CASE(1, 4, true)
+    HIST_CASE(2, 1, false) HIST_CASE(2, 2, false)
+    HIST_CASE(2, 3, false) HIST_CASE(2, 3, true)
+    HIST_CASE(2, 4, false) HIST_CASE(2, 4, true)
+#undef HIST_CASE
     return ts_fail(TS_ERR_UNSUPPORTED, "histogram of %d-channel %d-byte images", im.channels,
                    im.bytes);
 }
@@ -289,10 +289,5 @@ ts_status hist_check_job(const ts_job *job);
 /* TS_OP_HIST: count into job->hist with `count`; TS_OP_EQUALIZE: count into scratch, then the
  * LUT and apply kernels. `extra_bytes`: what `count` needs past the equalize scratch. */
 ts_status hist_run_job(const ts_job *job, hist_count_fn count, size_t extra_bytes);
-/* A persistent grid: blocks of `kernel` resident on the whole device (>= 1). */
-ts_status hist_resident_blocks(const void *kernel, int threads, size_t smem, const ts_device *dev,
-                               int *blocks);
-/* Raises the kernel's dynamic shared memory limit when it needs more than the default 48 KB. */
-ts_status hist_allow_smem(const void *kernel, size_t smem);
 
-#endif /* TS_HIST_COMMON_CUH */
+#endif /* HIST_COMMON_CUH */

@@ -6,7 +6,7 @@
  * bins/blockDim contiguous bins (read as uint4), the block scans the per-thread sums with warp
  * shuffles, and each thread then writes its LUT entries with ts_equalize_lut's integer formula
  * (first non-empty bin h0, n pixels, ties to even, one-valued images unchanged). The division by
- * n - h0 is ts_hist_div_round_even: a double estimate corrected exactly, since 64-bit integer
+ * n - h0 is hist_div_round_even: a double estimate corrected exactly, since 64-bit integer
  * division is a long subroutine on the GPU; bins whose cumulative count repeats reuse the entry.
  *
  * Apply kernel: the LUT is copied into shared memory when it fits a block (8-bit: 0.5 to 1.5 KB;
@@ -26,6 +26,20 @@
 #define APPLY_THREADS 1024
 
 /* ---------------------------------------------------------------- LUT */
+
+/* Across the warp: `incl` becomes the inclusive prefix sum of the lanes' values, `first` the
+ * minimum of the lanes' values (every lane gets it). */
+static __device__ __forceinline__ void hist_warp_scan_min(uint32_t &incl, unsigned &first, unsigned lane)
+{
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        incl += lane >= (unsigned)o ? v : 0;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        first = min(first, __shfl_xor_sync(0xFFFFFFFFu, first, o));
+}
 
 template <unsigned BINS, int THREADS>
 __global__ void __launch_bounds__(THREADS)
@@ -66,14 +80,7 @@ __global__ void __launch_bounds__(THREADS)
 
     /* Block-wide exclusive scan of the sums and minimum of the firsts. */
     uint32_t incl = sum;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-        incl += lane >= (unsigned)o ? v : 0;
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        first = min(first, __shfl_xor_sync(0xFFFFFFFFu, first, o));
+    hist_warp_scan_min(incl, first, lane);
     if (lane == 31)
         warp_total[warp] = incl;
     if (lane == 0)
@@ -82,14 +89,7 @@ __global__ void __launch_bounds__(THREADS)
     if (warp == 0) {
         uint32_t t = lane < WARPS ? warp_total[lane] : 0, ti = t;
         unsigned f = lane < WARPS ? warp_first[lane] : BINS;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            uint32_t v = __shfl_up_sync(0xFFFFFFFFu, ti, o);
-            ti += lane >= (unsigned)o ? v : 0;
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            f = min(f, __shfl_xor_sync(0xFFFFFFFFu, f, o));
+        hist_warp_scan_min(ti, f, lane);
         if (lane < WARPS)
             warp_before[lane] = ti - t;
         if (lane == 0)
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(THREADS)
         if (v < first)
             return 0;
         if (cdf != last_cdf) {
-            last = (unsigned)ts_hist_div_round_even((cdf - h0) * (BINS - 1), den, inv);
+            last = (unsigned)hist_div_round_even((cdf - h0) * (BINS - 1), den, inv);
             last_cdf = cdf;
         }
         return last;
@@ -212,9 +212,9 @@ struct EqualizeOp {
         bool in_smem = lut_bytes <= job->dev->smem_per_block_optin;
         size_t smem = in_smem ? lut_bytes : 0;
         int resident = 0;
-        ts_status st = hist_allow_smem(k, smem);
+        ts_status st = gpu_allow_smem(k, smem);
         if (st == TS_OK)
-            st = hist_resident_blocks(k, APPLY_THREADS, smem, job->dev, &resident);
+            st = gpu_resident_blocks(k, APPLY_THREADS, smem, job->dev, "hist", &resident);
         if (st != TS_OK)
             return st;
         HistUnits u = hist_units<B, CH>(job->in);
@@ -240,8 +240,8 @@ ts_status hist_run_job(const ts_job *job, hist_count_fn count, size_t extra_byte
     ts_status st = hist_check_job(job);
     if (st != TS_OK)
         return st;
-    long nbins = ts_hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
-    size_t need = (job->op->kind == TS_OP_EQUALIZE ? ts_hist_eq_bytes(nbins) : 0) + extra_bytes;
+    long nbins = hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
+    size_t need = (job->op->kind == TS_OP_EQUALIZE ? hist_eq_bytes(nbins) : 0) + extra_bytes;
     if (need && (!job->scratch || job->scratch_bytes < need || (uintptr_t)job->scratch % 256))
         return ts_fail(TS_ERR_INVALID, "%s: needs %zu bytes of 256-byte aligned scratch, has %zu",
                        job->op->text, need, job->scratch ? job->scratch_bytes : 0);
@@ -250,8 +250,8 @@ ts_status hist_run_job(const ts_job *job, hist_count_fn count, size_t extra_byte
 
     char *scratch = (char *)job->scratch;
     uint32_t *d_hist = (uint32_t *)scratch;
-    uint16_t *d_lut = (uint16_t *)(scratch + ts_hist_eq_hist_bytes(nbins));
-    size_t eq = ts_hist_eq_bytes(nbins);
+    uint16_t *d_lut = (uint16_t *)(scratch + hist_eq_hist_bytes(nbins));
+    size_t eq = hist_eq_bytes(nbins);
     if ((st = count(job, d_hist, scratch + eq, job->scratch_bytes - eq)) != TS_OK)
         return st;
     EqualizeOp op = {job, d_hist, d_lut};

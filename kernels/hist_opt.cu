@@ -62,9 +62,9 @@ __device__ __forceinline__ void opt8_count(const HistUnit<1, CH> &u, int npix, u
         for (int h = 0; h < S::NH; h++) {
             unsigned l = (unsigned)h * 256u + hist_value<1, CH, LUMA>(s, h);
             if (!CHECK)
-                atomicAdd(&mine[l * TS_HIST_LANES], 1u);
+                atomicAdd(&mine[l * HIST_LANES], 1u);
             else if (l - lo < slice_bins) /* wraps above slice_bins when l < lo */
-                atomicAdd(&mine[(l - lo) * TS_HIST_LANES], 1u);
+                atomicAdd(&mine[(l - lo) * HIST_LANES], 1u);
         }
     }
 }
@@ -72,14 +72,14 @@ __device__ __forceinline__ void opt8_count(const HistUnit<1, CH> &u, int npix, u
 /* Lane l's copy of local bin b is the word b * 32 + l. SLICED: the bins are cut into slices
  * (blockIdx.y picks one; only the benchmark's forced slice counts). */
 template <int CH, bool LUMA, bool SLICED>
-__global__ void __launch_bounds__(TS_HIST_OPT8_THREADS, 2)
+__global__ void __launch_bounds__(HIST_OPT8_THREADS, 2)
     hist_opt8_kernel(ts_image im, HistUnits units, bool vec, unsigned slice_bins, uint32_t *hist)
 {
     typedef HistUnit<1, CH> U;
     uint32_t *cnt = hist_smem<uint32_t>(); /* [slice_bins][32] */
     const unsigned lane = threadIdx.x & 31, lo = blockIdx.y * slice_bins;
     uint4 *cnt4 = hist_smem<uint4>();
-    for (unsigned i = threadIdx.x; i < slice_bins * (TS_HIST_LANES / 4); i += blockDim.x)
+    for (unsigned i = threadIdx.x; i < slice_bins * (HIST_LANES / 4); i += blockDim.x)
         cnt4[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     uint32_t *mine = cnt + lane;
@@ -94,8 +94,8 @@ __global__ void __launch_bounds__(TS_HIST_OPT8_THREADS, 2)
     for (unsigned b = threadIdx.x; b < slice_bins; b += blockDim.x) {
         uint32_t sum = 0;
 #pragma unroll 8
-        for (unsigned j = 0; j < TS_HIST_LANES; j++) /* thread b reads bank (b + j) % 32 */
-            sum += cnt[b * TS_HIST_LANES + ((j + b) & (TS_HIST_LANES - 1))];
+        for (unsigned j = 0; j < HIST_LANES; j++) /* thread b reads bank (b + j) % 32 */
+            sum += cnt[b * HIST_LANES + ((j + b) & (HIST_LANES - 1))];
         if (sum)
             atomicAdd(&hist[lo + b], sum);
     }
@@ -122,7 +122,7 @@ __device__ __noinline__ void packed_wrapped(uint32_t *words, uint32_t *hist, uns
 }
 
 template <int CH, bool LUMA>
-__global__ void __launch_bounds__(TS_HIST_OPT16_THREADS, 1)
+__global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
     hist_opt16_kernel(ts_image im, HistUnits units, bool vec, unsigned slice_bins, uint32_t *hist,
                       uint32_t *partial)
 {
@@ -214,10 +214,10 @@ __global__ void __launch_bounds__(256)
 
 /* ---------------------------------------------------------------- launchers */
 
-static int plan_of(const ts_job *job, ts_hist_plan *p)
+static int plan_of(const ts_job *job, hist_plan *p)
 {
-    long nbins = ts_hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
-    return ts_hist_plan_opt(nbins, job->in.bytes, job->dev, job->param, p);
+    long nbins = hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
+    return hist_plan_opt(nbins, job->in.bytes, job->dev, job->param, p);
 }
 
 struct OptCount {
@@ -225,15 +225,15 @@ struct OptCount {
     uint32_t *hist;
     void *extra;
     size_t extra_bytes;
-    ts_hist_plan plan;
+    hist_plan plan;
 
     /* Blocks per slice: resident ones, no more than the units need, at most `cap`. */
     ts_status grid(const void *k, unsigned units, int cap, int *per_slice)
     {
         int resident = 0;
-        ts_status st = hist_allow_smem(k, plan.smem);
+        ts_status st = gpu_allow_smem(k, plan.smem);
         if (st == TS_OK)
-            st = hist_resident_blocks(k, plan.threads, plan.smem, job->dev, &resident);
+            st = gpu_resident_blocks(k, plan.threads, plan.smem, job->dev, "hist", &resident);
         if (st != TS_OK)
             return st;
         unsigned need = (units + (unsigned)plan.threads - 1) / (unsigned)plan.threads;
@@ -317,22 +317,22 @@ static ts_status opt_count(const ts_job *job, uint32_t *d_hist, void *extra, siz
     return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 
-extern "C" int ts_hist_opt_supports(const ts_job *job)
+extern "C" int hist_opt_supports(const ts_job *job)
 {
-    ts_hist_plan p;
-    return ts_hist_supports(job) && (!job->dev || plan_of(job, &p));
+    hist_plan p;
+    return hist_supports(job) && (!job->dev || plan_of(job, &p));
 }
 
-extern "C" size_t ts_hist_opt_scratch(const ts_job *job)
+extern "C" size_t hist_opt_scratch(const ts_job *job)
 {
-    ts_hist_plan p;
+    hist_plan p;
     size_t partial = job->dev && plan_of(job, &p) ? p.partial_bytes : 0;
-    return ts_hist_scratch(job) + partial;
+    return hist_scratch(job) + partial;
 }
 
-extern "C" ts_status ts_hist_opt_run(const ts_job *job)
+extern "C" ts_status hist_opt(const ts_job *job)
 {
-    ts_hist_plan p;
+    hist_plan p;
     ts_status st = hist_check_job(job);
     if (st != TS_OK)
         return st;

@@ -3,8 +3,8 @@
  * and the exact LUT division the GPU uses. Internal to kernels/ (and tests/test_gpu_hist.c).
  * Compiles as C11 and as CUDA C++.
  */
-#ifndef TS_HIST_PLAN_H
-#define TS_HIST_PLAN_H
+#ifndef HIST_PLAN_H
+#define HIST_PLAN_H
 
 #include "tessera.h"
 #include "ts_math.h"
@@ -14,29 +14,29 @@
 
 /* Images up to 2^31 pixels: the kernels' 32-bit pixel and unit indexes (plus a stride) cannot
  * wrap, and every count fits a uint32. Larger images go to the CPU variant. */
-#define TS_HIST_MAX_PIXELS ((uint64_t)1 << 31)
-#define TS_HIST_MAX_CLUSTER 16   /* 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed */
-#define TS_HIST_PORTABLE_CLUSTER 8
-#define TS_HIST_SMEM_RESERVED 1024 /* shared memory the system keeps per block (sm_80 and later) */
-#define TS_HIST_OPT8_THREADS 512
-#define TS_HIST_OPT16_THREADS 1024
-#define TS_HIST_LANES 32 /* opt, 8-bit: one copy of every counter per lane of a warp */
+#define HIST_MAX_PIXELS ((uint64_t)1 << 31)
+#define HIST_MAX_CLUSTER 16   /* 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed */
+#define HIST_PORTABLE_CLUSTER 8
+#define HIST_SMEM_RESERVED 1024 /* shared memory the system keeps per block (sm_80 and later) */
+#define HIST_OPT8_THREADS 512
+#define HIST_OPT16_THREADS 1024
+#define HIST_LANES 32 /* opt, 8-bit: one copy of every counter per lane of a warp */
 
 /* All counters of a job: ts_hist_count() histograms of ts_hist_bins() bins, back to back. */
-static inline long ts_hist_total_bins(ts_hist_mode mode, int channels, int bytes)
+static inline long hist_total_bins(ts_hist_mode mode, int channels, int bytes)
 {
     return (long)ts_hist_count(mode, channels) * ts_hist_bins(bytes);
 }
 
-static inline size_t ts_hist_round256(size_t b) { return (b + 255) & ~(size_t)255; }
+static inline size_t hist_round256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 /* Cluster size of the `cluster` variant: the bins are split evenly over the K blocks of a
  * cluster, K a power of two up to 16, each block's share (nbins / K u32 counters) within the
  * shared memory one block may opt into. forced == 0: the smallest K that fits (fewest remote
  * adds); else `forced` itself if it is such a K. 0: no cluster size can hold the bins. */
-static inline int ts_hist_cluster_size(long nbins, size_t smem_optin, int forced)
+static inline int hist_cluster_size(long nbins, size_t smem_optin, int forced)
 {
-    for (int k = 1; k <= TS_HIST_MAX_CLUSTER; k *= 2) {
+    for (int k = 1; k <= HIST_MAX_CLUSTER; k *= 2) {
         if (forced && k != forced)
             continue;
         if (nbins % k == 0 && (size_t)(nbins / k) * sizeof(uint32_t) <= smem_optin)
@@ -48,7 +48,7 @@ static inline int ts_hist_cluster_size(long nbins, size_t smem_optin, int forced
 /* The smallest number of slices P (P divides nbins, each slice a multiple of `align` bins) whose
  * nbins / P bins of `bin_bytes` each fit `smem_limit` bytes; 0 if none up to 64. A slice is a
  * contiguous range of the job's bins; every slice's blocks read the whole image. */
-static inline int ts_hist_slices(long nbins, size_t bin_bytes, size_t smem_limit, long align)
+static inline int hist_slices(long nbins, size_t bin_bytes, size_t smem_limit, long align)
 {
     for (int p = 1; p <= 64; p++) {
         long s = nbins / p;
@@ -62,34 +62,34 @@ static inline int ts_hist_slices(long nbins, size_t bin_bytes, size_t smem_limit
  * `threads` per block, at most `blocks` blocks per slice (one wave: an upper bound of what is
  * resident, so run() may launch fewer), and for 16-bit `opt` the scratch for the per-block
  * partial histograms (packed 16-bit counters, S / 2 words per block). */
-typedef struct ts_hist_plan {
+typedef struct hist_plan {
     int slices;
     long slice_bins;
     size_t smem;
     int threads;
     int blocks;
     size_t partial_bytes;
-} ts_hist_plan;
+} hist_plan;
 
 /* Blocks per SM that shared memory and threads allow (registers may allow fewer). */
-static inline int ts_hist_blocks_per_sm(const ts_device *dev, size_t smem, int threads)
+static inline int hist_blocks_per_sm(const ts_device *dev, size_t smem, int threads)
 {
     int by_threads = 2048 / threads;
-    size_t by_smem = dev->smem_per_sm / (smem + TS_HIST_SMEM_RESERVED);
+    size_t by_smem = dev->smem_per_sm / (smem + HIST_SMEM_RESERVED);
     int b = by_smem < (size_t)by_threads ? (int)by_smem : by_threads;
     return b < 1 ? 1 : b;
 }
 
 /* shared: u32 counters per block. */
-static inline int ts_hist_plan_shared(long nbins, const ts_device *dev, ts_hist_plan *p)
+static inline int hist_plan_shared(long nbins, const ts_device *dev, hist_plan *p)
 {
-    p->slices = ts_hist_slices(nbins, sizeof(uint32_t), dev->smem_per_block_optin, 1);
+    p->slices = hist_slices(nbins, sizeof(uint32_t), dev->smem_per_block_optin, 1);
     if (!p->slices)
         return 0;
     p->slice_bins = nbins / p->slices;
     p->smem = (size_t)p->slice_bins * sizeof(uint32_t);
     p->threads = 1024;
-    p->blocks = dev->sms * ts_hist_blocks_per_sm(dev, p->smem, p->threads) / p->slices;
+    p->blocks = dev->sms * hist_blocks_per_sm(dev, p->smem, p->threads) / p->slices;
     p->blocks = p->blocks < 1 ? 1 : p->blocks;
     p->partial_bytes = 0;
     return 1;
@@ -99,11 +99,11 @@ static inline int ts_hist_plan_shared(long nbins, const ts_device *dev, ts_hist_
  * 16-bit counters in a word (2 bytes a bin) and needs a partial histogram per block.
  * forced != 0 (job->param, the benchmark's sweep): that many slices, if they fit and divide the
  * bins evenly; more slices mean smaller blocks, more of them an SM, and more reads. */
-static inline int ts_hist_plan_opt(long nbins, int bytes, const ts_device *dev, int forced,
-                                   ts_hist_plan *p)
+static inline int hist_plan_opt(long nbins, int bytes, const ts_device *dev, int forced,
+                                   hist_plan *p)
 {
     int wide = bytes == 2;
-    size_t bin_bytes = wide ? 2 : TS_HIST_LANES * sizeof(uint32_t);
+    size_t bin_bytes = wide ? 2 : HIST_LANES * sizeof(uint32_t);
     long align = wide ? 8 : 1;
     if (forced) {
         long s = forced > 0 && forced <= 64 ? nbins / forced : 0;
@@ -111,14 +111,14 @@ static inline int ts_hist_plan_opt(long nbins, int bytes, const ts_device *dev, 
                    (size_t)s * bin_bytes <= dev->smem_per_block_optin;
         p->slices = fits ? forced : 0;
     } else {
-        p->slices = ts_hist_slices(nbins, bin_bytes, dev->smem_per_block_optin, align);
+        p->slices = hist_slices(nbins, bin_bytes, dev->smem_per_block_optin, align);
     }
     if (!p->slices)
         return 0;
     p->slice_bins = nbins / p->slices;
     p->smem = (size_t)p->slice_bins * bin_bytes;
-    p->threads = wide ? TS_HIST_OPT16_THREADS : TS_HIST_OPT8_THREADS;
-    p->blocks = dev->sms * ts_hist_blocks_per_sm(dev, p->smem, p->threads) / p->slices;
+    p->threads = wide ? HIST_OPT16_THREADS : HIST_OPT8_THREADS;
+    p->blocks = dev->sms * hist_blocks_per_sm(dev, p->smem, p->threads) / p->slices;
     p->blocks = p->blocks < 1 ? 1 : p->blocks;
     p->partial_bytes =
         wide ? (size_t)p->slices * (size_t)p->blocks * (size_t)p->slice_bins * 2 : 0;
@@ -126,20 +126,20 @@ static inline int ts_hist_plan_opt(long nbins, int bytes, const ts_device *dev, 
 }
 
 /* Scratch of an equalize job: its histogram (u32) and its LUT (u16), 256-byte aligned. */
-static inline size_t ts_hist_eq_hist_bytes(long nbins)
+static inline size_t hist_eq_hist_bytes(long nbins)
 {
-    return ts_hist_round256((size_t)nbins * sizeof(uint32_t));
+    return hist_round256((size_t)nbins * sizeof(uint32_t));
 }
-static inline size_t ts_hist_eq_bytes(long nbins)
+static inline size_t hist_eq_bytes(long nbins)
 {
-    return ts_hist_eq_hist_bytes(nbins) + ts_hist_round256((size_t)nbins * sizeof(uint16_t));
+    return hist_eq_hist_bytes(nbins) + hist_round256((size_t)nbins * sizeof(uint16_t));
 }
 
 /* ts_div_round_even(num, den) for 0 <= num < 2^53 and 1 <= den < 2^53, inv = 1.0 / den: the
  * quotient is estimated in double (within one of the floor) and corrected with an exact
  * remainder, so the LUT kernel runs no 64-bit integer division (a slow subroutine on the GPU).
  * tests/test_gpu_hist.c checks it against ts_div_round_even on the CPU. */
-TS_HD uint64_t ts_hist_div_round_even(uint64_t num, uint64_t den, double inv)
+TS_HD uint64_t hist_div_round_even(uint64_t num, uint64_t den, double inv)
 {
     uint64_t q = (uint64_t)((double)num * inv);
     int64_t d = (int64_t)den;
@@ -157,4 +157,4 @@ TS_HD uint64_t ts_hist_div_round_even(uint64_t num, uint64_t den, double inv)
     return q;
 }
 
-#endif /* TS_HIST_PLAN_H */
+#endif /* HIST_PLAN_H */

@@ -1,6 +1,7 @@
 /* registry.c - the single table of variants. The viewer's variant keys, --variant, --list, the
  * tests and the benchmark all iterate this table; nothing else lists variants.
- * Order within a family is the speedup ladder (cpu, naive, shared, ..., fastest).
+ * Order within a family is the speedup ladder (cpu, naive, shared, ..., fastest); rows use
+ * designated initializers, so a new ts_variant field never shifts them.
  */
 #include "tessera.h"
 #include "variants.h"
@@ -16,70 +17,85 @@ static ts_status cpu_run(const ts_job *job)
 }
 
 #define CPU_VARIANT(fam)                                                                           \
-    {fam, "cpu", "the reference on the host: the oracle and the no-GPU fallback", 0, 1, NULL,     \
-     NULL, cpu_run}
+    {.family = (fam), .name = "cpu", .min_cc = 0, .auto_rank = 1,                                  \
+     .why = "the reference on the host: the oracle and the no-GPU fallback", .run = cpu_run}
 
+/* Table order is the speedup ladder of each family (the order in which --list, the viewer's
+ * variant key and the benchmark show the tricks, each building on the rows above); auto_rank is
+ * which variant `auto` prefers among those that take a job, by measured speed, so the two
+ * orders differ where a later rung is not faster everywhere: pipe outranks mma because mma's
+ * tensor-core path is slow on alpha images (H200, 8K RGBA8 gauss:3: pipe 0.135 ms, mma 0.414;
+ * tools/results/nvidia-h200.md), and gemm (rank 0) is never taken. */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
 #ifdef TS_HAVE_CUDA
-    {TS_FAM_CONV, "naive", "one thread per output sample, every tap read from global memory", 75,
-     1, NULL, NULL, conv_naive},
-    {TS_FAM_CONV, "gemm",
-     "textbook: explicit im2col in <= 256 MiB bands, then the Programming Guide's 16x16 "
-     "shared-memory tiled GEMM (never auto: im2col costs K*K times the image in traffic)",
-     75, 0, NULL, conv_gemm_scratch, conv_gemm},
-    {TS_FAM_CONV, "tiled",
-     "implicit GEMM: input tile + halo staged once in shared memory, 8 x 4 (K > 7: 8 x 8) "
-     "outputs per thread in registers, no im2col",
-     75, 3, conv_tiled_supports, NULL, conv_tiled},
-    {TS_FAM_CONV, "sep",
-     "separable filters (gauss, box): row pass then column pass fused through shared memory, "
-     "2K FMAs per output instead of K*K",
-     75, 4, conv_sep_supports, NULL, conv_sep},
-    {TS_FAM_CONV, "roll",
-     "K=1/3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
-     "rolling register rows, no shared memory or barrier",
-     75, 5, conv_roll_supports, NULL, conv_roll},
-    {TS_FAM_CONV, "pipe",
-     "roll fed by a cp.async ring of 8 input rows per warp in shared memory: 7 rows in flight "
-     "without holding registers, all 32 lanes writing",
-     80, 7, conv_pipe_supports, NULL, conv_pipe},
-    {TS_FAM_CONV, "mma",
-     "tensor cores: each filter row a banded Toeplitz matrix, mma.sync m16n8k16 (FP16 in, FP32 "
-     "accumulate) on 16 row segments at a time, K=3/5/7 on 8-bit, exact filters bit-exact",
-     80, 6, conv_mma_supports, NULL, conv_mma},
-    {TS_FAM_CONV, "mmapipe",
-     "mma fed by pipe's cp.async ring: 7 input rows in flight per warp in shared memory instead of "
-     "registers, the border replicated into the ring",
-     80, 8, conv_mmapipe_supports, NULL, conv_mmapipe},
+    {.family = TS_FAM_CONV, .name = "naive", .min_cc = 75, .auto_rank = 1,
+     .why = "one thread per output sample, every tap read from global memory",
+     .run = conv_naive},
+    {.family = TS_FAM_CONV, .name = "gemm", .min_cc = 75, .auto_rank = 0,
+     .why = "textbook: explicit im2col in <= 256 MiB bands, then the Programming Guide's 16x16 "
+            "shared-memory tiled GEMM (never auto: im2col costs K*K times the image in traffic)",
+     .scratch = conv_gemm_scratch, .run = conv_gemm},
+    {.family = TS_FAM_CONV, .name = "tiled", .min_cc = 75, .auto_rank = 3,
+     .why = "implicit GEMM: input tile + halo staged once in shared memory, 8 x 4 (K > 7: 8 x 8) "
+            "outputs per thread in registers, no im2col",
+     .supports = conv_tiled_supports, .run = conv_tiled},
+    {.family = TS_FAM_CONV, .name = "sep", .min_cc = 75, .auto_rank = 4,
+     .why = "separable filters (gauss, box): row pass then column pass fused through shared memory, "
+            "2K FMAs per output instead of K*K",
+     .supports = conv_sep_supports, .run = conv_sep},
+    {.family = TS_FAM_CONV, .name = "roll", .min_cc = 75, .auto_rank = 5,
+     .why = "K=1/3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
+            "rolling register rows, no shared memory or barrier",
+     .supports = conv_roll_supports, .run = conv_roll},
+    {.family = TS_FAM_CONV, .name = "pipe", .min_cc = 80, .auto_rank = 7,
+     .why = "roll fed by a cp.async ring of 8 input rows per warp in shared memory: 7 rows in flight "
+            "without holding registers, all 32 lanes writing",
+     .supports = conv_pipe_supports, .run = conv_pipe},
+    {.family = TS_FAM_CONV, .name = "mma", .min_cc = 80, .auto_rank = 6,
+     .why = "tensor cores: each filter row a banded Toeplitz matrix, mma.sync m16n8k16 (FP16 in, FP32 "
+            "accumulate) on 16 row segments at a time, K=3/5/7 on 8-bit, exact filters bit-exact",
+     .supports = conv_mma_supports, .run = conv_mma},
+    {.family = TS_FAM_CONV, .name = "mmapipe", .min_cc = 80, .auto_rank = 8,
+     .why = "mma fed by pipe's cp.async ring: 7 input rows in flight per warp in shared memory "
+            "instead of registers, the border replicated into the ring",
+     .supports = conv_mmapipe_supports, .run = conv_mmapipe},
 #endif
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),
 #ifdef TS_HAVE_CUDA
-    {TS_FAM_GEOM, "naive", "one thread per pixel: reads coalesced, a swapping op's writes strided",
-     75, 1, NULL, NULL, geom_naive},
-    {TS_FAM_GEOM, "shared", "32x32 tile in shared memory: both sides coalesced, but bank conflicts",
-     75, 2, NULL, NULL, geom_shared},
-    {TS_FAM_GEOM, "padded", "[32][33] tile: a pixel of padding per row, conflict-free column reads",
-     75, 3, NULL, NULL, geom_padded},
-    {TS_FAM_GEOM, "opt", "K x K pixel blocks transposed in registers: 8-16 byte accesses, no tile "
-     "for flips", 75, 4, NULL, NULL, geom_opt},
+    {.family = TS_FAM_GEOM, .name = "naive", .min_cc = 75, .auto_rank = 1,
+     .why = "one thread per pixel: reads coalesced, a swapping op's writes strided",
+     .run = geom_naive},
+    {.family = TS_FAM_GEOM, .name = "shared", .min_cc = 75, .auto_rank = 2,
+     .why = "32x32 tile in shared memory: both sides coalesced, but bank conflicts",
+     .run = geom_shared},
+    {.family = TS_FAM_GEOM, .name = "padded", .min_cc = 75, .auto_rank = 3,
+     .why = "[32][33] tile: a pixel of padding per row, conflict-free column reads",
+     .run = geom_padded},
+    {.family = TS_FAM_GEOM, .name = "opt", .min_cc = 75, .auto_rank = 4,
+     .why = "K x K pixel blocks transposed in registers: 8-16 byte accesses, no tile for flips",
+     .run = geom_opt},
 #endif
     /* ---- hist (hist.cu) */
     CPU_VARIANT(TS_FAM_HIST),
 #ifdef TS_HAVE_CUDA
-    {TS_FAM_HIST, "naive", "one global atomicAdd per value: L2 atomics, serialized on hot bins",
-     75, 2, ts_hist_supports, ts_hist_scratch, ts_hist_naive_run},
-    {TS_FAM_HIST, "shared", "a u32 histogram per block in shared memory, merged once; 65536 bins "
-     "are cut into slices that fit, each re-reading the image", 75, 3, ts_hist_shared_supports,
-     ts_hist_scratch, ts_hist_shared_run},
-    {TS_FAM_HIST, "cluster", "the guide's DSMEM histogram: bins split over a thread-block "
-     "cluster, remote shared atomics, one pass (param = cluster size)", 90, 4,
-     ts_hist_cluster_supports, ts_hist_scratch, ts_hist_cluster_run},
-    {TS_FAM_HIST, "opt", "all adds local: packed 16-bit counters (65536 bins in 128 KB) or 32 "
-     "lane copies (8-bit, conflict-free), vector loads, runs merged", 75, 5,
-     ts_hist_opt_supports, ts_hist_opt_scratch, ts_hist_opt_run},
+    {.family = TS_FAM_HIST, .name = "naive", .min_cc = 75, .auto_rank = 2,
+     .why = "one global atomicAdd per value: L2 atomics, serialized on hot bins",
+     .supports = hist_supports, .scratch = hist_scratch, .run = hist_naive},
+    {.family = TS_FAM_HIST, .name = "shared", .min_cc = 75, .auto_rank = 3,
+     .why = "a u32 histogram per block in shared memory, merged once; 65536 bins are cut into slices "
+            "that fit, each re-reading the image",
+     .supports = hist_shared_supports, .scratch = hist_scratch, .run = hist_shared},
+    {.family = TS_FAM_HIST, .name = "cluster", .min_cc = 90, .auto_rank = 4,
+     .why = "the guide's DSMEM histogram: bins split over a thread-block cluster, remote shared "
+            "atomics, one pass (param = cluster size)",
+     .supports = hist_cluster_supports, .scratch = hist_scratch, .run = hist_cluster},
+    {.family = TS_FAM_HIST, .name = "opt", .min_cc = 75, .auto_rank = 5,
+     .why = "all adds local: packed 16-bit counters (65536 bins in 128 KB) or 32 lane copies (8-bit, "
+            "conflict-free), vector loads, runs merged",
+     .supports = hist_opt_supports, .scratch = hist_opt_scratch, .run = hist_opt},
 #endif
     /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu): resize, thumbnail, crop */
     CPU_VARIANT(TS_FAM_RESIZE),
@@ -94,6 +110,7 @@ static const ts_variant table[] = {
      resize_opt_supports, resize_scratch, resize_opt},
 #endif
 };
+
 
 size_t ts_variant_count(void) { return sizeof table / sizeof table[0]; }
 

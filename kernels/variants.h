@@ -2,6 +2,8 @@
  * Each launcher runs one job asynchronously on job->stream and returns TS_OK or an error code
  * (cudaGetLastError() after every launch). Supports/scratch functions follow the ts_variant
  * contract in tessera.h. Sections per kernel file; keep each in step with its .cu file.
+ * A conv variant is two lines here (supports, run), its run being conv_run<its launcher> on
+ * conv_common.cuh's dispatcher.
  */
 #ifndef TS_VARIANTS_H
 #define TS_VARIANTS_H
@@ -12,7 +14,8 @@
 extern "C" {
 #endif
 
-/* conv.cu, conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu, conv_mma.cu: conv as a matmul */
+/* conv.cu (naive, gemm), conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu, conv_mma.cu (mma,
+ * mmapipe): conv as a matmul */
 ts_status conv_naive(const ts_job *job);
 size_t conv_gemm_scratch(const ts_job *job);
 ts_status conv_gemm(const ts_job *job);
@@ -37,16 +40,16 @@ ts_status geom_opt(const ts_job *job);
 
 /* hist.cu, hist_opt.cu, hist_equalize.cu: histogram and equalization (the plans are in
  * hist_plan.h). supports/scratch of naive serve shared and cluster too, with their own checks. */
-int ts_hist_supports(const ts_job *job);
-size_t ts_hist_scratch(const ts_job *job);
-ts_status ts_hist_naive_run(const ts_job *job);
-int ts_hist_shared_supports(const ts_job *job);
-ts_status ts_hist_shared_run(const ts_job *job);
-int ts_hist_cluster_supports(const ts_job *job);
-ts_status ts_hist_cluster_run(const ts_job *job);
-int ts_hist_opt_supports(const ts_job *job);
-size_t ts_hist_opt_scratch(const ts_job *job);
-ts_status ts_hist_opt_run(const ts_job *job);
+int hist_supports(const ts_job *job);
+size_t hist_scratch(const ts_job *job);
+ts_status hist_naive(const ts_job *job);
+int hist_shared_supports(const ts_job *job);
+ts_status hist_shared(const ts_job *job);
+int hist_cluster_supports(const ts_job *job);
+ts_status hist_cluster(const ts_job *job);
+int hist_opt_supports(const ts_job *job);
+size_t hist_opt_scratch(const ts_job *job);
+ts_status hist_opt(const ts_job *job);
 
 /* resize.cu, resize_opt.cu: resize, thumbnail, crop (weights from resize.h, shared scratch) */
 size_t resize_scratch(const ts_job *job);

@@ -255,31 +255,31 @@ TEST(hist_auto_picks_a_runnable_variant)
 TEST(hist_cluster_size_is_the_smallest_that_fits)
 {
     const size_t kb = 1024, h100 = 227 * kb;
-    CHECK(ts_hist_cluster_size(65536, h100, 0) == 2);      /* 256 KB of u32: two 128 KB halves */
-    CHECK(ts_hist_cluster_size(3 * 65536, h100, 0) == 4);  /* 768 KB: four of 192 KB */
-    CHECK(ts_hist_cluster_size(256, h100, 0) == 1);
-    CHECK(ts_hist_cluster_size(768, h100, 0) == 1);
-    CHECK(ts_hist_cluster_size(65536, 48 * kb, 0) >= 8);
-    CHECK(ts_hist_cluster_size(65536, 48 * kb, 0) == 8);
-    CHECK(ts_hist_cluster_size(65536, 16 * kb, 0) == 16);
-    CHECK(ts_hist_cluster_size(65536, 8 * kb, 0) == 0);    /* 16 blocks of 16 KB: too big */
-    CHECK(ts_hist_cluster_size(3 * 65536, 100 * kb, 0) == 8);
+    CHECK(hist_cluster_size(65536, h100, 0) == 2);      /* 256 KB of u32: two 128 KB halves */
+    CHECK(hist_cluster_size(3 * 65536, h100, 0) == 4);  /* 768 KB: four of 192 KB */
+    CHECK(hist_cluster_size(256, h100, 0) == 1);
+    CHECK(hist_cluster_size(768, h100, 0) == 1);
+    CHECK(hist_cluster_size(65536, 48 * kb, 0) >= 8);
+    CHECK(hist_cluster_size(65536, 48 * kb, 0) == 8);
+    CHECK(hist_cluster_size(65536, 16 * kb, 0) == 16);
+    CHECK(hist_cluster_size(65536, 8 * kb, 0) == 0);    /* 16 blocks of 16 KB: too big */
+    CHECK(hist_cluster_size(3 * 65536, 100 * kb, 0) == 8);
     /* forced sizes (the benchmark's sweep) */
-    CHECK(ts_hist_cluster_size(65536, h100, 1) == 0);
-    CHECK(ts_hist_cluster_size(65536, h100, 2) == 2);
-    CHECK(ts_hist_cluster_size(65536, h100, 4) == 4);
-    CHECK(ts_hist_cluster_size(65536, h100, 8) == 8);
-    CHECK(ts_hist_cluster_size(65536, h100, 16) == 16);
-    CHECK(ts_hist_cluster_size(65536, h100, 3) == 0);
-    CHECK(ts_hist_cluster_size(65536, h100, 32) == 0);
-    CHECK(ts_hist_cluster_size(3 * 65536, h100, 2) == 0);
-    CHECK(ts_hist_cluster_size(256, h100, 16) == 16);
+    CHECK(hist_cluster_size(65536, h100, 1) == 0);
+    CHECK(hist_cluster_size(65536, h100, 2) == 2);
+    CHECK(hist_cluster_size(65536, h100, 4) == 4);
+    CHECK(hist_cluster_size(65536, h100, 8) == 8);
+    CHECK(hist_cluster_size(65536, h100, 16) == 16);
+    CHECK(hist_cluster_size(65536, h100, 3) == 0);
+    CHECK(hist_cluster_size(65536, h100, 32) == 0);
+    CHECK(hist_cluster_size(3 * 65536, h100, 2) == 0);
+    CHECK(hist_cluster_size(256, h100, 16) == 16);
     /* the property: each share fits, and half as many blocks would not */
     for (long bins = 256; bins <= 3 * 65536; bins *= 2)
         for (size_t smem = 4 * kb; smem <= 256 * kb; smem += 4 * kb) {
-            int k = ts_hist_cluster_size(bins, smem, 0);
+            int k = hist_cluster_size(bins, smem, 0);
             if (!k) {
-                CHECKF((size_t)bins * 4 / TS_HIST_MAX_CLUSTER > smem, "%ld bins, %zu", bins, smem);
+                CHECKF((size_t)bins * 4 / HIST_MAX_CLUSTER > smem, "%ld bins, %zu", bins, smem);
                 continue;
             }
             CHECKF(bins % k == 0 && (size_t)(bins / k) * 4 <= smem, "%ld bins %zu: %d", bins, smem, k);
@@ -290,26 +290,26 @@ TEST(hist_cluster_size_is_the_smallest_that_fits)
 TEST(hist_plans_fit_shared_memory)
 {
     ts_device h100 = fake_device(90, 232448, 233472, 132);
-    ts_hist_plan p;
+    hist_plan p;
     /* shared: u32 bins */
-    CHECK(ts_hist_plan_shared(65536, &h100, &p) && p.slices == 2 && p.smem == 131072);
-    CHECK(ts_hist_plan_shared(3 * 65536, &h100, &p) && p.slices == 4 && p.slice_bins == 49152);
-    CHECK(ts_hist_plan_shared(768, &h100, &p) && p.slices == 1 && p.smem == 3072);
+    CHECK(hist_plan_shared(65536, &h100, &p) && p.slices == 2 && p.smem == 131072);
+    CHECK(hist_plan_shared(3 * 65536, &h100, &p) && p.slices == 4 && p.slice_bins == 49152);
+    CHECK(hist_plan_shared(768, &h100, &p) && p.slices == 1 && p.smem == 3072);
     /* opt: packed 16-bit counters, all 65536 in one block, one block an SM, a partial each */
-    CHECK(ts_hist_plan_opt(65536, 2, &h100, 0, &p) && p.slices == 1 && p.smem == 131072);
+    CHECK(hist_plan_opt(65536, 2, &h100, 0, &p) && p.slices == 1 && p.smem == 131072);
     CHECK(p.threads == 1024 && p.blocks == 132 && p.partial_bytes == (size_t)132 * 131072);
-    CHECK(ts_hist_plan_opt(3 * 65536, 2, &h100, 0, &p) && p.slices == 2 && p.slice_bins == 98304);
+    CHECK(hist_plan_opt(3 * 65536, 2, &h100, 0, &p) && p.slices == 2 && p.slice_bins == 98304);
     /* opt 8-bit: 32 lane copies; 3 x 256 bins take 96 KB, two blocks an SM */
-    CHECK(ts_hist_plan_opt(768, 1, &h100, 0, &p) && p.slices == 1 && p.smem == 98304);
+    CHECK(hist_plan_opt(768, 1, &h100, 0, &p) && p.slices == 1 && p.smem == 98304);
     CHECK(p.threads == 512 && p.blocks == 264 && p.partial_bytes == 0);
-    CHECK(ts_hist_plan_opt(256, 1, &h100, 0, &p) && p.smem == 32768 && p.blocks == 4 * 132);
+    CHECK(hist_plan_opt(256, 1, &h100, 0, &p) && p.smem == 32768 && p.blocks == 4 * 132);
     /* forced slice counts (the benchmark's sweep of job->param) */
-    CHECK(!ts_hist_plan_opt(3 * 65536, 2, &h100, 1, &p));                 /* 384 KB */
-    CHECK(ts_hist_plan_opt(65536, 2, &h100, 2, &p) && p.smem == 65536 && p.blocks == 2 * 132 / 2);
+    CHECK(!hist_plan_opt(3 * 65536, 2, &h100, 1, &p));                 /* 384 KB */
+    CHECK(hist_plan_opt(65536, 2, &h100, 2, &p) && p.smem == 65536 && p.blocks == 2 * 132 / 2);
     CHECK(p.partial_bytes == (size_t)2 * 132 * 32768 * 2);
-    CHECK(ts_hist_plan_opt(3 * 65536, 2, &h100, 16, &p) && p.slice_bins == 12288);
-    CHECK(ts_hist_plan_opt(768, 1, &h100, 16, &p) && p.slice_bins == 48);
-    CHECK(!ts_hist_plan_opt(65536, 2, &h100, 3, &p) && !ts_hist_plan_opt(256, 1, &h100, 3, &p));
+    CHECK(hist_plan_opt(3 * 65536, 2, &h100, 16, &p) && p.slice_bins == 12288);
+    CHECK(hist_plan_opt(768, 1, &h100, 16, &p) && p.slice_bins == 48);
+    CHECK(!hist_plan_opt(65536, 2, &h100, 3, &p) && !hist_plan_opt(256, 1, &h100, 3, &p));
     /* invariants on several devices */
     ts_device devs[3] = {h100, fake_device(80, 166912, 167936, 108), fake_device(75, 65536, 65536, 40)};
     static const long shapes[][2] = {{256, 1}, {768, 1}, {65536, 2}, {3 * 65536, 2}};
@@ -317,11 +317,11 @@ TEST(hist_plans_fit_shared_memory)
         for (int s = 0; s < 4; s++) {
             long nb = shapes[s][0];
             int bytes = (int)shapes[s][1];
-            CHECKF(ts_hist_plan_opt(nb, bytes, &devs[d], 0, &p), "opt %ld bins on %s", nb, devs[d].name);
+            CHECKF(hist_plan_opt(nb, bytes, &devs[d], 0, &p), "opt %ld bins on %s", nb, devs[d].name);
             CHECK(p.slices * p.slice_bins == nb && p.smem <= devs[d].smem_per_block_optin);
             CHECK(p.blocks >= 1 && (bytes == 1 || p.slice_bins % 8 == 0));
             CHECK(bytes == 1 || p.partial_bytes == (size_t)p.slices * p.blocks * p.slice_bins * 2);
-            CHECKF(ts_hist_plan_shared(nb, &devs[d], &p), "shared %ld bins on %s", nb, devs[d].name);
+            CHECKF(hist_plan_shared(nb, &devs[d], &p), "shared %ld bins on %s", nb, devs[d].name);
             CHECK(p.slices * p.slice_bins == nb && p.smem <= devs[d].smem_per_block_optin);
         }
 }
@@ -338,7 +338,7 @@ TEST(hist_lut_division_matches_ts_div_round_even)
         case 2: num = (tu_rand(&rng) % ((uint64_t)1 << 16)) * den + den / 2; break; /* ties */
         default: num = (tu_rand(&rng) % ((uint64_t)1 << 31)) * 65535; break;       /* LUT-like */
         }
-        uint64_t got = ts_hist_div_round_even(num, den, 1.0 / (double)den);
+        uint64_t got = hist_div_round_even(num, den, 1.0 / (double)den);
         int64_t want = ts_div_round_even((int64_t)num, (int64_t)den);
         CHECKF(got == (uint64_t)want, "%llu / %llu: %llu, want %lld", (unsigned long long)num,
                (unsigned long long)den, (unsigned long long)got, (long long)want);
