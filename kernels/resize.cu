@@ -292,10 +292,10 @@ static ts_status naive_launch(const rs_plan *p, const ts_job *job)
 {
     const rs_args &a = p->a;
     dim3 block(128);
-    dim3 gh(ts_div_up((size_t)a.ow, 128), grid_rows(a.last - a.first));
+    dim3 gh(gpu_div_up((size_t)a.ow, 128), grid_rows(a.last - a.first));
     resize_h_naive_kernel<T, C><<<gh, block, 0, job->stream>>>(a);
     TS_LAUNCH_CHECK("resize_h_naive_kernel");
-    dim3 gv(ts_div_up((size_t)a.ow, 128), grid_rows(a.oh));
+    dim3 gv(gpu_div_up((size_t)a.ow, 128), grid_rows(a.oh));
     resize_v_naive_kernel<T, C><<<gv, block, 0, job->stream>>>(a);
     TS_LAUNCH_CHECK("resize_v_naive_kernel");
     return TS_OK;
@@ -473,14 +473,14 @@ static ts_status tiled_launch(const rs_plan *p, const ts_job *job)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: the tiles do not fit shared memory");
     int span_h = rs_coeffs_span(p->ch, cfg.tx), span_v = rs_coeffs_span(p->cv, cfg.ty);
     int rows = a.last - a.first;
-    dim3 gh(ts_div_up((size_t)a.ow, (unsigned)cfg.tx), ts_div_up((size_t)rows, (unsigned)cfg.ry));
+    dim3 gh(gpu_div_up((size_t)a.ow, (unsigned)cfg.tx), gpu_div_up((size_t)rows, (unsigned)cfg.ry));
     if (gh.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: %d rows", rows);
     resize_h_tiled_kernel<T, C><<<gh, TILED_THREADS,
                                   tiled_h_smem(cfg.tx, cfg.ry, a.ksh, span_h, C), job->stream>>>(
         a, cfg.tx, cfg.ry, span_h);
     TS_LAUNCH_CHECK("resize_h_tiled_kernel");
-    dim3 gv(ts_div_up((size_t)a.ow, TILED_VX), ts_div_up((size_t)a.oh, (unsigned)cfg.ty));
+    dim3 gv(gpu_div_up((size_t)a.ow, TILED_VX), gpu_div_up((size_t)a.oh, (unsigned)cfg.ty));
     if (gv.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: %d output rows", a.oh);
     resize_v_tiled_kernel<T, C><<<gv, TILED_THREADS,

@@ -148,7 +148,7 @@ static ts_status opt_launch(const rs_plan *p, const ts_job *job)
     if (!ty)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: the tile does not fit shared memory");
     int rows_cap = rs_coeffs_span(p->cv, ty);
-    dim3 grid(ts_div_up((size_t)a.ow, OPT_OX), ts_div_up((size_t)a.oh, (unsigned)ty));
+    dim3 grid(gpu_div_up((size_t)a.ow, OPT_OX), gpu_div_up((size_t)a.oh, (unsigned)ty));
     if (grid.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: %d output rows", a.oh);
     resize_fused_kernel<T, C>
