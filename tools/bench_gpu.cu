@@ -386,7 +386,7 @@ ts_status bg_make_input(bench_gpu *g, uint64_t seed, int fmt, bench_data data, i
     uint64_t s = mix(mix(mix(mix(seed, (uint64_t)fmt), (uint64_t)data), (uint64_t)width),
                      (uint64_t)height);
     int row_samples = width * f->channels;
-    dim3 grid(ts_div_up((size_t)row_samples, 256), (unsigned)height);
+    dim3 grid(gpu_div_up((size_t)row_samples, 256), (unsigned)height);
     random_kernel<<<grid, 256, 0, g->stream>>>((unsigned char *)d_im->data, d_im->pitch,
                                                row_samples, height, f->bytes, s, lo, span);
     TS_LAUNCH_CHECK("random_kernel");
