@@ -10,7 +10,7 @@
  * declares 3 channels (it never runs that code), and tessera removes the matte itself, with the
  * same float arithmetic, clamped to the sample range.
  */
-#include "image_io.h"
+#include "codec.h"
 
 #include <limits.h>
 #include <stdlib.h>

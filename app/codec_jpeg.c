@@ -13,7 +13,7 @@
  * for a 1-component JPEG, RGB for YCbCr/RGB, and CMYK/YCCK converted to RGB as stb_image did
  * (Adobe's inverted CMYK: R = C * K / 255).
  */
-#include "image_io.h"
+#include "codec.h"
 
 #include <errno.h>
 #include <setjmp.h>

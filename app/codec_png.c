@@ -10,7 +10,7 @@
  * RGBA, gray to gray+alpha, RGB to RGBA), 16-bit stays 16-bit. A palette index past the PLTE
  * reads black: libspng's palette is a zeroed 256-entry table in each new decoder.
  */
-#include "image_io.h"
+#include "codec.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -60,17 +60,6 @@ static void *tsio_stb_realloc(void *p, size_t old_n, size_t new_n);
 
 /* ---------------------------------------------------------------- errors */
 
-ts_status tsio_fail(char *err, size_t errlen, ts_status st, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (err && errlen)
-        snprintf(err, errlen, "%s", tmp);
-    return ts_fail(st, "%s", tmp);
-}
 
 static void clear(char *buf, size_t len)
 {
@@ -78,17 +67,6 @@ static void clear(char *buf, size_t len)
         buf[0] = '\0';
 }
 
-/* XSI or GNU strerror_r, whichever the feature macros picked. */
-const char *tsio_errtext(int e, char *buf, size_t len)
-{
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-    return strerror_r(e, buf, len);
-#else
-    if (strerror_r(e, buf, len) != 0)
-        snprintf(buf, len, "error %d", e);
-    return buf;
-#endif
-}
 
 /* ---------------------------------------------------------------- allocation budget */
 
@@ -263,22 +241,6 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-ts_status tsio_check_limit(uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen)
-{
-    if (w == 0 || h == 0)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "image is %llux%llu (no pixels)",
-                         (unsigned long long)w, (unsigned long long)h);
-    if (w > TS_MAX_DIM || h > TS_MAX_DIM)
-        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
-                         "image is %llux%llu, over %d pixels on a side", (unsigned long long)w,
-                         (unsigned long long)h, TS_MAX_DIM);
-    if (w * h > max_pixels)
-        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
-                         "image is %llux%llu, over the limit of %llu pixels (--max-pixels)",
-                         (unsigned long long)w, (unsigned long long)h,
-                         (unsigned long long)max_pixels);
-    return TS_OK;
-}
 
 /* stb 2.27 grows its IDAT buffer to a chunk's declared length before reading it, so a tiny file
  * can make it allocate 2 GiB: every chunk must fit in the file. Also reads IHDR's size. */
@@ -377,14 +339,6 @@ static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_
 static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
                             const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen);
 
-void tsio_meta_free(tsio_meta *m)
-{
-    if (!m)
-        return;
-    free(m->exif);
-    free(m->icc);
-    memset(m, 0, sizeof *m);
-}
 
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
                            ts_image *out, char *err, size_t errlen)

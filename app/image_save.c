@@ -34,13 +34,6 @@ static void clear(char *buf, size_t len)
 
 /* ---------------------------------------------------------------- encoding */
 
-void tsio_add_notice(char *notice, size_t len, const char *text)
-{
-    if (!notice || !len)
-        return;
-    size_t used = strlen(notice);
-    snprintf(notice + used, len - used, "%s%s", used ? "; " : "", text);
-}
 
 /* A packed 8-bit copy with out_ch channels taken from source channels map[] (16-bit rounded to
  * round(v / 257)); NULL on OOM. */

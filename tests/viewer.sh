@@ -407,7 +407,7 @@ EOF
     *) bad "X11: resize: '$(title t4)'" ;;
     esac
     [ "$(cat "$T/ev/rc" 2>/dev/null)" = 0 ] && ok "X11: q quits with status 0" ||
-        bad "X11: q quits (status '$(cat "$T/ev/rc" 2>/dev/null)')"
+        bad "X11: q quits (status '$(cat "$T/ev/rc" 2>/dev/null)'): $(tail -c 600 "$T/ev/err" 2>/dev/null)"
 fi
 
 summary
