@@ -196,6 +196,53 @@ static int parse_variant(const char *arg, ts_options *o)
     return 0;
 }
 
+/* The viewer's options: 0 taken, 2 a usage error (said), -1 not one of them. */
+static int viewer_option(int c, const char *arg, ts_options *o)
+{
+    long v;
+    switch (c) {
+    case OPT_KEYS: o->keys = arg; break;
+    case OPT_FRAMES:
+        if (parse_long(arg, 1, 1000000, &v))
+            return usage_error("--frames '%s': must be 1..1000000%s", arg, "");
+        o->frames = (int)v;
+        break;
+    case OPT_SHOT: o->screenshot = arg; break;
+    case 'f': o->fullscreen = 1; break;
+    case 'g': {
+        int gw, gh;
+        char end;
+        if (sscanf(arg, "%dx%d%c", &gw, &gh, &end) != 2 || gw < 64 || gh < 64 || gw > 16384 ||
+            gh > 16384)
+            return usage_error("--geometry '%s': WxH, each 64..16384%s", arg, "");
+        o->geometry = arg;
+        break;
+    }
+    case 'S': {
+        char *end;
+        double sec = strtod(arg, &end);
+        if (end == arg || *end || !(sec >= 0.1 && sec <= 86400))
+            return usage_error("--slideshow '%s': seconds, 0.1..86400%s", arg, "");
+        o->slideshow_ms = (int)(sec * 1000 + 0.5);
+        break;
+    }
+    case OPT_HUD:
+        if (strcmp(arg, "off") == 0)
+            o->hud = 0;
+        else if (strcmp(arg, "line") == 0)
+            o->hud = 1;
+        else if (strcmp(arg, "full") == 0)
+            o->hud = 2;
+        else
+            return usage_error("--hud '%s': use off, line or full%s", arg, "");
+        break;
+    case OPT_DEMO: o->demo = 1; break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
 int ts_parse_options(int argc, char **argv, ts_options *o)
 {
     static const struct option longs[] = {
@@ -232,6 +279,12 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         if (c == -1)
             break;
         const char *arg = optarg;
+        int taken = viewer_option(c, arg, o);
+        if (taken >= 0) {
+            if (taken)
+                return taken;
+            continue;
+        }
         switch (c) {
         case OPT_HEADLESS: o->headless = 1; break;
         case 'o': o->output = arg; break;
@@ -276,13 +329,6 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         case OPT_LIST: o->list = 1; break;
         case 'h': o->help = 1; break;
         case OPT_VERSION: o->version = 1; break;
-        case OPT_KEYS: o->keys = arg; break;
-        case OPT_FRAMES:
-            if (parse_long(arg, 1, 1000000, &v))
-                return usage_error("--frames '%s': must be 1..1000000%s", arg, "");
-            o->frames = (int)v;
-            break;
-        case OPT_SHOT: o->screenshot = arg; break;
         case OPT_TIMINGS: o->timings = 1; break;
         case OPT_SHARD:
             if (parse_shard(arg, o))
@@ -292,35 +338,6 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
             if (parse_devices(arg, o))
                 return 2;
             break;
-        case 'f': o->fullscreen = 1; break;
-        case 'g': {
-            int gw, gh;
-            char end;
-            if (sscanf(arg, "%dx%d%c", &gw, &gh, &end) != 2 || gw < 64 || gh < 64 || gw > 16384 ||
-                gh > 16384)
-                return usage_error("--geometry '%s': WxH, each 64..16384%s", arg, "");
-            o->geometry = arg;
-            break;
-        }
-        case 'S': {
-            char *end;
-            double sec = strtod(arg, &end);
-            if (end == arg || *end || !(sec >= 0.1 && sec <= 86400))
-                return usage_error("--slideshow '%s': seconds, 0.1..86400%s", arg, "");
-            o->slideshow_ms = (int)(sec * 1000 + 0.5);
-            break;
-        }
-        case OPT_HUD:
-            if (strcmp(arg, "off") == 0)
-                o->hud = 0;
-            else if (strcmp(arg, "line") == 0)
-                o->hud = 1;
-            else if (strcmp(arg, "full") == 0)
-                o->hud = 2;
-            else
-                return usage_error("--hud '%s': use off, line or full%s", arg, "");
-            break;
-        case OPT_DEMO: o->demo = 1; break;
         case OPT_NO_ORIENT: o->no_auto_orient = 1; break;
         case OPT_STRIP: o->strip = 1; break;
         case OPT_LOSSLESS: o->lossless = 1; break;
