@@ -223,6 +223,18 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
     return TS_OK;
 }
 
+ts_status rs_run(const ts_job *job, rs_launcher launch)
+{
+    rs_plan p;
+    int done;
+    ts_status st = rs_plan_make(job, &p, &done);
+    if (st != TS_OK || done)
+        return st;
+    st = launch(&p, job);
+    rs_plan_free(&p);
+    return st;
+}
+
 /* ---------------------------------------------------------------- naive */
 
 /* Intermediate row r (input row first + r), output column x: all channels of one pixel. */
@@ -303,14 +315,7 @@ static ts_status naive_launch(const rs_plan *p, const ts_job *job)
 
 extern "C" ts_status resize_naive(const ts_job *job)
 {
-    rs_plan p;
-    int done;
-    ts_status st = rs_plan_make(job, &p, &done);
-    if (st != TS_OK || done)
-        return st;
-    st = RS_DISPATCH(naive_launch, &p, job);
-    rs_plan_free(&p);
-    return st;
+    return rs_run(job, RS_PICK(naive_launch, job));
 }
 
 /* ---------------------------------------------------------------- tiled */
@@ -492,12 +497,5 @@ static ts_status tiled_launch(const rs_plan *p, const ts_job *job)
 
 extern "C" ts_status resize_tiled(const ts_job *job)
 {
-    rs_plan p;
-    int done;
-    ts_status st = rs_plan_make(job, &p, &done);
-    if (st != TS_OK || done)
-        return st;
-    st = RS_DISPATCH(tiled_launch, &p, job);
-    rs_plan_free(&p);
-    return st;
+    return rs_run(job, RS_PICK(tiled_launch, job));
 }

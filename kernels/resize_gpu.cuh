@@ -56,17 +56,21 @@ struct rs_plan {
  * set. After TS_OK, rs_plan_free releases the cache (a failure has released it). */
 ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done);
 void rs_plan_free(rs_plan *p);
-/* Instantiates launcher<T, C>(plan, job) for the job's depth and channel count. */
-#define RS_DISPATCH(launcher, plan, job)                                                           \
+typedef ts_status (*rs_launcher)(const rs_plan *p, const ts_job *job);
+/* Plans the job, runs launch on the plan (unless rs_plan_make did the job itself) and releases
+ * it: the body of every resize entry point. */
+ts_status rs_run(const ts_job *job, rs_launcher launch);
+/* launcher<T, C> for the job's depth and channel count. */
+#define RS_PICK(launcher, job)                                                                     \
     ((job)->in.bytes == 2                                                                          \
-         ? ((job)->in.channels == 1   ? launcher<uint16_t, 1>(plan, job)                            \
-            : (job)->in.channels == 2 ? launcher<uint16_t, 2>(plan, job)                            \
-            : (job)->in.channels == 3 ? launcher<uint16_t, 3>(plan, job)                            \
-                                      : launcher<uint16_t, 4>(plan, job))                           \
-         : ((job)->in.channels == 1   ? launcher<uint8_t, 1>(plan, job)                             \
-            : (job)->in.channels == 2 ? launcher<uint8_t, 2>(plan, job)                             \
-            : (job)->in.channels == 3 ? launcher<uint8_t, 3>(plan, job)                             \
-                                      : launcher<uint8_t, 4>(plan, job)))
+         ? ((job)->in.channels == 1   ? &launcher<uint16_t, 1>                                      \
+            : (job)->in.channels == 2 ? &launcher<uint16_t, 2>                                      \
+            : (job)->in.channels == 3 ? &launcher<uint16_t, 3>                                      \
+                                      : &launcher<uint16_t, 4>)                                     \
+         : ((job)->in.channels == 1   ? &launcher<uint8_t, 1>                                       \
+            : (job)->in.channels == 2 ? &launcher<uint8_t, 2>                                       \
+            : (job)->in.channels == 3 ? &launcher<uint8_t, 3>                                       \
+                                      : &launcher<uint8_t, 4>))
 
 /* Pixel x of a row, each colour sample premultiplied by alpha when the image has one. */
 template <typename T, int C>

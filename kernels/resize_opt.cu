@@ -160,12 +160,5 @@ static ts_status opt_launch(const rs_plan *p, const ts_job *job)
 
 extern "C" ts_status resize_opt(const ts_job *job)
 {
-    rs_plan p;
-    int done;
-    ts_status st = rs_plan_make(job, &p, &done);
-    if (st != TS_OK || done)
-        return st;
-    st = RS_DISPATCH(opt_launch, &p, job);
-    rs_plan_free(&p);
-    return st;
+    return rs_run(job, RS_PICK(opt_launch, job));
 }

@@ -258,22 +258,11 @@ TEST(codec_jpeg_arithmetic_coding_decodes_as_huffman)
     free(jb);
 }
 
-static int have_cv2(void)
-{
-    static int state; /* 0 unknown, 1 yes, 2 no */
-    if (!state)
-        state = access("/usr/bin/python3", X_OK) == 0 &&
-                        system("/usr/bin/python3 -c 'import cv2' >/dev/null 2>&1") == 0
-                    ? 1
-                    : 2;
-    return state == 1;
-}
-
 TEST(codec_jpeg_decode_equals_opencv)
 {
     /* OpenCV reads JPEG with the same libjpeg-turbo (ISLOW IDCT, fancy upsampling): the bytes
      * must be equal, 4:2:0 colour, gray and the bundled photo alike. */
-    if (!have_cv2())
+    if (!tu_have_cv2())
         SKIP("/usr/bin/python3 with cv2 not available");
     char dir[] = "/tmp/tessera-codec-XXXXXX";
     CHECK(mkdtemp(dir));

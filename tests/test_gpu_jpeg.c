@@ -15,6 +15,7 @@
  * order, pitch or row would differ by tens to hundreds.
  */
 #include "gpu_jpeg.h"
+#include "jpeg_ref.h"
 #include "testutil.h"
 
 #include <jpeglib.h>
@@ -42,8 +43,6 @@ static void jerr_exit(j_common_ptr ci)
     struct jerr *e = (struct jerr *)ci->err;
     longjmp(e->jb, 1);
 }
-
-static void jerr_quiet(j_common_ptr ci, int level) { (void)ci, (void)level; }
 
 enum { SUB_444, SUB_422, SUB_420 };
 
@@ -85,40 +84,6 @@ static unsigned char *make_jpeg(const ts_image *im, int quality, int sub, int pr
     jpeg_destroy_compress(&ci);
     *len = n;
     return buf;
-}
-
-/* libjpeg's decode, as the CPU path decodes: fancy upsampling, islow IDCT. 0 on success;
- * *components gets the file's component count. */
-static int cpu_decode(const unsigned char *buf, size_t len, ts_image *out, int *components)
-{
-    struct jpeg_decompress_struct ci;
-    struct jerr je;
-    memset(out, 0, sizeof *out);
-    ci.err = jpeg_std_error(&je.mgr);
-    je.mgr.error_exit = jerr_exit;
-    je.mgr.emit_message = jerr_quiet;
-    if (setjmp(je.jb)) {
-        jpeg_destroy_decompress(&ci);
-        ts_image_free(out);
-        return -1;
-    }
-    jpeg_create_decompress(&ci);
-    jpeg_mem_src(&ci, buf, (unsigned long)len);
-    jpeg_read_header(&ci, TRUE);
-    if (components)
-        *components = ci.num_components;
-    ci.out_color_space = ci.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    jpeg_start_decompress(&ci);
-    if (ts_image_alloc(out, (int)ci.output_width, (int)ci.output_height, ci.output_components, 1) !=
-        TS_OK)
-        longjmp(je.jb, 1);
-    while (ci.output_scanline < ci.output_height) {
-        JSAMPROW row = (JSAMPROW)((unsigned char *)out->data + (size_t)ci.output_scanline * out->pitch);
-        jpeg_read_scanlines(&ci, &row, 1);
-    }
-    jpeg_finish_decompress(&ci);
-    jpeg_destroy_decompress(&ci);
-    return 0;
 }
 
 /* Smooth gradients and waves plus a little noise: what photos look like to a DCT. */
@@ -323,7 +288,7 @@ static void decode_all_kinds(const gj_opts *opts)
         ts_image got, want;
         int comps = 0;
         CHECK(fetch(&res[i], env.s, &got) == 0);
-        CHECK(cpu_decode(buf[i], len[i], &want, &comps) == 0);
+        CHECK(jpeg_ref_decode(buf[i], len[i], &want, &comps) == 0);
         CHECKF(got.width == want.width && got.height == want.height &&
                    got.channels == want.channels,
                "%s: got %dx%dx%d, want %dx%dx%d", kd->name, got.width, got.height, got.channels,
@@ -505,9 +470,9 @@ TEST(gpu_jpeg_encode_round_trip)
             unsigned char *cpu = make_jpeg(&im, 90, SUB_420, 0, &clen);
             ts_image a, b;
             int comps = 0;
-            CHECK(cpu_decode(gpu, glen, &a, &comps) == 0);
+            CHECK(jpeg_ref_decode(gpu, glen, &a, &comps) == 0);
             CHECKF(comps == ch, "%d-channel image encoded with %d components", ch, comps);
-            CHECK(cpu_decode(cpu, clen, &b, NULL) == 0);
+            CHECK(jpeg_ref_decode(cpu, clen, &b, NULL) == 0);
             CHECK(a.width == im.width && a.height == im.height && a.channels == ch);
             double p = psnr(&a, &b), q = psnr(&a, &im);
             /* PSNR over a handful of pixels says little: the 1x1 image gets a sample bound. */

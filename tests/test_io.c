@@ -427,20 +427,9 @@ TEST(io_pitched_image_saves_its_rows)
 
 /* ---------------------------------------------------------------- independent decoder */
 
-static int have_cv2(void)
-{
-    static int state; /* 0 unknown, 1 yes, 2 no */
-    if (!state)
-        state = access("/usr/bin/python3", X_OK) == 0 &&
-                        system("/usr/bin/python3 -c 'import cv2' >/dev/null 2>&1") == 0
-                    ? 1
-                    : 2;
-    return state == 1;
-}
-
 TEST(io_png_is_read_by_opencv_as_written)
 {
-    if (!have_cv2())
+    if (!tu_have_cv2())
         SKIP("/usr/bin/python3 with cv2 not available");
     /* cv2 reads through libpng, which checks every CRC and the zlib stream's Adler-32. The raw
      * samples go beside each PNG as native-endian bytes for the script to compare. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const int tu_odd_sizes[][2] = {{1, 1},   {1, 97},   {97, 1},   {33, 17},  {4097, 3},
                                {3, 4097}, {31, 33},  {257, 129}, {1920, 1080}, {7680, 4320}};
@@ -210,4 +211,15 @@ ts_op tu_op(const char *text)
         abort();
     }
     return op;
+}
+
+int tu_have_cv2(void)
+{
+    static int state; /* 0 unknown, 1 yes, 2 no */
+    if (!state)
+        state = access("/usr/bin/python3", X_OK) == 0 &&
+                        system("/usr/bin/python3 -c 'import cv2' >/dev/null 2>&1") == 0
+                    ? 1
+                    : 2;
+    return state == 1;
 }

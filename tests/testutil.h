@@ -57,5 +57,8 @@ ts_status tu_gpu_hist(const ts_variant *v, const ts_op *op, const ts_image *in, 
 ts_status tu_job_run(const ts_variant *v, ts_job *job);
 /* A parsed op (aborts on a parse error: tests pass literal, valid text). */
 ts_op tu_op(const char *text);
+/* Whether /usr/bin/python3 can import cv2 (an independent decoder for the codec tests); asked
+ * once per process. */
+int tu_have_cv2(void);
 
 #endif

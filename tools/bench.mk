@@ -113,8 +113,8 @@ profile: $(BENCH)
 # Debian's lomiri-wallpapers-16.04 into .carry/corpus (see tools/bench_batch.sh).
 BATCH_OUT ?= out/bench-batch
 ifneq ($(HAVE_CUDA),)
-$(BUILD)/nvjpeg_bench: $(BUILD)/tools/nvjpeg_bench.o $(BUILD)/app/gpu_jpeg.o \
-                       $(BUILD)/app/gpu_jpeg_decode.o $(BUILD)/libtessera.a
+$(BUILD)/nvjpeg_bench: $(BUILD)/tools/nvjpeg_bench.o $(BUILD)/tests/jpeg_ref.o \
+                       $(BUILD)/app/gpu_jpeg.o $(BUILD)/app/gpu_jpeg_decode.o $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)
 else
 $(BUILD)/nvjpeg_bench:

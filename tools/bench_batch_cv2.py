@@ -10,9 +10,7 @@ image; per-stage sums divided by the image count. The last line is the RESULT li
 Usage: bench_batch_cv2.py [--threads N] [--format jpg|png] [--quality Q] [--corpus NAME]
                           [--chain NAME] -o OUTDIR DIR...
 """
-import argparse
 import os
-import resource
 import sys
 import threading
 import time
@@ -21,25 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 import cv2
 import numpy as np
 
-
-def images(dirs):
-    out = []
-    for d in dirs:
-        for f in sorted(os.listdir(d)):
-            if f.lower().endswith((".jpg", ".jpeg", ".png")):
-                out.append(os.path.join(d, f))
-    return out
+from bench_batch_common import add_stages, images, parser, summary, totals, write_out
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--format", default="jpg", choices=["jpg", "png"])
-    ap.add_argument("--quality", type=int, default=90)
-    ap.add_argument("--corpus", default="corpus")
-    ap.add_argument("--chain", default="")
-    ap.add_argument("-o", "--out", required=True)
-    ap.add_argument("dirs", nargs="+")
+    ap = parser("--threads", os.cpu_count())
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     cv2.setNumThreads(1)
@@ -47,7 +31,7 @@ def main():
     if not files:
         sys.exit("bench_batch_cv2: no images")
     lock = threading.Lock()
-    tot = {"read": 0.0, "decode": 0.0, "ops": 0.0, "encode": 0.0, "write": 0.0, "mp": 0.0}
+    tot = totals()
     params = [cv2.IMWRITE_JPEG_QUALITY, a.quality] if a.format == "jpg" else []
 
     def one(path):
@@ -64,15 +48,10 @@ def main():
         t3 = time.perf_counter()
         ok, enc = cv2.imencode("." + a.format, img, params)
         t4 = time.perf_counter()
-        dst = os.path.join(a.out, os.path.splitext(os.path.basename(path))[0] + "." + a.format)
-        with open(dst + ".tmp", "wb") as f:
-            f.write(enc.tobytes())
-        os.replace(dst + ".tmp", dst)
+        write_out(a.out, path, a.format, enc.tobytes())
         t5 = time.perf_counter()
         with lock:
-            for k, v in (("read", t1 - t0), ("decode", t2 - t1), ("ops", t3 - t2),
-                         ("encode", t4 - t3), ("write", t5 - t4)):
-                tot[k] += v
+            add_stages(tot, (t0, t1, t2, t3, t4, t5))
             tot["mp"] += img.shape[0] * img.shape[1] / 1e6
         return ok
 
@@ -84,14 +63,11 @@ def main():
         ok = all(pool.map(one, files))
     wall = time.perf_counter() - t0
     n = len(files)
-    out_bytes = sum(os.path.getsize(os.path.join(a.out, f)) for f in os.listdir(a.out))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    stages = " ".join(f"{k}_ms={1e3 * tot[k] / n:.1f}" for k in ("read", "decode", "ops", "encode",
-                                                               "write"))
+    out_mib, rss, stages = summary(a.out, tot, n)
     print(f"RESULT system=opencv-{cv2.__version__} corpus={a.corpus} chain={a.chain or a.format} "
           f"threads={a.threads} images={n} seconds={wall:.3f} images_per_s={n / wall:.2f} "
           f"mp_per_s={tot['mp'] / wall:.1f} {stages} decode_paths=cpu:{n} host_peak_mib={rss:.0f} "
-          f"gpu_peak_mib=0 out_mib={out_bytes / 2**20:.1f}")
+          f"gpu_peak_mib=0 out_mib={out_mib:.1f}")
     return 0 if ok else 1
 
 

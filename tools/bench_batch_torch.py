@@ -11,9 +11,7 @@ is the RESULT line tools/bench_batch.sh collects.
 Usage: bench_batch_torch.py [--batch B] [--format jpg|png] [--quality Q] [--corpus NAME]
                             [--chain NAME] -o OUTDIR DIR...
 """
-import argparse
 import os
-import resource
 import sys
 import time
 
@@ -26,14 +24,7 @@ try:
 except ImportError:  # older torchvision
     import torchvision.transforms.functional as F
 
-
-def images(dirs):
-    out = []
-    for d in dirs:
-        for f in sorted(os.listdir(d)):
-            if f.lower().endswith((".jpg", ".jpeg", ".png")):
-                out.append(os.path.join(d, f))
-    return out
+from bench_batch_common import add_stages, images, parser, summary, totals, write_out
 
 
 def sync():
@@ -42,14 +33,7 @@ def sync():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--format", default="jpg", choices=["jpg", "png"])
-    ap.add_argument("--quality", type=int, default=90)
-    ap.add_argument("--corpus", default="corpus")
-    ap.add_argument("--chain", default="")
-    ap.add_argument("-o", "--out", required=True)
-    ap.add_argument("dirs", nargs="+")
+    ap = parser("--batch", 16)
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_batch_torch: no CUDA device")
@@ -57,7 +41,7 @@ def main():
     files = images(a.dirs)
     if not files:
         sys.exit("bench_batch_torch: no images")
-    tot = {"read": 0.0, "decode": 0.0, "ops": 0.0, "encode": 0.0, "write": 0.0, "mp": 0.0}
+    tot = totals()
     batched_encode = [True]
 
     def encode(xs):
@@ -89,14 +73,9 @@ def main():
         encs = encode(outs)
         t4 = sync()
         for p, e in zip(batch, encs):
-            dst = os.path.join(a.out, os.path.splitext(os.path.basename(p))[0] + "." + a.format)
-            with open(dst + ".tmp", "wb") as f:
-                f.write(e.numpy().tobytes())
-            os.replace(dst + ".tmp", dst)
+            write_out(a.out, p, a.format, e.numpy().tobytes())
         t5 = time.perf_counter()
-        for k, v in (("read", t1 - t0), ("decode", t2 - t1), ("ops", t3 - t2), ("encode", t4 - t3),
-                     ("write", t5 - t4)):
-            tot[k] += v
+        add_stages(tot, (t0, t1, t2, t3, t4, t5))
         tot["mp"] += sum(x.shape[1] * x.shape[2] for x in outs) / 1e6
 
     run(files[: a.batch])  # untimed: CUDA context, nvJPEG handles, kernels
@@ -108,16 +87,13 @@ def main():
         run(files[i : i + a.batch])
     wall = sync() - t0
     n = len(files)
-    out_bytes = sum(os.path.getsize(os.path.join(a.out, f)) for f in os.listdir(a.out))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out_mib, rss, stages = summary(a.out, tot, n)
     gpu = torch.cuda.max_memory_reserved() / 2**20
-    stages = " ".join(f"{k}_ms={1e3 * tot[k] / n:.1f}" for k in ("read", "decode", "ops", "encode",
-                                                               "write"))
     print(f"RESULT system=torchvision-{torchvision.__version__} corpus={a.corpus} "
           f"chain={a.chain or a.format} threads=1 images={n} seconds={wall:.3f} "
           f"images_per_s={n / wall:.2f} mp_per_s={tot['mp'] / wall:.1f} {stages} "
           f"decode_paths=nvjpeg:{n} host_peak_mib={rss:.0f} gpu_peak_mib={gpu:.0f} "
-          f"out_mib={out_bytes / 2**20:.1f} batched_encode={int(batched_encode[0])}")
+          f"out_mib={out_mib:.1f} batched_encode={int(batched_encode[0])}")
     return 0
 
 
