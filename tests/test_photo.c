@@ -3,6 +3,7 @@
 #include "exif.h"
 #include "photo.h"
 #include "photo_io.h"
+#include "testutil.h"
 #include "tst.h"
 
 #include <stdio.h>
@@ -104,40 +105,15 @@ TEST(exif_make_minimal_block)
 }
 
 /* An ICC profile of 128 header bytes, one tag ('desc') of type v2 'desc' or v4 'mluc'. */
-static size_t make_icc(unsigned char *p, const char *desc, int v4)
-{
-    size_t len = strlen(desc), off = 144, n;
-    memset(p, 0, 512);
-    p[131] = 1; /* one tag */
-    memcpy(p + 132, "desc", 4);
-    p[139] = (unsigned char)off;
-    if (!v4) {
-        memcpy(p + off, "desc", 4);
-        p[off + 11] = (unsigned char)(len + 1);
-        memcpy(p + off + 12, desc, len);
-        n = 12 + len + 1;
-    } else {
-        memcpy(p + off, "mluc", 4);
-        p[off + 11] = 1, p[off + 15] = 12;
-        memcpy(p + off + 16, "enUS", 4);
-        p[off + 23] = (unsigned char)(2 * len), p[off + 27] = 28;
-        for (size_t i = 0; i < len; i++)
-            p[off + 28 + 2 * i + 1] = (unsigned char)desc[i];
-        n = 28 + 2 * len;
-    }
-    p[143] = (unsigned char)n;
-    return off + n;
-}
-
 TEST(icc_description_and_srgb)
 {
     unsigned char p[512];
     char d[64];
     for (int v4 = 0; v4 < 2; v4++) {
-        size_t n = make_icc(p, "sRGB IEC61966-2.1", v4);
+        size_t n = tu_make_icc(p, "sRGB IEC61966-2.1", v4);
         CHECK(tsio_icc_description(p, n, d, sizeof d) && strcmp(d, "sRGB IEC61966-2.1") == 0);
         CHECK(!tsio_icc_is_non_srgb(p, n));
-        n = make_icc(p, "Adobe RGB (1998)", v4);
+        n = tu_make_icc(p, "Adobe RGB (1998)", v4);
         CHECK(tsio_icc_description(p, n, d, sizeof d) && strcmp(d, "Adobe RGB (1998)") == 0);
         CHECK(tsio_icc_is_non_srgb(p, n));
         CHECK(tsio_icc_description(p, n - 5, d, sizeof d) == 0); /* tag past the end */

@@ -4,6 +4,9 @@
 #include "testutil.h"
 #include "util.h"
 #include "viewer.h"
+#include "exif.h"
+#include "image_io.h"
+#include "viewer_run.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -674,3 +677,36 @@ TEST(text_bar_and_l_differ)
     SDL_FreeSurface(sf);
 }
 #endif
+
+/* A camera JPEG stored sideways (EXIF Orientation 6) with an Adobe RGB profile: the viewer's loader
+ * turns it upright (the CPU reference here) and has a HUD line for the profile; with auto-orient
+ * off it keeps the stored pixels. */
+TEST(viewer_load_turns_upright_and_names_the_profile)
+{
+    ts_image im;
+    CHECK(ts_image_alloc(&im, 40, 20, 3, 1) == TS_OK);
+    memset(im.data, 120, ts_row_bytes(&im) * 20);
+    unsigned char exif[26], icc[512];
+    size_t en = tsio_exif_make(6, exif), in = tu_make_icc(icc, "Adobe RGB (1998)", 0);
+    tsio_meta m = {.exif = exif, .exif_len = en, .icc = icc, .icc_len = in};
+    char path[] = "/tmp/tessera-vw-XXXXXX.jpg", err[256], notice[128];
+    int fd = mkstemps(path, 4);
+    CHECK(fd >= 0);
+    close(fd);
+    tsio_save_opts so = {.format = TSIO_JPEG, .meta = &m};
+    CHECK(tsio_save(path, &im, &so, notice, sizeof notice, err, sizeof err) == TS_OK);
+    ts_image_free(&im);
+    vw_run r;
+    memset(&r, 0, sizeof r);
+    r.auto_orient = 1;
+    vw_run_load(&r, path, 0);
+    CHECKF(r.loaded && r.src.width == 20 && r.src.height == 40 && r.orientation == 6,
+           "loaded %d, %dx%d, orientation %d: %s", r.loaded, r.src.width, r.src.height,
+           r.orientation, r.load_err);
+    CHECKF(strstr(r.icc_line, "Adobe RGB") != NULL, "HUD line '%s'", r.icc_line);
+    r.auto_orient = 0;
+    vw_run_load(&r, path, 0);
+    CHECK(r.loaded && r.src.width == 40 && r.src.height == 20 && r.orientation == 1);
+    vw_run_free(&r);
+    unlink(path);
+}

@@ -223,3 +223,30 @@ int tu_have_cv2(void)
                     : 2;
     return state == 1;
 }
+
+/* A minimal ICC profile whose description tag (v2 "desc" or v4 "mluc") reads `desc`; p holds
+ * 512 bytes. Returns its length. */
+size_t tu_make_icc(unsigned char *p, const char *desc, int v4)
+{
+    size_t len = strlen(desc), off = 144, n;
+    memset(p, 0, 512);
+    p[131] = 1; /* one tag */
+    memcpy(p + 132, "desc", 4);
+    p[139] = (unsigned char)off;
+    if (!v4) {
+        memcpy(p + off, "desc", 4);
+        p[off + 11] = (unsigned char)(len + 1);
+        memcpy(p + off + 12, desc, len);
+        n = 12 + len + 1;
+    } else {
+        memcpy(p + off, "mluc", 4);
+        p[off + 11] = 1, p[off + 15] = 12;
+        memcpy(p + off + 16, "enUS", 4);
+        p[off + 23] = (unsigned char)(2 * len), p[off + 27] = 28;
+        for (size_t i = 0; i < len; i++)
+            p[off + 28 + 2 * i + 1] = (unsigned char)desc[i];
+        n = 28 + 2 * len;
+    }
+    p[143] = (unsigned char)n;
+    return off + n;
+}

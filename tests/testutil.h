@@ -61,4 +61,8 @@ ts_op tu_op(const char *text);
  * once per process. */
 int tu_have_cv2(void);
 
+/* A minimal ICC profile (512 bytes at p) whose description tag, v2 "desc" or v4 "mluc", reads
+ * `desc`; its length. */
+size_t tu_make_icc(unsigned char *p, const char *desc, int v4);
+
 #endif
