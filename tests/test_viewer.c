@@ -704,9 +704,24 @@ TEST(viewer_load_turns_upright_and_names_the_profile)
            "loaded %d, %dx%d, orientation %d: %s", r.loaded, r.src.width, r.src.height,
            r.orientation, r.load_err);
     CHECKF(strstr(r.icc_line, "Adobe RGB") != NULL, "HUD line '%s'", r.icc_line);
+    ts_image cpu = r.src; /* the CPU reference's upright image */
+    memset(&r.src, 0, sizeof r.src);
     r.auto_orient = 0;
     vw_run_load(&r, path, 0);
     CHECK(r.loaded && r.src.width == 40 && r.src.height == 20 && r.orientation == 1);
     vw_run_free(&r);
+    /* the GPU's geometry kernel, where there is one: the same pixels */
+    if (tu_gpu()) {
+        memset(&r, 0, sizeof r);
+        r.auto_orient = 1;
+        CHECK(ts_pipeline_create(&r.pipe, TS_BACKEND_GPU, NULL, 0) == TS_OK);
+        vw_run_load(&r, path, 0);
+        CHECKF(r.orientation == 6 && tu_max_diff(&r.src, &cpu, NULL, NULL, NULL) == 0,
+               "GPU orientation %d: %s", r.orientation, r.load_err);
+        ts_pipeline_destroy(r.pipe);
+        r.pipe = NULL;
+        vw_run_free(&r);
+    }
+    ts_image_free(&cpu);
     unlink(path);
 }
