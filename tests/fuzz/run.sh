@@ -4,7 +4,9 @@
 # with TESSERA_SEED_DIR). The whole loader, --ops and kernel files get SECONDS each; the per-format
 # targets (jpeg png bmp gif psd pnm tga) a third of it (at least 5), so that ten targets stay a few
 # minutes in CI. UBSan reports are fatal (the build uses -fno-sanitize-recover; halt_on_error here
-# too). Usage: sh tests/fuzz/run.sh BUILD SECONDS TARGET... ; exits non-zero on a crash.
+# too). FUZZ_FULL=1 gives every target the whole SECONDS (the long runs before a release);
+# FUZZ_JOBS=N runs N targets at once (each is one process).
+# Usage: sh tests/fuzz/run.sh BUILD SECONDS TARGET... ; exits non-zero on a crash.
 set -u
 BUILD=$1 SECONDS_EACH=$2; shift 2
 C=$BUILD/fuzz/corpus
@@ -40,24 +42,41 @@ for t in exif webp tiff; do
     [ -d "$C/load" ] && [ "$t" != exif ] && cp tests/fuzz/seeds/$t/* "$C/load/"
 done
 [ -d "$C/kernel" ] && cp tests/fuzz/seeds/kernel/* "$C/kernel/"
-status=0
-for t in "$@"; do
+run_one() { # target; prints its summary, returns non-zero on a crash
+    t=$1
     case $t in
     load | ops | kernel) secs=$SECONDS_EACH ;;
     *) secs=$((SECONDS_EACH / 3)); [ "$secs" -ge 5 ] || secs=5 ;;
     esac
-    echo "== fuzz_$t: ${secs}s, $(ls "$C/$t" | wc -l) seeds"
+    [ "${FUZZ_FULL:-0}" = 1 ] && secs=$SECONDS_EACH
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$BUILD/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
         -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/fuzz/crashes/$t-" \
         "$C/$t" >"$BUILD/fuzz/$t.log" 2>&1
     rc=$?
-    grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs)" "$BUILD/fuzz/$t.log" | tail -3
-    grep -E "cov: [0-9]+" -o "$BUILD/fuzz/$t.log" | tail -1
-    if [ $rc != 0 ]; then
-        echo "fuzz_$t: FAILED (exit $rc); see $BUILD/fuzz/$t.log and $BUILD/fuzz/crashes/"
-        grep -E "ERROR|SUMMARY|runtime error" "$BUILD/fuzz/$t.log" | head -5
-        status=1
-    fi
+    {
+        echo "== fuzz_$t: ${secs}s, $(ls "$C/$t" | wc -l) corpus files after the run"
+        grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs)" "$BUILD/fuzz/$t.log" | tail -3
+        grep -E "cov: [0-9]+" -o "$BUILD/fuzz/$t.log" | tail -1
+        if [ $rc != 0 ]; then
+            echo "fuzz_$t: FAILED (exit $rc); see $BUILD/fuzz/$t.log and $BUILD/fuzz/crashes/"
+            grep -E "ERROR|SUMMARY|runtime error" "$BUILD/fuzz/$t.log" | head -5
+        fi
+    } >"$BUILD/fuzz/$t.summary"
+    cat "$BUILD/fuzz/$t.summary"
+    return $rc
+}
+JOBS=${FUZZ_JOBS:-1}
+status=0
+set -- "$@"
+while [ $# -gt 0 ]; do # batches of JOBS targets at once
+    pids=""
+    n=0
+    while [ $# -gt 0 ] && [ $n -lt "$JOBS" ]; do
+        run_one "$1" &
+        pids="$pids $!"
+        n=$((n + 1)); shift
+    done
+    for p in $pids; do wait "$p" || status=1; done
 done
 exit $status
