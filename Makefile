@@ -27,17 +27,31 @@ CPU_ONLY_WHY ?= nvcc not found (PATH, $(CUDA)/bin)
 GENCODE_ALL = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 \
               -gencode arch=compute_75,code=compute_75
 GENCODE ?= $(GENCODE_ALL)
-# The compute_80 PTX only where a file has sm_80 code paths (#if __CUDA_ARCH__ >= 800: mma.sync,
-# cp.async); elsewhere it would be the compute_75 PTX over again (which the driver compiles for
-# Ampere and Ada just the same) at the price of one more full device compile of the file. A
-# GENCODE given on the command line applies to every file, and so does GENCODE_ALL with
-# PTX80_EVERYWHERE=1.
+# The same targets with one device compile (cicc) per file and virtual arch instead of one per
+# target: cicc writes the same PTX for compute_75, 80 and 90 wherever the source has no
+# `#if __CUDA_ARCH__ >= N` path above the lower one (only the .target line differs), and ptxas
+# makes the same sm_90 code from either (tools/sass_diff.py: every kernel's SASS is the same).
+# So most files compile one compute_75 PTX, embedded as it is and turned into sm_90 by ptxas;
+# files with sm_80 code paths (mma.sync, cp.async: SM80_CU) one compute_80 PTX for sm_90 and for
+# Ampere and Ada, plus a compute_75 one (their sm_80 kernels are empty there: cheap); files with
+# sm_90 paths (SM90_CU: thread block clusters) compile for compute_90 as before, their compute_80
+# PTX being the compute_75 one over again. A file that gains an `#if __CUDA_ARCH__ >= 800` (or
+# 900) path, directly or through a header whose such code it uses, goes into SM80_CU (SM90_CU).
+# A GENCODE given on the command line applies to every file as it is, and so does GENCODE_ALL
+# with PTX80_EVERYWHERE=1.
 SM80_CU = kernels/conv_pipe.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
+SM90_CU = kernels/hist.cu
 ifeq ($(GENCODE)$(PTX80_EVERYWHERE),$(GENCODE_ALL))
-  GENCODE_NO80 = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+  GENCODE_SM80 = -gencode arch=compute_80,code=sm_90 -gencode arch=compute_80,code=compute_80 \
+                 -gencode arch=compute_75,code=compute_75
+  GENCODE_SM90 = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+  GENCODE_PTX75 = -gencode arch=compute_75,code=sm_90 -gencode arch=compute_75,code=compute_75
 else
-  GENCODE_NO80 = $(GENCODE)
+  GENCODE_SM80 = $(GENCODE)
+  GENCODE_SM90 = $(GENCODE)
+  GENCODE_PTX75 = $(GENCODE)
 endif
+gencode_of = $(if $(filter $(SM80_CU),$1),$(GENCODE_SM80),$(if $(filter $(SM90_CU),$1),$(GENCODE_SM90),$(GENCODE_PTX75)))
 
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
@@ -122,7 +136,7 @@ $(BUILD)/app/image_io.o: override CFLAGS += $(STB_ZERO_INIT)
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) $(if $(filter $(SM80_CU),$<),$(GENCODE),$(GENCODE_NO80)) -c $< -o $@
+	$(NVCC) $(NVFLAGS) $(call gencode_of,$<) -c $< -o $@
 
 $(BUILD)/libtessera.a: $(KOBJ)
 	@rm -f $@

@@ -54,6 +54,11 @@ extern "C" int conv_mma_supports(const ts_job *job)
     /* 32-bit byte offsets in the kernel */
     if ((uint64_t)job->in.pitch * job->in.height > INT_MAX || (uint64_t)job->out.pitch * job->out.height > INT_MAX)
         return 0;
+    /* magnitudes as the one op that makes them (edge: an exact 3 x 3 pair); others, which only a
+     * ts_filter built by hand could ask for, are left to the other variants rather than compiled
+     * into tensor-core kernels that no op reaches */
+    if (t.nout == 2 && (t.k != 3 || !job->op->filter.exact))
+        return 0;
     const int ch = job->in.channels, h = t.k / 2 * ch, a = (h + 3) / 4; /* mma_geo's S */
     return mma_fp16_ok(&job->op->filter, t.nout, 255, (a + 2) / 2);
 }
@@ -83,8 +88,9 @@ template <bool RING> struct mma_launcher : conv_launcher {
         const char *name = RING ? "mmapipe" : "mma";
         if (!(RING ? conv_mmapipe_supports(job) : conv_mma_supports(job)))
             return ts_fail(TS_ERR_UNSUPPORTED, "conv %s: needs an 8-bit image, K 3, 5 or 7, weights "
-                                               "that FP16 holds (exact, or within %.2f of a step) "
-                                               "and %s rows", name, MMA_FP16_MAX_ERR,
+                                               "that FP16 holds (exact, or within %.2f of a step), "
+                                               "a magnitude only of exact 3 x 3 filters, and %s "
+                                               "rows", name, MMA_FP16_MAX_ERR,
                            RING ? "16-byte aligned" : "aligned");
         if (job->dev && job->dev->cc < 80)
             return ts_fail(TS_ERR_UNSUPPORTED, "conv %s: needs sm_80 (mma.sync m16n8k16%s)", name,

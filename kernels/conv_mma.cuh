@@ -394,22 +394,24 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
 }
 
 /* The compile-time epilogue: gray and RGB (and every channel count in mmapipe) get the common
- * roundings inlined, the rest the switch. */
+ * roundings inlined and the exact division (the one rounding left for one filter) out of line,
+ * the rest the switch. A magnitude comes only from an exact 3 x 3 pair (supports): its rounding
+ * is IMAG, and no kernel is compiled for it at K 5 and 7. */
 template <int K, int CH, bool RING> static ts_status mma_epi(const ts_job *job, const conv_params &p)
 {
-    if constexpr (CH == 1 || CH == 3) {
-        if (p.nout == 2 && p.epi == CONV_EPI_IMAG)
-            return mma_launch<K, CH, 2, MMA_EPI_MAG, RING>(job, p);
+    if constexpr (K == 3) {
+        if (p.nout == 2)
+            return mma_launch<K, CH, 2, CH == 1 || CH == 3 ? MMA_EPI_MAG : MMA_EPI_ANY, RING>(job, p);
+    } else if (p.nout == 2) {
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv mma: a magnitude at K %d", K);
     }
-    if (p.nout == 2)
-        return mma_launch<K, CH, 2, MMA_EPI_ANY, RING>(job, p);
     if constexpr (RING || CH == 1 || CH == 3) { /* mmapipe: for alpha images too */
         switch (p.epi) {
         case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC, RING>(job, p);
         case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP, RING>(job, p);
         case CONV_EPI_DIVF:
         case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF, RING>(job, p);
-        default: break;
+        default: return mma_launch<K, CH, 1, MMA_EPI_DIV, RING>(job, p); /* CONV_EPI_DIV */
         }
     }
     return mma_launch<K, CH, 1, MMA_EPI_ANY, RING>(job, p);

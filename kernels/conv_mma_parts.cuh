@@ -100,8 +100,10 @@ __device__ __forceinline__ uint32_t mma_mag8(float a, float b)
     return __float_as_uint(fmaf(r, MMA_UNSCALE, CONV_MAGIC));
 }
 
-/* Epilogue classes, compile-time so that the common ones cost 1-4 instructions an output. */
-enum { MMA_EPI_NC, MMA_EPI_CLAMP, MMA_EPI_DIVF, MMA_EPI_MAG, MMA_EPI_ANY };
+/* Epilogue classes, compile-time so that the common ones cost 1-4 instructions an output (DIV:
+ * the exact division alone, where the dispatch has sent every other rounding elsewhere; ANY: the
+ * run-time switch, for alpha images in mma). */
+enum { MMA_EPI_NC, MMA_EPI_CLAMP, MMA_EPI_DIVF, MMA_EPI_MAG, MMA_EPI_ANY, MMA_EPI_DIV };
 
 /* One output (low byte of the result) from its accumulators, 2^-24 times the sums (b: the
  * magnitude's second filter). The unscaling by 2^24 is exact, so each path rounds as its conv_epi. */
@@ -121,6 +123,8 @@ __device__ __forceinline__ uint32_t mma_out(const conv_params &p, float a, float
         return __float_as_uint(__fadd_rd(
             fmaf(fminf(fmaxf(a, 0.0f), p.divf_top * MMA_SCALE), p.divf_inv * MMA_UNSCALE, 0.5f),
             CONV_MAGIC));
+    if (EPI == MMA_EPI_DIV) /* DIV: conv_finish's case, without the switch around it */
+        return conv_epi_div(p.div, p.maxv, __float2int_rn(a * MMA_UNSCALE));
     return conv_finish(p, a * MMA_UNSCALE, 0.0f);
 }
 

@@ -461,6 +461,30 @@ TEST(conv_mma_fp16_bound)
            "mma takes a float filter whose FP32 sums of 98000 * 255 cannot stay within 0.25");
 }
 
+/* The tensor-core variants take a magnitude only as edge makes it (an exact 3 x 3 pair): their
+ * kernels for other pairs are not compiled, so a pair built by hand must go to another variant. */
+TEST(conv_mma_magnitude_only_exact_3x3)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    static const char *const mma[] = {"mma", "mmapipe"};
+    for (int i = 0; i < 2; i++) {
+        ts_op op = tu_op("edge");
+        CHECKF(takes_op(mma[i], &op, 3, 1, 4096), "%s refuses edge", mma[i]);
+        op.filter.exact = 0; /* the same pair in float weights (w holds them too) */
+        CHECKF(!takes_op(mma[i], &op, 3, 1, 4096), "%s takes a float magnitude", mma[i]);
+        ts_op big = tu_op("edge"); /* a 5 x 5 exact pair */
+        ts_filter *f = &big.filter;
+        memset(f->iw, 0, sizeof f->iw);
+        memset(f->w, 0, sizeof f->w);
+        f->k = 5;
+        f->iw[12] = 1, f->iw[25 + 13] = 1, f->w[12] = 1, f->w[25 + 13] = 1;
+        CHECKF(!takes_op(mma[i], &big, 1, 1, 4096), "%s takes a 5 x 5 magnitude", mma[i]);
+        CHECKF(takes_op("roll", &big, 1, 1, 4096) || takes_op("tiled", &big, 1, 1, 4096),
+               "no fast variant left for a 5 x 5 magnitude");
+    }
+}
+
 /* conv_div_round_sat (the GPU's multiply-high division) against ts_round_sat_i. */
 TEST(conv_divisor_magic_matches_reference)
 {
