@@ -413,8 +413,9 @@ template <int K, int CH, bool RING> static ts_status mma_epi(const ts_job *job, 
         case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF, RING>(job, p);
         default: return mma_launch<K, CH, 1, MMA_EPI_DIV, RING>(job, p); /* CONV_EPI_DIV */
         }
+    } else {
+        return mma_launch<K, CH, 1, MMA_EPI_ANY, RING>(job, p);
     }
-    return mma_launch<K, CH, 1, MMA_EPI_ANY, RING>(job, p);
 }
 
 /* The launch of a job of filter size K (instantiated by conv_mma_k<K>.cu, conv_mmapipe_k<K>.cu). */

@@ -4,7 +4,11 @@ function in the objects of two build directories (cuobjdump -sass), per function
 instruction addresses and encodings stripped; one object split into several counts as the same
 functions. Prints the functions that differ or exist on one side only; exit 1 if any do.
 
-    python3 tools/sass_diff.py BEFORE AFTER [--rename OLD=NEW ...]
+    python3 tools/sass_diff.py BEFORE AFTER [--rename OLD=NEW ...] [--ptx]
+
+--ptx compares the PTX the objects embed instead (what a GPU without sm_90 code JIT-compiles),
+per virtual arch and function, with the names of file-local functions (whose hash changes from
+one compile to the next) and source paths left out.
 
 BEFORE and AFTER are build directories (their kernels/*.cu.o are disassembled) or directories of
 saved `cuobjdump -sass` outputs (*.sass), which saves disassembling a build twice. Needs cuobjdump
@@ -43,6 +47,30 @@ def functions(build):
         flush()
     return out
 
+def ptx_functions(build):
+    out = defaultdict(set)  # (arch, name) -> set of normalized bodies
+    local = re.compile(r'_ZN\d+_INTERNAL_[0-9a-f]{8}_\d+_\w+?_cu_[0-9a-f]{8}(?:_\d+)?')
+    for obj in sorted(glob.glob(os.path.join(build, 'kernels', '*.cu.o'))):
+        text = subprocess.run(['cuobjdump', '-ptx', obj], capture_output=True, text=True).stdout
+        arch = name = None
+        body = []
+        for line in text.splitlines():
+            m = re.match(r'\s*\.target\s+(\S+)', line)
+            if m:
+                arch = m.group(1)
+                continue
+            line = local.sub('LOCAL', line.strip())
+            m = re.match(r'(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\(.*?\)\s*)?(\S+?)\(', line)
+            if m and name is None:
+                name, body = m.group(1), []
+            if name is None or line.startswith('.file') or line.startswith('.loc'):
+                continue
+            body.append(line)
+            if line == '}':
+                out[(arch, name)].add('\n'.join(body))
+                name = None
+    return out
+
 def main():
     args = sys.argv[1:]
     renames = {}
@@ -51,7 +79,11 @@ def main():
         old, new = args[i + 1].split('=', 1)
         renames[old] = new
         del args[i:i + 2]
-    a, b = functions(args[0]), functions(args[1])
+    get = functions
+    if '--ptx' in args:
+        args.remove('--ptx')
+        get = ptx_functions
+    a, b = get(args[0]), get(args[1])
     ren = lambda k: (k[0], renames.get(k[1], k[1]))
     a = {ren(k): v for k, v in a.items()}
     diff = 0
