@@ -28,19 +28,19 @@ GENCODE_ALL = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=
               -gencode arch=compute_75,code=compute_75
 GENCODE ?= $(GENCODE_ALL)
 # The same targets with one device compile (cicc) per file and virtual arch instead of one per
-# target: cicc writes the same PTX for compute_75, 80 and 90 wherever the source has no
-# `#if __CUDA_ARCH__ >= N` path above the lower one (only the .target line differs), and ptxas
-# makes the same sm_90 code from either (tools/sass_diff.py: every kernel's SASS is the same).
-# So most files compile one compute_75 PTX, embedded as it is and turned into sm_90 by ptxas;
-# files with sm_80 code paths (mma.sync, cp.async: SM80_CU) one compute_80 PTX for sm_90 and for
-# Ampere and Ada, plus a compute_75 one (their sm_80 kernels are empty there: cheap); files with
-# sm_90 paths (SM90_CU: thread block clusters) compile for compute_90 as before, their compute_80
-# PTX being the compute_75 one over again. A file that gains an `#if __CUDA_ARCH__ >= 800` (or
-# 900) path, directly or through a header whose such code it uses, goes into SM80_CU (SM90_CU).
+# target: for most files cicc writes the same PTX for compute_75, 80 and 90 (only the .target
+# line differs), and ptxas makes the same sm_90 code from either. So most files compile one
+# compute_75 PTX, embedded as it is and turned into sm_90 by ptxas; files with sm_80 code paths
+# (`#if __CUDA_ARCH__ >= 800`: mma.sync, cp.async: SM80_CU) one compute_80 PTX for sm_90 and
+# for Ampere and Ada, plus a compute_75 one (their sm_80 kernels are empty there: cheap); files
+# with sm_90 paths (thread block clusters), or whose compute_75 PTX gives other sm_90 code
+# (geom.cu: cicc orders its shared-memory stores differently for compute_90), compile for
+# compute_90 as before (SM90_CU). `python3 tools/sass_diff.py` between a build with
+# PTX80_EVERYWHERE=1 and one without says whether a changed file needs to move to SM90_CU.
 # A GENCODE given on the command line applies to every file as it is, and so does GENCODE_ALL
 # with PTX80_EVERYWHERE=1.
 SM80_CU = kernels/conv_pipe.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
-SM90_CU = kernels/hist.cu
+SM90_CU = kernels/hist.cu kernels/geom.cu
 ifeq ($(GENCODE)$(PTX80_EVERYWHERE),$(GENCODE_ALL))
   GENCODE_SM80 = -gencode arch=compute_80,code=sm_90 -gencode arch=compute_80,code=compute_80 \
                  -gencode arch=compute_75,code=compute_75
@@ -85,7 +85,11 @@ TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c tests/jpeg_re
 
 ifneq ($(NVCC),)
   HAVE_CUDA = 1
-  KERNEL_CU = $(wildcard kernels/*.cu)
+  # the longest nvcc jobs first (make starts them in this order), so that the build does not end
+  # waiting for one of them on a single core
+  CU_FIRST = kernels/conv_mmapipe_k7.cu kernels/conv_roll.cu kernels/conv_pipe.cu \
+             kernels/conv_mmapipe_k5.cu kernels/conv_mmapipe_k3.cu
+  KERNEL_CU = $(wildcard $(CU_FIRST)) $(filter-out $(CU_FIRST),$(wildcard kernels/*.cu))
   override CFLAGS += -DTS_HAVE_CUDA -isystem $(CUDA)/include
   CUDA_LIBS = -L$(CUDA)/lib64 -lcudart_static -ldl -lrt -lstdc++
   # nvJPEG (app/gpu_jpeg.c): the toolkit's header, else the one `make deps` unpacks from PyPI's
@@ -104,7 +108,7 @@ ifneq ($(SDL_CONFIG),)
   SDL_LIBS = $(shell $(SDL_CONFIG) --libs)
 endif
 
-KOBJ = $(KERNEL_C:%.c=$(BUILD)/%.o) $(KERNEL_CU:%.cu=$(BUILD)/%.cu.o)
+KOBJ = $(KERNEL_CU:%.cu=$(BUILD)/%.cu.o) $(KERNEL_C:%.c=$(BUILD)/%.o)
 AOBJ = $(APP_C:%.c=$(BUILD)/%.o)
 TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
