@@ -8,7 +8,7 @@ functions. Prints the functions that differ or exist on one side only; exit 1 if
 
 --ptx compares the PTX the objects embed instead (what a GPU without sm_90 code JIT-compiles),
 per virtual arch and function, with the names of file-local functions (whose hash changes from
-one compile to the next) and source paths left out.
+one compile to the next), the function numbers in block labels and source paths left out.
 
 BEFORE and AFTER are build directories (their kernels/*.cu.o are disassembled) or directories of
 saved `cuobjdump -sass` outputs (*.sass), which saves disassembling a build twice. Needs cuobjdump
@@ -59,7 +59,7 @@ def ptx_functions(build):
             if m:
                 arch = m.group(1)
                 continue
-            line = local.sub('LOCAL', line.strip())
+            line = re.sub(r'\$L__BB\d+_', '$L__BB_', local.sub('LOCAL', line.strip()))  # block labels
             m = re.match(r'(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\(.*?\)\s*)?(\S+?)\(', line)
             if m and name is None:
                 name, body = m.group(1), []
