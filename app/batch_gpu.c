@@ -108,20 +108,18 @@ static void warn_once(batch *b, const char *why)
         ts_warn("nvJPEG %s: JPEG files are decoded and encoded on the CPU", why);
 }
 
-/* The JPEG engines pay off in long batches only. On an H100 (2026-11-24) the hardware backend's
- * handle takes about 1.3 s to create and each batched engine state 0.35 s, against 0.6 s for the
- * default handle; the decoupled path then decodes a baseline 8 MP photo in about 2 ms of wall
- * time on 16 cores and the engines in 1.2 ms: the engines' extra second is won back after about
- * a thousand files. TESSERA_NVJPEG_ENGINES=1 or 0 forces them on or off (tests, benchmarks). */
-#define ENGINE_MIN_FILES 1000
+/* The JPEG engines are used only when TESSERA_NVJPEG_ENGINES=1. Measured on an H100 with 16
+ * host cores (2026-11-24, 1200 baseline 8 MP photos, gauss:5,equalize,rotate:90, JPEG q90): the
+ * decoupled path alone (its GPU Huffman decoder takes the large baseline files) 2.26 s; with the
+ * engines 3.72 s, of which 1.0 s is the hardware backend's handle and two engine states (1.3 s
+ * against 0.3 s for the default handle) and the rest the engines' share running no faster than
+ * the decoupled path beside them. A host with few cores per GPU may gain: hence the switch. */
 #define ENGINE_STATES 2 /* shared by a device's workers, taken in turn */
 
-static int use_engines(const batch *b)
+static int use_engines(void)
 {
     const char *e = getenv("TESSERA_NVJPEG_ENGINES");
-    if (e && (e[0] == '0' || e[0] == '1') && !e[1])
-        return e[0] == '1';
-    return b->n >= ENGINE_MIN_FILES;
+    return e && !strcmp(e, "1");
 }
 
 void batch_gpu_open(batch *b)
@@ -142,7 +140,7 @@ void batch_gpu_open(batch *b)
     /* one set of nvJPEG handles per device, made before the workers start: each handle costs
      * hundreds of milliseconds, and the warm-up loads the library's kernels once */
     double t0 = now_ms();
-    gj_opts go = {.host_threads = 1, .no_engine = !use_engines(b), .max_pixels = b->o->max_pixels,
+    gj_opts go = {.host_threads = 1, .no_engine = !use_engines(), .max_pixels = b->o->max_pixels,
                   .engine_states = ENGINE_STATES};
     for (int i = 0; i < b->n_devs; i++) {
         if (b->devs[i].id < 0)
