@@ -88,7 +88,8 @@ static long total_frames(const ts_options *o) { return o->frames ? o->frames : o
 static int busy(const viewer *v)
 {
     return v->run.dirty || (v->ui.hud && vw_run_live_work(&v->run)) ||
-           vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done);
+           vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done) ||
+           vw_tex_waiting(&v->tex);
 }
 
 /* Waits for an event, or for the next change that comes with time (a toast ends, a slideshow
@@ -156,8 +157,8 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         vw_ui_draw(&(vw_scene){o, &v->ui, &v->win, &v->files, &v->run, &v->bench, &v->demo,
                                &v->tex, &v->view, &v->frames, &v->stats, v->compare});
         /* --demo with --frames or --screenshot: until the last rung is measured */
-        int last = total > 0 && (o->demo ? v->frame_no >= n_keys && v->demo.done
-                                         : v->frame_no + 1 >= total);
+        int last = total > 0 && !vw_tex_waiting(&v->tex) &&
+                   (o->demo ? v->frame_no >= n_keys && v->demo.done : v->frame_no + 1 >= total);
         int shot = last && o->screenshot;
         if (shot) { /* not part of the frame: PNG encoding takes longer than many frames */
             double ts = now_ms();
@@ -196,8 +197,9 @@ static void print_summary(const viewer *v)
     vw_frames_text(&v->frames, s, v->win.refresh_hz, v->win.paced, figures, sizeof figures, basis,
                    sizeof basis, verdict, sizeof verdict);
     if (v->tex.shown)
-        snprintf(disp, sizeof disp, " (%dx%d texels, %s)", v->tex.disp.map.tw, v->tex.disp.map.th,
-                 v->tex.on_gpu ? "resampled on the GPU" : "host conversion");
+        snprintf(disp, sizeof disp, " (%dx%d texels, %s on the %s)", v->tex.disp.map.tw,
+                 v->tex.disp.map.th, v->tex.resampled ? VW_RESAMPLE_FILTER : "converted",
+                 v->tex.on_gpu ? "GPU" : "host");
     if (ts_pipeline_on_gpu(r->pipe) && r->down_ms.n) /* only where the GPU does not convert */
         snprintf(down, sizeof down, ", full download %.2f ms", r->down_ms.avg);
     fprintf(stderr,

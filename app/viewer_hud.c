@@ -9,6 +9,7 @@
  * at its bottom. Nothing is allocated per frame.
  */
 #include "viewer_hud.h"
+#include "viewer_display.h"
 #include "viewer_keys.h"
 #include "viewer_text.h"
 #include "util.h"
@@ -252,7 +253,7 @@ static void transfer_items(const vw_scene *v, panel *p)
     add(p, IT_GAP, c_dim, NULL);
     if (!ts_pipeline_on_gpu(v->run->pipe)) {
         say(p, c_dim, "kernel times: host clock (CPU backend: no upload or download); display "
-            "%s ms (host conversion)", disp);
+            "%s ms (host%s)", disp, v->tex->resampled ? ", " VW_RESAMPLE_FILTER : "");
         return;
     }
     if (!v->run->have_result)
@@ -260,7 +261,8 @@ static void transfer_items(const vw_scene *v, panel *p)
     fmt_ms(up, sizeof up, v->run->first_upload_ms);
     if (v->tex->on_gpu) {
         say(p, c_dim, "upload %s ms (once, kept on the GPU); display %s ms (%dx%d texels: GPU "
-            "resample, download)", up, disp, v->tex->disp.map.tw, v->tex->disp.map.th);
+            "%s, download)", up, disp, v->tex->disp.map.tw, v->tex->disp.map.th,
+            v->tex->resampled ? VW_RESAMPLE_FILTER : "conversion");
         return;
     }
     fmt_ms(down, sizeof down, v->run->down_ms.avg);

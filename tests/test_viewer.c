@@ -376,6 +376,120 @@ TEST(display_conversion_matches_a_direct_sum)
         }
 }
 
+/* A zoomed-out view is the resize op's output (lanczos3) at the view's grid size, converted 1:1:
+ * the texels equal the reference resize's pixels (alpha over the checkerboard); 1:1, magnified
+ * and over-budget views stay box cells. */
+TEST(display_zoomed_out_is_the_resize_op)
+{
+    uint64_t seed = tu_seed();
+    ts_display_map fit = {150, 101, 0, 0, 150, 101}, part = {200, 135, 7, 5, 180, 120};
+    ts_display_map one = {301, 203, 0, 0, 301, 203}, wide = {301, 101, 0, 0, 301, 101};
+    CHECK(vw_display_resampled(&fit, 301, 203, 3, 1) && vw_display_resampled(&wide, 301, 203, 3, 1));
+    CHECK(!vw_display_resampled(&one, 301, 203, 3, 1));
+    ts_display_map huge = {8192, 8192, 0, 0, 800, 600}; /* 64 M texels: boxed */
+    CHECK(!vw_display_resampled(&huge, 16384, 16384, 1, 0));
+    ts_display_map big = {600, 600, 0, 0, 600, 600}; /* 268 M samples: the host boxes, the GPU not */
+    CHECK(!vw_display_resampled(&big, 16384, 16384, 1, 1) && vw_display_resampled(&big, 16384, 16384, 1, 0));
+    for (int ch = 1; ch <= 4; ch++)
+        for (int bytes = 1; bytes <= 2; bytes++) {
+            ts_image im = tu_random_image(301, 203, ch, bytes, &seed), rs, ref;
+            ts_op op;
+            char err[128];
+            CHECK(vw_display_resample(&im, part.gw, part.gh, &rs) == TS_OK);
+            CHECK(ts_op_parse("resize:200x135:lanczos3", &op, err, sizeof err) == TS_OK);
+            CHECK(ts_ref_op(&op, &im, &ref) == TS_OK && ts_image_equal(&rs, &ref));
+            uint32_t *px = xmalloc((size_t)part.tw * part.th * 4), *box = xmalloc((size_t)part.tw * part.th * 4);
+            CHECK(vw_display_convert(&rs, &part, px, (size_t)part.tw * 4, 2) == 0);
+            CHECK(vw_display_convert(&im, &part, box, (size_t)part.tw * 4, 2) == 0);
+            int bad = 0;
+            for (int y = 0; y < part.th && !bad; y++)
+                for (int x = 0; x < part.tw && !bad; x++) {
+                    unsigned v[4];
+                    for (int c = 0; c < ch; c++) {
+                        unsigned s = ts_get(&ref, part.gx0 + x, part.gy0 + y, c);
+                        v[c] = bytes == 2 ? (s * 255u + 32767u) / 65535u : s;
+                    }
+                    unsigned r = v[0], g = ch >= 3 ? v[1] : v[0], b = ch >= 3 ? v[2] : v[0];
+                    unsigned a = ch == 4 ? v[3] : ch == 2 ? v[1] : 255;
+                    unsigned bg = (((part.gx0 + x) >> 3) ^ ((part.gy0 + y) >> 3)) & 1 ? 0x99 : 0x66;
+                    if (a != 255) {
+                        r = (r * a + bg * (255 - a) + 127) / 255;
+                        g = (g * a + bg * (255 - a) + 127) / 255;
+                        b = (b * a + bg * (255 - a) + 127) / 255;
+                    }
+                    uint32_t want = 0xff000000u | r << 16 | g << 8 | b;
+                    bad = texel(px, part.tw, x, y) != want;
+                    CHECKF(!bad, "ch %d bytes %d texel (%d,%d): %08x, want %08x", ch, bytes, x, y,
+                           texel(px, part.tw, x, y), want);
+                }
+            /* random pixels: lanczos3's lobes make it differ from the box mean somewhere */
+            CHECK(memcmp(px, box, (size_t)part.tw * part.th * 4) != 0);
+            free(px);
+            free(box);
+            ts_image_free(&rs);
+            ts_image_free(&ref);
+            ts_image_free(&im);
+        }
+}
+
+/* The viewer's GPU route for a zoomed-out view (viewer_tex.c): the resize op's GPU variant on a
+ * display pipeline, from a host image (kept uploaded) and from a device image (the chain's
+ * result), result kept there, then ts_display_convert 1:1: the host route's texels exactly. */
+TEST(gpu_display_resampled_matches_the_host)
+{
+    TU_GPU_OR_SKIP(dev);
+    (void)dev;
+    uint64_t seed = tu_seed();
+    static const ts_display_map maps[] = {
+        {150, 101, 0, 0, 150, 101}, {200, 135, 7, 5, 180, 120}, {37, 20, 3, 2, 30, 17},
+        {300, 13, 0, 0, 300, 13},
+    };
+    ts_pipeline *p;
+    char msg[256];
+    CHECK(ts_pipeline_create(&p, TS_BACKEND_GPU, msg, sizeof msg) == TS_OK);
+    ts_stream s = ts_pipeline_stream(p);
+    for (int ch = 1; ch <= 4; ch++)
+        for (int bytes = 1; bytes <= 2; bytes++) {
+            ts_image im = tu_random_image(301, 203, ch, bytes, &seed), d_im;
+            CHECK(ts_gpu_image_alloc(&d_im, 301, 203, ch, bytes) == TS_OK);
+            CHECK(ts_gpu_upload(&d_im, &im, s) == TS_OK && ts_gpu_sync(s) == TS_OK);
+            for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
+                for (int from_dev = 0; from_dev < 2; from_dev++) {
+                    const ts_display_map *m = &maps[k];
+                    CHECK(vw_display_resampled(m, 301, 203, ch, 0));
+                    size_t pitch = (size_t)m->tw * 4, n = pitch * (size_t)m->th;
+                    unsigned char *want = xmalloc(n), *got = xmalloc(n);
+                    ts_image rs, out = {0};
+                    ts_op op;
+                    CHECK(vw_display_resample(&im, m->gw, m->gh, &rs) == TS_OK);
+                    CHECK(vw_display_convert(&rs, m, want, pitch, 2) == 0);
+                    CHECK(vw_display_resize_op(m->gw, m->gh, &op) == TS_OK);
+                    ts_chain c = {1, &op};
+                    ts_run_opts host = {1, k > 0, 0, 1}, devo = {0, 0, 0, 1};
+                    ts_status st = from_dev ? ts_pipeline_run_dev(p, &c, &d_im, &out, NULL, &devo)
+                                            : ts_pipeline_run_ex(p, &c, &im, &out, NULL, &host);
+                    CHECKF(st == TS_OK, "%s", ts_error_detail());
+                    const ts_image *d = ts_pipeline_result(p);
+                    CHECK(d && d->width == m->gw && d->height == m->gh);
+                    void *d_out;
+                    CHECK(ts_gpu_malloc(&d_out, n) == TS_OK);
+                    CHECK(ts_gpu_memset(d_out, 0xA5, n, s) == TS_OK);
+                    CHECKF(ts_display_convert(d, m, d_out, pitch, s) == TS_OK, "%s", ts_error_detail());
+                    CHECK(ts_gpu_copy_to_host(got, d_out, n, s) == TS_OK && ts_gpu_sync(s) == TS_OK);
+                    CHECKF(memcmp(want, got, n) == 0, "ch %d bytes %d map %zu from %s differs", ch,
+                           bytes, k, from_dev ? "device" : "host");
+                    ts_gpu_free(d_out);
+                    ts_image_free(&out);
+                    ts_image_free(&rs);
+                    free(want);
+                    free(got);
+                }
+            ts_gpu_image_free(&d_im);
+            ts_image_free(&im);
+        }
+    ts_pipeline_destroy(p);
+}
+
 /* The GPU's conversion (kernels/display.cu) gives the host's texels, for every layout, at 1:1,
  * at 50% and at an odd ratio, for a visible part; and the pipeline leaves the result there. */
 TEST(gpu_display_convert_matches_the_host)

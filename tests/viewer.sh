@@ -241,6 +241,18 @@ rc=$?
     bad "--demo on the CPU: $(head -c 400 "$T/err")"
 check "--demo: the panel shows the ladder" hud "$T/off_demo.png" "$T/off_hudoff.png"
 
+# zoomed out, the view is the resize op's lanczos3 at the view's size: a 1600x1000 image fitted
+# into 800x600 (50%) equals the headless resize:800x500 exactly; on the CPU the first frame shows
+# box cells and the next the resampling, so --frames 1 ends on the resampled frame
+mk 1600 1000 3 8 21 "$T/in/big.png"
+"$TESSERA" --headless -q --backend cpu --ops resize:800x500:lanczos3 -o "$T/exp_rs.png" "$T/in/big.png" ||
+    { echo "headless resize for the expected image failed"; exit 1; }
+view "fit resampled" $OFF -- --hud off --frames 1 --screenshot "$T/off_rs.png" "$T/in/big.png"
+check "zoomed out: the fitted view is the resize op's lanczos3 output, exactly" centred "$T/off_rs.png" "$T/exp_rs.png"
+view "zoom 37.5% resampled" $OFF -- --hud off --keys "minus" --frames 1 --screenshot "$T/off_rs2.png" "$T/in/big.png"
+"$TESSERA" --headless -q --backend cpu --ops resize:600x375:lanczos3 -o "$T/exp_rs2.png" "$T/in/big.png"
+check "one step out (37.5%): resize:600x375's output, exactly" centred "$T/off_rs2.png" "$T/exp_rs2.png"
+
 # a 16384x16384 image (4x4 gray blocks; binary PGM, 256 MB, made and removed here): fitted, and
 # zoomed to 2x at its centre; the display texture holds only the visible part at screen size,
 # so no texture is ever larger than the window
