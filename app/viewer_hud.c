@@ -151,9 +151,13 @@ static void file_items(const vw_scene *v, panel *p)
         return;
     add(p, IT_GAP, c_dim, NULL);
     say(p, c_text, "%s", path_base(v->files->path[v->files->cur]));
-    if (im)
-        say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", im->width, im->height,
-            ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n, v->view->zoom * 100);
+    if (im) /* the file's size and zoom, also while its preview shows */
+        say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", v->run->full_w, v->run->full_h,
+            ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n,
+            v->view->zoom * vw_run_file_scale(v->run) * 100);
+    if (im && v->run->preview)
+        say(p, c_warn, "preview (1/%d size, %dx%d): decoding the full image...",
+            v->run->preview_denom, im->width, im->height);
     if (im && v->run->orientation > 1)
         say(p, c_dim, "EXIF orientation %d: shown upright", v->run->orientation);
     if (v->run->icc_line[0])
@@ -421,14 +425,20 @@ static void draw_line(const vw_scene *v)
                  ran ? ran->name : "-");
         total += r->op_ms[i].avg;
     }
+    char named[300];
     const char *name = v->files->n ? path_base(v->files->path[v->files->cur]) : "no images";
+    if (r->preview) {
+        snprintf(named, sizeof named, "%.200s (preview 1/%d)", name, r->preview_denom);
+        name = named;
+    }
+    double zoom = v->view->zoom * vw_run_file_scale(r) * 100;
     if (r->chain.n)
         snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  %s  %.3f ms  |  %.1f FPS  |  i: HUD "
-                 "off", name, v->files->cur + 1, v->files->n, v->view->zoom * 100, ops, total,
+                 "off", name, v->files->cur + 1, v->files->n, zoom, ops, total,
                  v->stats->fps);
     else
         snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  no ops  |  ? keys  i: HUD off", name,
-                 v->files->cur + 1, v->files->n, v->view->zoom * 100);
+                 v->files->cur + 1, v->files->n, zoom);
     vw_fill(v->win->ren, 0, y, v->win->ww, h, c_panel);
     vw_text(v->win->ren, 8 * s, y + 4 * s, s, c_text, line);
 }
