@@ -180,9 +180,9 @@ static int reduce_denom(unsigned w, unsigned h, int box_w, int box_h)
     if (box_w < 1 || box_h < 1)
         return 1;
     double z = (double)box_w / w < (double)box_h / h ? (double)box_w / w : (double)box_h / h;
-    for (int d = 8; d >= 2; d /= 2)
-        if (z * d <= 1.0) /* the fitted size w * z is at most the decoded size w / d */
-            return d;
+    for (unsigned d = 8; d >= 2; d /= 2) /* the fitted size at most the decoded ceil(side / d) */
+        if ((w + d - 1) / d >= w * z - 1e-9 && (h + d - 1) / d >= h * z - 1e-9)
+            return (int)d;
     return 1;
 }
 

@@ -110,13 +110,14 @@ static void print_paint(const viewer *v)
         return;
     if (v->paint_preview_w)
         fprintf(stderr, "tessera: viewer: first paint %.0f ms after start: a 1/%d preview "
-                "(%dx%d of %dx%d); the full image at %.0f ms (frame %ld, decoded on a thread)\n",
-                v->paint_first, v->paint_denom, v->paint_preview_w, v->paint_preview_h, r->full_w,
-                r->full_h, v->paint_full, v->paint_full_frame);
+                "(%dx%d of %dx%d; decoded at %.0f ms, window at %.0f ms); the full image at %.0f "
+                "ms (frame %ld, decoded on a thread)\n", v->paint_first, v->paint_denom,
+                v->paint_preview_w, v->paint_preview_h, r->full_w, r->full_h, v->image_ready,
+                v->win_ready, v->paint_full, v->paint_full_frame);
     else
         fprintf(stderr, "tessera: viewer: first paint %.0f ms after start: the full image "
-                "(%dx%d, frame %ld)\n", v->paint_first, r->full_w, r->full_h,
-                v->paint_full_frame);
+                "(%dx%d; decoded at %.0f ms, window at %.0f ms; frame %ld)\n", v->paint_first,
+                r->full_w, r->full_h, v->image_ready, v->win_ready, v->paint_full_frame);
 }
 
 /* At rest the loop waits for events and uses no CPU. It keeps drawing frames while something
@@ -211,6 +212,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         double end = vw_win_present(&v->win);
         parts.draw = (float)(end - t0);
         first_paint(v, end);
+        vw_run_start_decode(&v->run); /* a preview is on screen now */
         record(v, end, &parts, v->run.fresh, bench, shot, paused);
         v->run.fresh = 0;
         v->frame_no++;
@@ -352,10 +354,12 @@ int ts_viewer(const ts_options *o)
             vw_files_add_default(&v->files);
         if (v->files.n)
             vw_open(v, 0);
+        v->image_ready = now_ms() - v->started;
         const vw_run *r = &v->run; /* the window is sized for the file, not for its preview */
         const char *geometry = o->geometry ? o->geometry : getenv("TESSERA_GEOMETRY");
         if (vw_win_open(&v->win, geometry, r->loaded ? r->full_w : 0, r->loaded ? r->full_h : 0) ==
             0) {
+            v->win_ready = now_ms() - v->started;
             v->status = 0;
             if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
                 ts_warn("--fullscreen: %s", SDL_GetError());

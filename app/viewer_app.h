@@ -40,6 +40,7 @@ typedef struct viewer {
     double paint_first, paint_full; /* the first file: first frame showing it, the full image
                                        (0: not yet), in ms from `started` */
     long paint_full_frame;
+    double win_ready, image_ready; /* ms from `started`: the window open, the first image decoded */
     int paint_preview_w, paint_preview_h, paint_denom; /* the first paint's preview (0: none) */
     vw_frames frames;      /* the steady frames since the last change */
     vw_frame_stats stats;  /* their figures, for the HUD and the summary */

@@ -111,10 +111,21 @@ static int load_preview(vw_run *r, const char *path, uint64_t max_pixels)
     if (info.denom > 1) {
         r->preview = 1;
         r->preview_denom = info.denom;
-        vw_load_start(&r->load, path, max_pixels, r->load_token);
+        free(r->decode_path);
+        r->decode_path = xstrdup(path);
+        r->decode_max_pixels = max_pixels;
     } else
         r->full_ms = r->first_ms;
     return 1;
+}
+
+void vw_run_start_decode(vw_run *r)
+{
+    if (!r->decode_path)
+        return;
+    vw_load_start(&r->load, r->decode_path, r->decode_max_pixels, r->load_token);
+    free(r->decode_path);
+    r->decode_path = NULL;
 }
 
 int vw_run_loading(const vw_run *r) { return r->preview; }
@@ -166,6 +177,8 @@ void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
     r->load_token++; /* a decode still running for the file before is no longer wanted */
     r->preview = r->swapped = 0;
     r->first_ms = r->full_ms = 0;
+    free(r->decode_path); /* the file before's decode, not started yet: no longer wanted */
+    r->decode_path = NULL;
     snprintf(r->name, sizeof r->name, "%s", path_base(path));
     ts_image_free(&r->src);
     r->have_result = r->result_on_gpu = 0;
@@ -326,6 +339,8 @@ int vw_run_save(vw_run *r, const char *orig, int quiet, char *msg, size_t len)
 void vw_run_free(vw_run *r)
 {
     vw_load_free(&r->load); /* waits for a running decode */
+    free(r->decode_path);
+    r->decode_path = NULL;
     vw_anim_free(&r->anim);
     ts_image_free(&r->src);
     ts_image_free(&r->result);

@@ -49,6 +49,8 @@ typedef struct vw_run {
     unsigned load_token;   /* bumped by every vw_run_load: the file that is wanted now */
     int preview;           /* src is the preview of the file being decoded */
     int preview_denom;
+    char *decode_path;     /* the full decode to start once the preview is on screen */
+    uint64_t decode_max_pixels;
     int full_w, full_h;    /* the file's size, upright (preview: the size to come) */
     int swapped;           /* the full image replaced the preview since the view looked */
     char name[256];        /* the file's base name, for messages */
@@ -63,6 +65,9 @@ void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels);
 /* A full decode finished: the full image replaces the preview (or the error is shown); 1 when
  * something changed. Results for a file no longer shown are dropped. */
 int vw_run_poll_load(vw_run *r);
+/* Starts the full decode of the previewed file: after the frame that shows the preview, so that
+ * the decode does not compete with that frame (window creation, first conversion) for the CPU. */
+void vw_run_start_decode(vw_run *r);
 /* 1 while a preview waits for its full image. */
 int vw_run_loading(const vw_run *r);
 /* Displayed pixels per file pixel (< 1 for a preview, else 1): the zoom the user sees is the

@@ -92,7 +92,8 @@ static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
     int on_dev = r->have_result && r->result_on_gpu;
     *d = NULL;
     *s = ts_pipeline_stream(r->pipe);
-    if (!vw_display_resampled(m, im->width, im->height, im->channels, 0)) {
+    /* a preview is shown as box cells: it is replaced within a fraction of a second */
+    if (r->preview || !vw_display_resampled(m, im->width, im->height, im->channels, 0)) {
         *d = on_dev ? ts_pipeline_result(r->pipe) : NULL;
         return TS_OK;
     }
@@ -139,12 +140,12 @@ static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
 
 /* Map m of host image im (generation gen) into dst: from the resampled cache c, resampled now
  * (the view was shown as box cells last time), or as box cells while the resampling waits for
- * the next update. Returns 1 when resampled. */
+ * the next update (or for good: `boxed`, a preview). Returns 1 when resampled. */
 static int convert_host(vw_tex *v, vw_rs_host *c, const ts_image *im, unsigned gen,
-                        const ts_display_map *m, void *dst, size_t pitch)
+                        const ts_display_map *m, void *dst, size_t pitch, int boxed)
 {
     c->waiting = 0;
-    if (vw_display_resampled(m, im->width, im->height, im->channels, 1) &&
+    if (!boxed && vw_display_resampled(m, im->width, im->height, im->channels, 1) &&
         !(c->fail_gen == gen && c->fail_gw == m->gw && c->fail_gh == m->gh)) {
         int have = c->im.data && c->gen == gen && c->im.width == m->gw && c->im.height == m->gh;
         if (!have && c->wait_gen == gen && c->wait_gw == m->gw && c->wait_gh == m->gh) {
@@ -177,7 +178,7 @@ static int convert_host(vw_tex *v, vw_rs_host *c, const ts_image *im, unsigned g
 /* The host path; -1 on an SDL failure, 1 when the map does not fit (nothing to show). The
  * histogram is of the main texture only. */
 static int fill_host(vw_tex *v, SDL_Texture *t, vw_rs_host *c, const ts_image *im, unsigned gen,
-                     const ts_display_map *m)
+                     const ts_display_map *m, int boxed)
 {
     void *px;
     int lp;
@@ -185,7 +186,7 @@ static int fill_host(vw_tex *v, SDL_Texture *t, vw_rs_host *c, const ts_image *i
         return 1;
     if (lock(t, m, &px, &lp) != 0)
         return -1;
-    int rs = convert_host(v, c, im, gen, m, px, (size_t)lp);
+    int rs = convert_host(v, c, im, gen, m, px, (size_t)lp, boxed);
     if (t == v->tex) {
         v->resampled = rs;
         vw_display_hist(px, (size_t)lp, m->tw, m->th, v->hist);
@@ -246,7 +247,7 @@ static int update_main(vw_tex *v, vw_win *win, vw_run *r, const vw_view *view, v
     }
     v->rs_main.waiting = 0;
     if (!v->on_gpu)
-        rc = im ? fill_host(v, v->tex, &v->rs_main, im, r->shown_gen, m) : 1;
+        rc = im ? fill_host(v, v->tex, &v->rs_main, im, r->shown_gen, m, r->preview) : 1;
     if (rc < 0)
         return -1;
     v->shown = rc == 0;
@@ -274,7 +275,7 @@ static int update_before(vw_tex *v, vw_win *win, const vw_run *r, const vw_view 
         return 0;
     }
     int rc = ensure_texture(win, &v->before, d.map.tw, d.map.th, &v->before_w, &v->before_h);
-    if (rc == 0 && (rc = fill_host(v, v->before, &v->rs_before, &r->src, r->gen, &d.map)) < 0)
+    if (rc == 0 && (rc = fill_host(v, v->before, &v->rs_before, &r->src, r->gen, &d.map, 0)) < 0)
         return -1;
     v->before_shown = rc == 0;
     v->before_disp = d;

@@ -117,7 +117,8 @@ void vw_win_size_for(const char *geometry, int iw, int ih, int *w, int *h)
     if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0)
         return; /* vw_win_open says why */
     window_size(geometry, iw, ih, w, h);
-    SDL_QuitSubSystem(SDL_INIT_VIDEO);
+    /* left initialized: vw_win_open's SDL_Init then costs nothing (a new X connection would
+     * cost tens of ms of the first paint), and vw_win_close's SDL_Quit ends both */
 }
 
 void vw_win_close(vw_win *w)

@@ -301,12 +301,13 @@ fi
 # decode from a thread replaces it: the log says which frame was which, and the last frame equals
 # the full decode's screenshot (TESSERA_VIEWER_PREVIEW=0). Also with EXIF orientation 6 (the
 # preview upright as the full image), after moving to the next file while the first decodes
-# (its result must not show), and q while decoding (a clean exit).
+# (its result must not show: the decode starts after the preview's frame, n comes the frame
+# after), and q while decoding (a clean exit).
 if "$PY" -c "import PIL" 2>/dev/null; then
     "$PY" -c "
 import sys
 from PIL import Image
-im = Image.open(sys.argv[1]).convert('RGB').resize((4000, 3000), Image.BILINEAR)
+im = Image.open(sys.argv[1]).convert('RGB').resize((6000, 4000), Image.BILINEAR)
 im.save(sys.argv[2], quality=85)
 ex = Image.Exif(); ex[0x0112] = 6
 im.save(sys.argv[3], quality=85, exif=ex.tobytes())
@@ -319,26 +320,26 @@ im.transpose(Image.FLIP_LEFT_RIGHT).save(sys.argv[4], quality=85)
         rc=$?
     }
     pv on 1 --frames 1 --screenshot "$T/pv_on.png" "$T/in/big1.jpg"
-    grep -q "first paint .* a 1/4 preview (1000x750 of 4000x3000); the full image at .* (frame [1-9]" "$T/pv_on.log" &&
+    grep -q "first paint .* a 1/4 preview (1500x1000 of 6000x4000;.*); the full image at .* (frame [1-9]" "$T/pv_on.log" &&
         ok "large JPEG: a 1/4 preview is the first frame, the full image a later one" ||
         bad "large JPEG preview (exit $rc): $(grep -E 'paint|tessera:' "$T/pv_on.log" | head -3)"
     pv off 0 --frames 1 --screenshot "$T/pv_off.png" "$T/in/big1.jpg"
-    grep -q "first paint .* the full image (4000x3000, frame 0)" "$T/pv_off.log" &&
+    grep -q "first paint .* the full image (6000x4000;.* frame 0)" "$T/pv_off.log" &&
         ok "TESSERA_VIEWER_PREVIEW=0: the full image is the first frame" || bad "no preview: $(head -3 "$T/pv_off.log")"
     cmp -s "$T/pv_on.png" "$T/pv_off.png" && ok "large JPEG: the last frame equals the full decode's" ||
         bad "large JPEG: the last frame differs from the full decode's"
     pv o6 1 --frames 1 --screenshot "$T/pv_o6.png" "$T/in/big6.jpg"
     pv o6off 0 --frames 1 --screenshot "$T/pv_o6off.png" "$T/in/big6.jpg"
-    grep -q "a 1/4 preview (750x1000 of 3000x4000)" "$T/pv_o6.log" && cmp -s "$T/pv_o6.png" "$T/pv_o6off.png" &&
+    grep -q "a 1/4 preview (1000x1500 of 4000x6000;" "$T/pv_o6.log" && cmp -s "$T/pv_o6.png" "$T/pv_o6off.png" &&
         ok "EXIF orientation 6: the preview upright as the full image, the same last frame" ||
         bad "EXIF orientation 6 preview: $(grep paint "$T/pv_o6.log")"
-    pv nav 1 --keys n --frames 1 --screenshot "$T/pv_nav.png" "$T/in/big1.jpg" "$T/in/big2.jpg"
-    pv navoff 0 --keys n --frames 1 --screenshot "$T/pv_navoff.png" "$T/in/big1.jpg" "$T/in/big2.jpg"
+    pv nav 1 --keys "?,n" --frames 1 --screenshot "$T/pv_nav.png" "$T/in/big1.jpg" "$T/in/big2.jpg"
+    pv navoff 0 --keys "?,n" --frames 1 --screenshot "$T/pv_navoff.png" "$T/in/big1.jpg" "$T/in/big2.jpg"
     [ "$rc" = 0 ] && cmp -s "$T/pv_nav.png" "$T/pv_navoff.png" && ! cmp -s "$T/pv_nav.png" "$T/pv_on.png" &&
         ok "n while the first file decodes: the second file shows, never the first" ||
         bad "n during a decode (exit $rc)"
     t0=$(date +%s)
-    pv quit 1 --keys q "$T/in/big1.jpg"
+    pv quit 1 --keys "?,q" "$T/in/big1.jpg"
     [ "$rc" = 0 ] && [ $(($(date +%s) - t0)) -lt 20 ] && ok "q while decoding: exit 0 at once" ||
         bad "q while decoding (exit $rc): $(head -3 "$T/pv_quit.log")"
 else
