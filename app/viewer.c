@@ -87,17 +87,20 @@ static long total_frames(const ts_options *o) { return o->frames ? o->frames : o
 static void first_paint(viewer *v, double at)
 {
     const vw_run *r = &v->run;
-    if (!r->loaded || !v->tex.shown || v->files.cur != 0)
+    if (!r->loaded || !v->tex.shown)
         return;
     if (v->paint_first == 0) {
         v->paint_first = at - v->started;
+        v->paint_token = r->load_token;
+        v->paint_w = r->full_w;
+        v->paint_h = r->full_h;
         if (r->preview) {
             v->paint_preview_w = r->src.width;
             v->paint_preview_h = r->src.height;
             v->paint_denom = r->preview_denom;
         }
     }
-    if (v->paint_full == 0 && !r->preview) {
+    if (v->paint_full == 0 && !r->preview && r->load_token == v->paint_token) {
         v->paint_full = at - v->started;
         v->paint_full_frame = v->frame_no;
     }
@@ -105,19 +108,21 @@ static void first_paint(viewer *v, double at)
 
 static void print_paint(const viewer *v)
 {
-    const vw_run *r = &v->run;
+    char full[96] = "not shown: another file was opened first";
     if (v->paint_first == 0)
         return;
+    if (v->paint_full > 0)
+        snprintf(full, sizeof full, "at %.0f ms (frame %ld, decoded on a thread)", v->paint_full,
+                 v->paint_full_frame);
     if (v->paint_preview_w)
         fprintf(stderr, "tessera: viewer: first paint %.0f ms after start: a 1/%d preview "
-                "(%dx%d of %dx%d; decoded at %.0f ms, window at %.0f ms); the full image at %.0f "
-                "ms (frame %ld, decoded on a thread)\n", v->paint_first, v->paint_denom,
-                v->paint_preview_w, v->paint_preview_h, r->full_w, r->full_h, v->image_ready,
-                v->win_ready, v->paint_full, v->paint_full_frame);
+                "(%dx%d of %dx%d; decoded at %.0f ms, window at %.0f ms); the full image %s\n",
+                v->paint_first, v->paint_denom, v->paint_preview_w, v->paint_preview_h,
+                v->paint_w, v->paint_h, v->image_ready, v->win_ready, full);
     else
         fprintf(stderr, "tessera: viewer: first paint %.0f ms after start: the full image "
                 "(%dx%d; decoded at %.0f ms, window at %.0f ms; frame %ld)\n", v->paint_first,
-                r->full_w, r->full_h, v->image_ready, v->win_ready, v->paint_full_frame);
+                v->paint_w, v->paint_h, v->image_ready, v->win_ready, v->paint_full_frame);
 }
 
 /* At rest the loop waits for events and uses no CPU. It keeps drawing frames while something
