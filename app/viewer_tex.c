@@ -80,6 +80,19 @@ static ts_status fill_gpu(vw_tex *v, const ts_image *d, const ts_display_map *m,
     return st;
 }
 
+/* The GPU's resampling failed (memory, most likely): box cells from now on, from the chain's
+ * result on the device, or from src on the host. */
+static ts_status resample_failed(vw_tex *v, const vw_run *r, const ts_image **d, ts_stream *s)
+{
+    ts_warn("resampling the view on the GPU failed (%s): box cells from now on",
+            ts_error_detail());
+    v->dev_rs_off = 1;
+    v->dev_valid = 0;
+    *d = r->have_result && r->result_on_gpu ? ts_pipeline_result(r->pipe) : NULL;
+    *s = ts_pipeline_stream(r->pipe);
+    return TS_OK;
+}
+
 /* The device image that map m shows on the GPU backend, and the stream its work is on: the
  * chain's result as it is, or (a zoomed-out view) the resize op's GPU variant's resampling of it
  * (or of src, uploaded once and kept, when nothing ran), made once per image and zoom on the
@@ -93,7 +106,8 @@ static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
     *d = NULL;
     *s = ts_pipeline_stream(r->pipe);
     /* a preview is shown as box cells: it is replaced within a fraction of a second */
-    if (r->preview || !vw_display_resampled(m, im->width, im->height, im->channels, 0)) {
+    if (r->preview || v->dev_rs_off ||
+        !vw_display_resampled(m, im->width, im->height, im->channels, 0)) {
         *d = on_dev ? ts_pipeline_result(r->pipe) : NULL;
         return TS_OK;
     }
@@ -103,7 +117,7 @@ static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
         const ts_device *dev = ts_pipeline_device(r->pipe);
         if ((st = ts_pipeline_create_on(&v->dpipe, TS_BACKEND_GPU, dev ? dev->id : -1, msg,
                                         sizeof msg)) != TS_OK)
-            return st;
+            return resample_failed(v, r, d, s);
     }
     if (!(v->dev_valid && v->dev_gen == r->shown_gen && v->dev_gw == m->gw &&
           v->dev_gh == m->gh && ts_pipeline_result(v->dpipe))) {
@@ -126,7 +140,7 @@ static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
         }
         ts_image_free(&out); /* its shape only: the pixels stay on the device */
         if (st != TS_OK)
-            return st;
+            return resample_failed(v, r, d, s);
         v->dev_valid = 1;
         v->dev_gen = r->shown_gen;
         v->dev_gw = m->gw;

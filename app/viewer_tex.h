@@ -44,6 +44,7 @@ typedef struct vw_tex {
     ts_pipeline *dpipe;
     unsigned dev_gen, dev_src_gen;         /* shown_gen resampled; src generation kept uploaded */
     int dev_gw, dev_gh, dev_valid;
+    int dev_rs_off;                        /* resampling on the GPU failed once: box cells there */
     uint32_t hist[256];                    /* luma of the shown texels (sampled) */
 } vw_tex;
 
