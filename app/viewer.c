@@ -108,7 +108,7 @@ static void first_paint(viewer *v, double at)
 
 static void print_paint(const viewer *v)
 {
-    char full[96] = "not shown: another file was opened first";
+    char full[96] = "not shown (another file opened, or the viewer ended, first)";
     if (v->paint_first == 0)
         return;
     if (v->paint_full > 0)
