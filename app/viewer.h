@@ -2,7 +2,7 @@
  * each owned by its file; only viewer.c's frame loop, the commands of viewer_events.c and the HUD
  * see the whole (struct viewer, viewer_app.h).
  *
- *   pure (no SDL; tests/test_viewer.c):
+ *   pure (no SDL; tests/test_viewer*.c):
  *   viewer_keys.c    key names (--keys), the one binding table (keys -> actions, also the ? help),
  *                    what op keys do to the chain, variant cycling
  *   viewer_view.c    zoom and pan (vw_view): fit, zoom ladder, zoom around a point, clamping, and

@@ -3,7 +3,8 @@
  * checkerboard of ts_display_convert (kernels/display.cu, tessera.h), so both give the same
  * texels; bands of rows on a few threads for large views. Zoomed-out views resampled as the
  * resize op does (the reference on the host; viewer_tex.c runs the GPU's variant). Also the luma
- * histogram of the texels shown. Pure C (no SDL): tests/test_viewer.c checks it by hand and against the GPU.
+ * histogram of the texels shown. Pure C (no SDL): tests/test_viewer_display.c checks it by hand
+ * and against the GPU.
  */
 #include "viewer_display.h"
 #include "util.h"
