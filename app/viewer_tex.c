@@ -133,10 +133,11 @@ static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
                 st = ts_pipeline_run_dev(v->dpipe, &c, ts_pipeline_result(r->pipe), &out, &rep,
                                          &(ts_run_opts){0, 0, 0, 1});
             v->dev_src_gen = 0;
-        } else {
-            st = ts_pipeline_run_ex(v->dpipe, &c, &r->src, &out, &rep,
-                                    &(ts_run_opts){1, v->dev_src_gen == r->gen, 0, 1});
-            v->dev_src_gen = st == TS_OK ? r->gen : 0;
+        } else { /* src, or a result brought to the host (a save): kept uploaded while src */
+            int is_src = im == &r->src;
+            st = ts_pipeline_run_ex(v->dpipe, &c, im, &out, &rep,
+                                    &(ts_run_opts){1, is_src && v->dev_src_gen == r->gen, 0, 1});
+            v->dev_src_gen = st == TS_OK && is_src ? r->gen : 0;
         }
         ts_image_free(&out); /* its shape only: the pixels stay on the device */
         if (st != TS_OK)
