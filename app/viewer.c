@@ -369,8 +369,9 @@ int ts_viewer(const ts_options *o)
             if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
                 ts_warn("--fullscreen: %s", SDL_GetError());
             v->slide_at = now_ms() + v->slide_ms;
-            if (o->demo) /* for a talk each rung stays 1.5 s; for a screenshot, none */
-                vw_demo_start(&v->demo, &v->run, total_frames(o) ? 0 : 1500);
+            if (o->demo) /* each rung stays 1.5 s (a talk; with --frames too, to measure its
+                            frame rate); for a screenshot, none */
+                vw_demo_start(&v->demo, &v->run, o->screenshot ? 0 : 1500);
             loop(v, keys, n_keys);
             if (o->frames && !o->quiet)
                 print_summary(v);
