@@ -11,7 +11,8 @@
 # listed REPEAT times (copies under a temp directory) so a run lasts long enough to time.
 # Usage: sh tools/bench_batch.sh OUTDIR [CORPUS]   (CORPUS default .carry/corpus)
 # Environment: BUILD (build), PYTHON (python3), REPEAT (8), BATCH (16, torchvision's batch),
-# SYSTEMS ("opencv torch tessera"), JOBS (nproc), BACKEND (tessera's --backend: gpu).
+# SYSTEMS ("opencv torch tessera"), ROWS ("camera shipped jpg2png png2png"), JOBS (nproc),
+# BACKEND (tessera's --backend: gpu), NVJPEG_BENCH (1: also the nvJPEG module alone).
 # Writes OUTDIR/bench_batch.log (everything), results.txt (RESULT lines), bench_batch.md (table),
 # nvjpeg_bench.csv.
 set -u
@@ -22,6 +23,7 @@ PYTHON=${PYTHON:-python3}
 REPEAT=${REPEAT:-8}
 BATCH=${BATCH:-16}
 SYSTEMS=${SYSTEMS:-opencv torch tessera}
+ROWS=${ROWS:-camera shipped jpg2png png2png}
 J=${JOBS:-$(nproc)}
 OPS=gauss:5,equalize,rotate:90
 mkdir -p "$OUT"
@@ -164,7 +166,7 @@ run() { # SYSTEM CORPUS CHAIN FMT INDIR
     rm -rf "$o" "$o.log"
 }
 
-if [ -x "$BUILD/nvjpeg_bench" ]; then
+if [ "${NVJPEG_BENCH:-1}" = 1 ] && [ -x "$BUILD/nvjpeg_bench" ]; then
     for c in camera shipped; do
         log "nvjpeg_bench $c"
         "$BUILD/nvjpeg_bench" --threads "$J" --batch "$BATCH" --repeat 3 --check --name "$c" \
@@ -172,10 +174,14 @@ if [ -x "$BUILD/nvjpeg_bench" ]; then
         grep -E '^(nvjpeg_bench|decode-|encode|check:|memory:)' "$LOG" | tail -9
     done
 fi
-for s in $SYSTEMS; do run "$s" camera jpg2jpg jpg "$WORK/in/camera"; done
-for s in $SYSTEMS; do run "$s" shipped jpg2jpg jpg "$WORK/in/shipped"; done
-for s in $SYSTEMS; do run "$s" camera jpg2png png "$WORK/in/camera"; done
-for s in $SYSTEMS; do run "$s" png png2png png "$WORK/in/png"; done
+for row in $ROWS; do
+    case $row in
+    camera) for s in $SYSTEMS; do run "$s" camera jpg2jpg jpg "$WORK/in/camera"; done ;;
+    shipped) for s in $SYSTEMS; do run "$s" shipped jpg2jpg jpg "$WORK/in/shipped"; done ;;
+    jpg2png) for s in $SYSTEMS; do run "$s" camera jpg2png png "$WORK/in/camera"; done ;;
+    png2png) for s in $SYSTEMS; do run "$s" png png2png png "$WORK/in/png"; done ;;
+    esac
+done
 
 # The table: images/s and the ratio to OpenCV on the same corpus and chain.
 $PYTHON - "$RES" "$OUT/bench_batch.md" <<'PY'
