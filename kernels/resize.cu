@@ -435,6 +435,8 @@ __global__ void resize_h_tiled_kernel(rs_args a, int tx, int ry, int span)
     /* stage the band of the weight matrix and the inputs it touches */
     for (int i = threadIdx.x; i < nx * a.ksh; i += blockDim.x)
         w[i] = a.kh[(size_t)a.rh[ox0 + i / a.ksh] * a.ksh + i % a.ksh];
+    /* unrolled: several pixels' loads in flight per thread, not one global latency each */
+#pragma unroll 4
     for (int i = threadIdx.x; i < nr * (in1 - in0); i += blockDim.x) {
         int r = i / (in1 - in0), x = i % (in1 - in0);
         unsigned v[C];
@@ -489,6 +491,7 @@ __global__ void resize_v_tiled_kernel(rs_args a, int ty, int span)
     int in1 = a.bv[2 * (oy0 + ny - 1)] + a.bv[2 * (oy0 + ny - 1) + 1];
     for (int i = threadIdx.x; i < ny * a.ksv; i += blockDim.x)
         w[i] = a.kv[(size_t)a.rv[oy0 + i / a.ksv] * a.ksv + i % a.ksv];
+#pragma unroll 4
     for (int i = threadIdx.x; i < (in1 - in0) * nx; i += blockDim.x) {
         int r = i / nx, x = i % nx;
         const T *s = (const T *)(a.tmp + (size_t)(in0 + r - a.first) * a.tmp_pitch) +
