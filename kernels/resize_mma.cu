@@ -35,6 +35,7 @@
 #define MMA_PF 6 /* 4-pixel groups a thread prefetches per 16 staged rows (no pipeline) */
 #define MMA_NS 3 /* blocks of 16 input rows in shared memory: two in flight, one in use */
 #define MMA_SMEM_MAX (160 * 1024)
+#define MMA_SMEM_TWO (112 * 1024) /* two blocks an SM (228 KB, 1 KB reserved per block) */
 #ifndef MMA_TX
 #define MMA_TX 64 /* the tile (output columns x rows): measured, tools/results/ */
 #endif
@@ -540,10 +541,11 @@ __global__ void __launch_bounds__(MMA_THREADS)
 /* ---------------------------------------------------------------- launch */
 
 template <int C, int TX, int TY, bool PIPE>
-static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done)
+static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done,
+                            size_t smem_max = MMA_SMEM_MAX)
 {
     mma_geom g;
-    if (mma_geom_make(p, C, TX, TY, PIPE, &g) != 0)
+    if (mma_geom_make(p, C, TX, TY, PIPE, &g) != 0 || g.smem > smem_max)
         return TS_OK; /* not done: the caller falls back */
     const rs_args &a = p->a;
     dim3 grid(gpu_div_up((size_t)a.ow, TX), gpu_div_up((size_t)a.oh, TY));
@@ -572,7 +574,12 @@ static ts_status mma_pick(const rs_plan *p, const ts_job *job, int *done)
         default: break;
         }
     }
-    return mma_launch<C, MMA_TX, MMA_TY, true>(p, job, done);
+    /* a strong reduction makes the default tile's intermediate tall: below two blocks an SM,
+     * the small tile keeps more rows in flight */
+    ts_status st = mma_launch<C, MMA_TX, MMA_TY, true>(p, job, done, MMA_SMEM_TWO);
+    if (st != TS_OK || *done)
+        return st;
+    return mma_launch<C, 32, 32, true>(p, job, done);
 }
 
 /* The default tile's geometry from bounds on the tables (resize_opt_supports: no tables yet).
@@ -592,7 +599,11 @@ int rs_mma_fits(const ts_job *job)
     g.nkv = rs_mma_chunks_bound(ih, oh, ksv, 16);
     int win = (int)ceil((double)(MMA_TX - 8) * iw / ow) + 8 + 32 * g.nkh;
     int rows = (int)ceil((double)(MMA_TY - 16) * ih / oh) + 8 + 32 * g.nkv;
-    return mma_layout(job->in.channels, MMA_TX, MMA_TY, (win + 3) & ~3, rows, 1, &g) == 0;
+    if (mma_layout(job->in.channels, MMA_TX, MMA_TY, (win + 3) & ~3, rows, 1, &g) == 0)
+        return 1;
+    win = (int)ceil((double)(32 - 8) * iw / ow) + 8 + 32 * g.nkh; /* the 32 x 32 tile */
+    rows = (int)ceil((double)(32 - 16) * ih / oh) + 8 + 32 * g.nkv;
+    return mma_layout(job->in.channels, 32, 32, (win + 3) & ~3, rows, 1, &g) == 0;
 }
 
 int rs_mma_usable(const ts_job *job)
