@@ -9,12 +9,16 @@
  * three bytes w = hi * 2^16 + mid * 2^8 + lo (lo, mid unsigned, hi signed) and the three products
  * are summed separately and recombined: the same int32 sum, bit for bit, as the CPU reference.
  * A band of 12 taps inside a k-chunk of 32 wastes most of each product; the tensor cores are fast
- * enough that it does not matter: the kernel is bound by moving the bytes, not by the sums.
+ * enough that it does not matter. What limits this kernel on an H100 is the issue of everything
+ * around the mma (staging, index arithmetic, rounding, byte stores): tools/results/ has the
+ * profile and the numbers.
  *
  * One block (8 warps) makes a TX x TY tile of the output:
  *   1. the input rows the tile's vertical filter reads are staged 16 at a time, channel planes
- *      apart (premultiplied when there is alpha), with coalesced 32-bit loads; the next 16 rows
- *      are loaded into registers while the tensor cores work on these (one barrier per 16 rows);
+ *      apart (premultiplied when there is alpha): either with coalesced 32-bit loads into
+ *      registers, the next 16 rows loaded while the tensor cores work on these (other resident
+ *      blocks hide the wait), or, where few blocks fit an SM, by a cp.async pipeline that keeps
+ *      two blocks of 16 rows in flight (mma_pick says which; one barrier per 16 rows);
  *   2. horizontal pass: per (16 rows, 8 outputs, channel) an m16n8 tile: A = the staged samples
  *      (16 rows x 32 inputs from the 8 outputs' first input, rounded down to 4), B = their weight
  *      band (32 x 8, staged per block, one byte plane per mma); rounded to 8 bits as the reference
@@ -35,13 +39,7 @@
 #define MMA_PF 6 /* 4-pixel groups a thread prefetches per 16 staged rows (no pipeline) */
 #define MMA_NS 3 /* blocks of 16 input rows in shared memory: two in flight, one in use */
 #define MMA_SMEM_MAX (160 * 1024)
-#define MMA_SMEM_TWO (112 * 1024) /* two blocks an SM (228 KB, 1 KB reserved per block) */
-#ifndef MMA_TX
-#define MMA_TX 64 /* the tile (output columns x rows): measured, tools/results/ */
-#endif
-#ifndef MMA_TY
-#define MMA_TY 64
-#endif
+#define MMA_SMEM_THREE (74 * 1024) /* three blocks an SM */
 
 /* ---------------------------------------------------------------- geometry (host and device) */
 
@@ -560,7 +558,12 @@ static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done,
     return TS_OK;
 }
 
-/* The default tile, and (job->param 1..5, 3 channels only) the shapes the benchmark compares. */
+/* The tile (measured on an H100, tools/results/nvidia-h100-resize.md). Without the cp.async
+ * pipeline a block waits for each 16 rows it loads; three resident blocks an SM hide that, and
+ * 64 x 32 without the pipeline was the fastest for 8K -> 4K (2x). A stronger reduction makes
+ * the intermediate taller and leaves room for fewer blocks: then the 32 x 32 tile with the
+ * pipeline was (8K -> 1080p, 4x). job->param 1..5 (3 channels) pick the shapes the benchmark
+ * compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not. */
 template <int C>
 static ts_status mma_pick(const rs_plan *p, const ts_job *job, int *done)
 {
@@ -574,36 +577,35 @@ static ts_status mma_pick(const rs_plan *p, const ts_job *job, int *done)
         default: break;
         }
     }
-    /* a strong reduction makes the default tile's intermediate tall: below two blocks an SM,
-     * the small tile keeps more rows in flight */
-    ts_status st = mma_launch<C, MMA_TX, MMA_TY, true>(p, job, done, MMA_SMEM_TWO);
+    ts_status st = mma_launch<C, 64, 32, false>(p, job, done, MMA_SMEM_THREE);
     if (st != TS_OK || *done)
         return st;
     return mma_launch<C, 32, 32, true>(p, job, done);
 }
 
-/* The default tile's geometry from bounds on the tables (resize_opt_supports: no tables yet).
- * Every bound is at least the exact value (rs_coeffs_make): n outputs' inputs span at most
- * ceil((n - 1) * scale) + ksize + 2, and the rounding down to 4 adds 3. */
-int rs_mma_fits(const ts_job *job)
+/* Whether the tile tx x ty fits, from bounds on the tables: n outputs' inputs span at most
+ * ceil((n - 1) * scale) + ksize + 2 (rs_coeffs_make), the rounding down to 4 adds 3. */
+static int mma_fits_bound(const ts_job *job, int tx, int ty, int pipe, size_t smem_max)
 {
-    if (!rs_mma_usable(job))
-        return 0;
     int iw = job->in.width, ih = job->in.height, ow = job->out.width, oh = job->out.height;
     ts_resize_filter f = job->op->resize.filter;
     int ksh = rs_coeffs_ksize(iw, ow, f), ksv = rs_coeffs_ksize(ih, oh, f);
-    if (!ksh || !ksv || (oh + MMA_TY - 1) / MMA_TY > 65535)
+    if (!ksh || !ksv || (oh + ty - 1) / ty > 65535)
         return 0;
     mma_geom g;
     g.nkh = rs_mma_chunks_bound(iw, ow, ksh, 8);
     g.nkv = rs_mma_chunks_bound(ih, oh, ksv, 16);
-    int win = (int)ceil((double)(MMA_TX - 8) * iw / ow) + 8 + 32 * g.nkh;
-    int rows = (int)ceil((double)(MMA_TY - 16) * ih / oh) + 8 + 32 * g.nkv;
-    if (mma_layout(job->in.channels, MMA_TX, MMA_TY, (win + 3) & ~3, rows, 1, &g) == 0)
-        return 1;
-    win = (int)ceil((double)(32 - 8) * iw / ow) + 8 + 32 * g.nkh; /* the 32 x 32 tile */
-    rows = (int)ceil((double)(32 - 16) * ih / oh) + 8 + 32 * g.nkv;
-    return mma_layout(job->in.channels, 32, 32, (win + 3) & ~3, rows, 1, &g) == 0;
+    int win = (int)ceil((double)(tx - 8) * iw / ow) + 8 + 32 * g.nkh;
+    int rows = (int)ceil((double)(ty - 16) * ih / oh) + 8 + 32 * g.nkv;
+    return mma_layout(job->in.channels, tx, ty, (win + 3) & ~3, rows, pipe, &g) == 0 &&
+           g.smem <= smem_max;
+}
+
+/* Whether mma_pick's default takes the job (resize_opt_supports: no tables yet). */
+int rs_mma_fits(const ts_job *job)
+{
+    return rs_mma_usable(job) && (mma_fits_bound(job, 64, 32, 0, MMA_SMEM_THREE) ||
+                                  mma_fits_bound(job, 32, 32, 1, MMA_SMEM_MAX));
 }
 
 int rs_mma_usable(const ts_job *job)

@@ -11,6 +11,9 @@
  * brought in. TY shrinks until the tile fits 48 KB; a reduction so strong that the tiles' row
  * overlap would cost more than 1.5x the horizontal work is left to tiled (supports says no).
  * Sums are the reference's, term for term: bit-identical output.
+ * For 8-bit images on sm_80 and newer the same fused tile runs on the tensor cores instead
+ * (resize_mma.cu, tried first); this kernel is the fallback for 16-bit samples, older GPUs and
+ * reductions too strong for the tensor-core bands.
  */
 #include "resize_gpu.cuh"
 #include "variants.h"
