@@ -129,7 +129,8 @@ static int mma_geom_make(const rs_plan *p, int C, int tx, int ty, int pipe, mma_
             end = lo + 32 * g->nkv > end ? lo + 32 * g->nkv : end;
             need = hi > need ? hi : need;
         }
-        int r = end - first > ((need - first + 15) & ~15) ? end - first : ((need - first + 15) & ~15);
+        int made = (need - first + 15) & ~15; /* the horizontal pass makes 16 rows at a time */
+        int r = end - first > made ? end - first : made;
         rows = r > rows ? r : rows;
     }
     return mma_layout(C, tx, ty, win, rows, pipe, g);
