@@ -32,7 +32,7 @@ GENCODE ?= $(GENCODE_ALL)
 # Ampere and Ada just the same) at the price of one more full device compile of the file. A
 # GENCODE given on the command line applies to every file, and so does GENCODE_ALL with
 # PTX80_EVERYWHERE=1.
-SM80_CU = kernels/conv_pipe.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
+SM80_CU = kernels/conv_pipe.cu kernels/resize_mma.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu)
 ifeq ($(GENCODE)$(PTX80_EVERYWHERE),$(GENCODE_ALL))
   GENCODE_NO80 = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 else
