@@ -44,12 +44,14 @@ typedef struct item {
 } item;
 
 typedef struct gpu_pool gpu_pool;     /* batch_gpu.c: a device's spare image buffers */
+typedef struct gj_dev gj_dev;         /* gpu_jpeg.h: a device's nvJPEG handles */
 typedef struct gpu_worker gpu_worker; /* batch_gpu.c: a worker's nvJPEG context and staging */
 
 /* The worker threads of one device share its pipeline and its figures. */
 typedef struct device_slot {
     int id;              /* CUDA device number; -1: the CPU */
     gpu_pool *pool;      /* GPU: device buffers of images between stages; NULL on the CPU */
+    gj_dev *gj;          /* GPU: nvJPEG's handles, shared by the device's workers; NULL: none */
     ts_pipeline *shared; /* GPU: one pipeline behind `lock`; CPU: NULL (one per worker) */
     pthread_mutex_t lock;
     int busy;            /* a worker runs its chain now (guarded by the batch lock) */
@@ -74,6 +76,9 @@ typedef struct batch {
     int gpu_codec;          /* nvJPEG loaded: GPU workers decode and encode JPEG with it */
     int gpu_warned;         /* the one notice about nvJPEG was given (guarded by lock) */
     double secs;            /* wall time of the work */
+    /* --timings' setup line: opening the devices and their pipelines, nvJPEG's handles (every
+     * device), the slowest worker's context; ms */
+    double setup_open_ms, setup_codec_ms, setup_worker_ms;
 } batch;
 
 /* batch_devices.c */

@@ -84,7 +84,10 @@ ts_status tsio_guard_bmp(const unsigned char *b, size_t len, char *err, size_t e
     int32_t w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22);
     unsigned bpp = b[28] | (unsigned)b[29] << 8;
     uint32_t comp = le32(b + 30);
-    if (w <= 0 || h == 0 || bpp == 0 || (comp != 0 && comp != 3 && comp != 6))
+    /* stb refuses RLE (1, 2) and decodes every other compression value as stored rows (3 and 6
+     * with bit masks), so those rows must be there (a fuzzer's 63-byte file declared 16 MP of
+     * compression 0xffff0000) */
+    if (w <= 0 || h == 0 || bpp == 0 || comp == 1 || comp == 2)
         return TS_OK;
     uint64_t start = off > 14 + (uint64_t)hsz ? off : 14 + (uint64_t)hsz;
     uint64_t row = ((uint64_t)w * bpp + 31) / 32 * 4;
@@ -159,6 +162,15 @@ ts_status tsio_guard_tga(const unsigned char *b, size_t len, uint64_t max_pixels
                          size_t errlen)
 {
     tga_head t;
+    if (len < 18) {
+        /* stb reads a header cut short as if zeros followed: one it would decode is truncated
+         * (a fuzzer's 17-byte file came out as a 14 MP black image) */
+        unsigned char head[18] = {0};
+        memcpy(head, b, len);
+        if (tga_parse(head, 18, &t) && t.pixels > 0)
+            return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated TGA");
+        return TS_OK;
+    }
     if (!tga_parse(b, len, &t) || t.pixels == 0 || t.pixels > max_pixels)
         return TS_OK; /* stb refuses it, or the pixel limit does */
     if (t.data > len)

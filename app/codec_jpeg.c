@@ -11,9 +11,11 @@
  * and return success; here they are errors, except the harmless ones (stray bytes between
  * segments, an unknown JFIF revision or Adobe transform, a malformed ICC chunk). Output: 1 channel
  * for a 1-component JPEG, RGB for YCbCr/RGB, and CMYK/YCCK converted to RGB as stb_image did
- * (Adobe's inverted CMYK: R = C * K / 255).
+ * (Adobe's inverted CMYK: R = C * K / 255). A reduced decode (a viewer's first paint) lets the
+ * IDCT scale by 1/2, 1/4 or 1/8, with every guard of the full one.
  */
 #include "codec.h"
+#include "image_io.h" /* tsio_jpeg_decode_reduced is the app's, declared there */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -170,8 +172,24 @@ static ts_status decode_rows(dec *j, ts_image *out)
     return TS_OK;
 }
 
-ts_status tsio_jpeg_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
-                           tsio_meta *meta, ts_image *out, char *err, size_t errlen)
+/* The largest of 8, 4 and 2 whose 1/denom decode of a w x h image, fitted into box_w x box_h
+ * (shrinking only), is not magnified; 1 when none is (or no box). libjpeg-turbo's IDCT scales by
+ * N/8, and 1/2, 1/4 and 1/8 have its fastest paths. */
+static int reduce_denom(unsigned w, unsigned h, int box_w, int box_h)
+{
+    if (box_w < 1 || box_h < 1)
+        return 1;
+    double z = (double)box_w / w < (double)box_h / h ? (double)box_w / w : (double)box_h / h;
+    for (unsigned d = 8; d >= 2; d /= 2) /* the fitted size at most the decoded ceil(side / d) */
+        if ((w + d - 1) / d >= w * z - 1e-9 && (h + d - 1) / d >= h * z - 1e-9)
+            return (int)d;
+    return 1;
+}
+
+/* The decoder behind both entry points: box 0 x 0 is the full decode. */
+static ts_status decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                        tsio_meta *meta, int box_w, int box_h, tsio_reduced *info, ts_image *out,
+                        char *err, size_t errlen)
 {
     dec *j = calloc(1, sizeof *j); /* off the stack: longjmp leaves no stale locals to worry about */
     if (!j)
@@ -210,6 +228,13 @@ ts_status tsio_jpeg_decode(const unsigned char *buf, size_t len, uint64_t max_pi
                        j->d.num_components);
         goto done;
     }
+    int denom = reduce_denom(j->d.image_width, j->d.image_height, box_w, box_h);
+    if (denom > 1) { /* left alone otherwise: the full decode's settings stay libjpeg's own */
+        j->d.scale_num = 1;
+        j->d.scale_denom = (unsigned)denom;
+    }
+    if (info)
+        *info = (tsio_reduced){denom, (int)j->d.image_width, (int)j->d.image_height};
     jpeg_start_decompress(&j->d);
     if ((st = ts_image_alloc(out, (int)j->d.output_width, (int)j->d.output_height, ch, 1)) !=
         TS_OK) {
@@ -232,6 +257,23 @@ done:
         tsio_meta_free(meta);
     }
     return st;
+}
+
+ts_status tsio_jpeg_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                           tsio_meta *meta, ts_image *out, char *err, size_t errlen)
+{
+    return decode(buf, len, max_pixels, meta, 0, 0, NULL, out, err, errlen);
+}
+
+ts_status tsio_jpeg_decode_reduced(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                                   int box_w, int box_h, tsio_meta *meta, tsio_reduced *info,
+                                   ts_image *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!buf || len < 3 || buf[0] != 0xFF || buf[1] != 0xD8 || buf[2] != 0xFF)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "not a JPEG");
+    return decode(buf, len, max_pixels ? max_pixels : TS_DEFAULT_MAX_PIXELS, meta, box_w, box_h,
+                  info, out, err, errlen);
 }
 
 /* ---------------------------------------------------------------- encoding */

@@ -236,19 +236,11 @@ void gj_ctx_destroy(gj_ctx *c)
     for (int i = 0; i < c->nslots; i++)
         slot_free(&c->slots[i]);
     free(c->slots);
-    if (c->hw_state)
-        NV.nvjpegJpegStateDestroy(c->hw_state);
-    for (int k = 0; k < 2; k++)
-        if (c->dec[k])
-            NV.nvjpegDecoderDestroy(c->dec[k]);
     if (c->encp)
         NV.nvjpegEncoderParamsDestroy(c->encp);
     if (c->enc)
         NV.nvjpegEncoderStateDestroy(c->enc);
-    if (c->he)
-        NV.nvjpegDestroy(c->he);
-    if (c->h)
-        NV.nvjpegDestroy(c->h);
+    gj_dev_close(c->own);
     free(c);
 }
 
@@ -268,72 +260,190 @@ static nvjpegStatus_t create_handle(nvjpegBackend_t backend, nvjpegHandle_t *h)
     return e;
 }
 
-/* The decode handle, the engines' batched state (engines = 1) and the decoupled decoders. A GPU
+static void dev_free_decoders(gj_dev *d)
+{
+    for (int k = 0; k < 2; k++) {
+        if (d->dec[k])
+            NV.nvjpegDecoderDestroy(d->dec[k]);
+        d->dec[k] = NULL;
+    }
+    if (d->h)
+        NV.nvjpegDestroy(d->h);
+    d->h = NULL;
+}
+
+/* The decode handle and the decoupled decoders (engines = 1: with the hardware backend). A GPU
  * without engines, or a library whose hardware handle refuses the decoupled decoders, fails with
- * engines = 1 and leaves the context clean for a second try without them. */
-static nvjpegStatus_t open_decoders(gj_ctx *c, int engines)
+ * engines = 1 and leaves the device part clean for a second try without them. */
+static nvjpegStatus_t open_decoders(gj_dev *d, int engines)
 {
     nvjpegStatus_t e = create_handle(engines ? NVJPEG_BACKEND_HARDWARE : NVJPEG_BACKEND_DEFAULT,
-                                     &c->h);
+                                     &d->h);
     if (e == NVJPEG_STATUS_SUCCESS && engines) {
         unsigned n = 0, cores = 0;
-        if (NV.nvjpegGetHardwareDecoderInfo(c->h, &n, &cores) == NVJPEG_STATUS_SUCCESS && n == 0)
+        if (NV.nvjpegGetHardwareDecoderInfo(d->h, &n, &cores) == NVJPEG_STATUS_SUCCESS && n == 0)
             e = NVJPEG_STATUS_ARCH_MISMATCH;
-        if (e == NVJPEG_STATUS_SUCCESS)
-            e = NV.nvjpegJpegStateCreate(c->h, &c->hw_state);
     }
     if (e == NVJPEG_STATUS_SUCCESS)
-        e = NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_HYBRID, &c->dec[DEC_HOST]);
+        e = NV.nvjpegDecoderCreate(d->h, NVJPEG_BACKEND_HYBRID, &d->dec[DEC_HOST]);
     /* The GPU Huffman decoder is an optimization for large baseline files; without it every
      * decoupled file goes through the host Huffman decoder. */
     if (e == NVJPEG_STATUS_SUCCESS &&
-        NV.nvjpegDecoderCreate(c->h, NVJPEG_BACKEND_GPU_HYBRID, &c->dec[DEC_GPU]) !=
+        NV.nvjpegDecoderCreate(d->h, NVJPEG_BACKEND_GPU_HYBRID, &d->dec[DEC_GPU]) !=
             NVJPEG_STATUS_SUCCESS)
-        c->dec[DEC_GPU] = NULL;
-    if (e != NVJPEG_STATUS_SUCCESS) {
-        for (int k = 0; k < 2; k++) {
-            if (c->dec[k])
-                NV.nvjpegDecoderDestroy(c->dec[k]);
-            c->dec[k] = NULL;
-        }
-        if (c->hw_state)
-            NV.nvjpegJpegStateDestroy(c->hw_state);
-        if (c->h)
-            NV.nvjpegDestroy(c->h);
-        c->hw_state = NULL;
-        c->h = NULL;
-    }
-    c->has_engine = e == NVJPEG_STATUS_SUCCESS && engines;
+        d->dec[DEC_GPU] = NULL;
+    if (e != NVJPEG_STATUS_SUCCESS)
+        dev_free_decoders(d);
+    d->has_engine = e == NVJPEG_STATUS_SUCCESS && engines;
     return e;
 }
 
-ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *why, size_t len)
+void gj_dev_close(gj_dev *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->n_hw; i++) {
+        if (d->hw[i].st)
+            NV.nvjpegJpegStateDestroy(d->hw[i].st);
+        pthread_mutex_destroy(&d->hw[i].lock);
+    }
+    if (d->he && d->he != d->h)
+        NV.nvjpegDestroy(d->he);
+    dev_free_decoders(d);
+    free(d);
+}
+
+/* One 64x48 image encoded, then decoded by each path the device has: the library loads its
+ * kernels (CUDA loads modules at their first launch) and sizes its buffers here, once. */
+static ts_status warm_up(gj_dev *d, char *why, size_t len)
+{
+    gj_ctx *c = NULL;
+    ts_stream s = NULL;
+    ts_image im;
+    memset(&im, 0, sizeof im);
+    gj_result r[1];
+    memset(r, 0, sizeof r);
+    unsigned char *jpg = NULL;
+    size_t n = 0;
+    gj_opts one = {.host_threads = 1};
+    ts_status st = ts_gpu_stream_create(&s);
+    if (st == TS_OK)
+        st = gj_ctx_create_on(&c, d, s, &one, why, len);
+    if (st == TS_OK && (st = ts_gpu_image_alloc(&im, 64, 48, 3, 1)) == TS_OK)
+        st = ts_gpu_image_fill(&im, 0x80, s);
+    if (st == TS_OK)
+        st = gj_encode(c, &im, NULL, &jpg, &n, why, len);
+    for (int pass = 0; st == TS_OK && pass < 1 + c->has_engine; pass++) {
+        if (pass == 1)
+            c->has_engine = 0; /* the second pass: the decoupled path */
+        const unsigned char *data = jpg;
+        st = gj_decode_batch(c, &data, &n, 1, r);
+        if (st == TS_OK && r[0].status != TS_OK)
+            st = gj_fail_msg(why, len, TS_ERR_CUDA, "nvJPEG cannot decode its own JPEG: %s",
+                             r[0].err);
+    }
+    if (st == TS_OK)
+        st = ts_gpu_sync(s);
+    if (st != TS_OK && why && !why[0])
+        snprintf(why, len, "%s", ts_error_detail());
+    free(jpg);
+    gj_results_free(r, 1);
+    ts_gpu_image_free(&im);
+    gj_ctx_destroy(c);
+    if (s)
+        ts_gpu_stream_destroy(s);
+    return st;
+}
+
+ts_status gj_dev_open(gj_dev **out, const gj_opts *o, char *why, size_t len)
 {
     *out = NULL;
+    if (why && len)
+        why[0] = '\0';
     ts_status st = gj_load(why, len);
     if (st != TS_OK)
         return st;
-    gj_opts def = {0, 0, 0};
+    gj_dev *d = calloc(1, sizeof *d);
+    if (!d)
+        return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
+    cudaError_t ce = cudaGetDevice(&d->device);
+    if (ce != cudaSuccess) {
+        cudaGetLastError();
+        free(d);
+        return gj_fail_msg(why, len, TS_ERR_NO_GPU, "no usable GPU: %s", cudaGetErrorString(ce));
+    }
+    nvjpegStatus_t e = NVJPEG_STATUS_ARCH_MISMATCH;
+    if (!o || !o->no_engine)
+        e = open_decoders(d, 1);
+    if (e != NVJPEG_STATUS_SUCCESS && (e = open_decoders(d, 0)) != NVJPEG_STATUS_SUCCESS) {
+        gj_dev_close(d);
+        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG decoder: %s",
+                           gj_nvj_str(e));
+    }
+    /* the encoder wants a default-backend handle: the decode handle when it is one */
+    if (!d->has_engine)
+        d->he = d->h;
+    else if ((e = NV.nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &d->he)) !=
+             NVJPEG_STATUS_SUCCESS) {
+        d->he = NULL;
+        gj_dev_close(d);
+        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG encoder: %s",
+                           gj_nvj_str(e));
+    }
+    int want = o && o->engine_states > 0 ? o->engine_states : 1;
+    for (int i = 0; d->has_engine && i < want && i < GJ_MAX_HW; i++) {
+        if (NV.nvjpegJpegStateCreate(d->h, &d->hw[i].st) != NVJPEG_STATUS_SUCCESS) {
+            d->hw[i].st = NULL;
+            break;
+        }
+        pthread_mutex_init(&d->hw[i].lock, NULL);
+        d->n_hw = i + 1;
+    }
+    if (d->n_hw == 0)
+        d->has_engine = 0; /* no engine state: every file takes the decoupled path */
+    if ((st = warm_up(d, why, len)) != TS_OK) {
+        gj_dev_close(d);
+        return st;
+    }
+    *out = d;
+    return TS_OK;
+}
+
+ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_opts *o,
+                           char *why, size_t len)
+{
+    *out = NULL;
+    if (!d)
+        return gj_fail_msg(why, len, TS_ERR_INVALID, "gj_ctx_create_on: no device part");
+    gj_opts def = {.host_threads = 0};
     if (!o)
         o = &def;
     gj_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
-    cudaError_t ce = cudaGetDevice(&c->device);
-    if (ce != cudaSuccess) {
-        cudaGetLastError();
-        free(c);
-        return gj_fail_msg(why, len, TS_ERR_NO_GPU, "no usable GPU: %s", cudaGetErrorString(ce));
-    }
+    c->device = d->device;
+    c->dev = d;
     c->stream = (cudaStream_t)stream;
     c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
-    nvjpegStatus_t e = NVJPEG_STATUS_ARCH_MISMATCH;
-    if (!o->no_engine)
-        e = open_decoders(c, 1);
-    if (e != NVJPEG_STATUS_SUCCESS && (e = open_decoders(c, 0)) != NVJPEG_STATUS_SUCCESS) {
+    c->h = d->h;
+    c->has_engine = d->has_engine;
+    c->dec[0] = d->dec[0];
+    c->dec[1] = d->dec[1];
+    c->he = d->he;
+    const char *stage = "nvjpegEncoderStateCreate";
+    nvjpegStatus_t e = NV.nvjpegEncoderStateCreate(c->he, &c->enc, c->stream);
+    if (e == NVJPEG_STATUS_SUCCESS) {
+        stage = "nvjpegEncoderParamsCreate";
+        e = NV.nvjpegEncoderParamsCreate(c->he, &c->encp, c->stream);
+    }
+    /* libjpeg's and OpenCV's default: the standard tables, so sizes compare. */
+    if (e == NVJPEG_STATUS_SUCCESS) {
+        stage = "nvjpegEncoderParamsSetOptimizedHuffman";
+        e = NV.nvjpegEncoderParamsSetOptimizedHuffman(c->encp, 0, c->stream);
+    }
+    if (e != NVJPEG_STATUS_SUCCESS) {
         gj_ctx_destroy(c);
-        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG decoder: %s",
-                           gj_nvj_str(e));
+        return gj_fail_msg(why, len, TS_ERR_CUDA, "%s: %s", stage, gj_nvj_str(e));
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = o->host_threads > 0 ? o->host_threads : (int)(cores > 0 ? cores : 1);
@@ -346,13 +456,26 @@ ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *
     }
     for (int i = 0; i < n; i++) {
         c->nslots = i + 1;
-        if ((st = slot_init(c, &c->slots[i], why, len)) != TS_OK) {
+        ts_status st = slot_init(c, &c->slots[i], why, len);
+        if (st != TS_OK) {
             gj_ctx_destroy(c);
             return st;
         }
     }
     *out = c;
     return TS_OK;
+}
+
+ts_status gj_ctx_create(gj_ctx **out, ts_stream stream, const gj_opts *o, char *why, size_t len)
+{
+    *out = NULL;
+    gj_dev *d = NULL;
+    ts_status st = gj_dev_open(&d, o, why, len);
+    if (st == TS_OK && (st = gj_ctx_create_on(out, d, stream, o, why, len)) == TS_OK)
+        (*out)->own = d;
+    else
+        gj_dev_close(d);
+    return st;
 }
 
 void gj_results_free(gj_result *res, int n)
@@ -383,20 +506,13 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
                                     : sub == 422        ? NVJPEG_CSS_422
                                                         : NVJPEG_CSS_420;
     nvjpegStatus_t e;
-    const char *stage = "nvjpegCreateEx";
+    const char *stage = "";
 #define ENC_TRY(call)                                                                              \
     do {                                                                                           \
         stage = #call;                                                                             \
         if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                 \
             goto fail;                                                                             \
     } while (0)
-    if (!c->he) {
-        ENC_TRY(NV.nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &c->he));
-        ENC_TRY(NV.nvjpegEncoderStateCreate(c->he, &c->enc, c->stream));
-        ENC_TRY(NV.nvjpegEncoderParamsCreate(c->he, &c->encp, c->stream));
-        /* libjpeg's and OpenCV's default: the standard tables, so sizes compare. */
-        ENC_TRY(NV.nvjpegEncoderParamsSetOptimizedHuffman(c->encp, 0, c->stream));
-    }
     ENC_TRY(NV.nvjpegEncoderParamsSetQuality(c->encp, q, c->stream));
     ENC_TRY(NV.nvjpegEncoderParamsSetSamplingFactors(c->encp, css, c->stream));
     nvjpegImage_t src;
@@ -446,6 +562,25 @@ ts_status gj_load(char *why, size_t whylen)
 struct gj_ctx {
     int unused;
 };
+struct gj_dev {
+    int unused;
+};
+
+ts_status gj_dev_open(gj_dev **dev, const gj_opts *opts, char *why, size_t whylen)
+{
+    (void)opts;
+    *dev = NULL;
+    return gj_load(why, whylen);
+}
+void gj_dev_close(gj_dev *dev) { (void)dev; }
+
+ts_status gj_ctx_create_on(gj_ctx **ctx, gj_dev *dev, ts_stream stream, const gj_opts *opts,
+                           char *why, size_t whylen)
+{
+    (void)dev, (void)stream, (void)opts;
+    *ctx = NULL;
+    return gj_load(why, whylen);
+}
 
 ts_status gj_ctx_create(gj_ctx **ctx, ts_stream stream, const gj_opts *opts, char *why,
                         size_t whylen)

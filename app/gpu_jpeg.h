@@ -21,15 +21,18 @@
  * ts_gpu_image_alloc makes them): RGB for colour files, 1 channel for gray ones, the same channel
  * counts as the CPU loader gives. EXIF orientation is not applied (the CPU loader ignores it too).
  *
- * Typical use, by each GPU worker thread of a batch (one context each; host_threads = the cores
- * that worker may use for Huffman work):
- *   gj_ctx_create(&ctx, stream, &opts, why, sizeof why)  failing: say `why` once, use the CPU;
+ * Typical use: once per device, in a thread where that device is current,
+ *   gj_dev_open(&dev, &opts, why, sizeof why)  failing: say `why` once, use the CPU;
+ * then by each GPU worker thread of a batch (one context each; host_threads = the cores that
+ * worker may use for Huffman work):
+ *   gj_ctx_create_on(&ctx, dev, stream, &opts, why, sizeof why);
  *   gj_result res[B] = {0};  per batch of n <= B files read into memory:
  *   gj_decode_batch(ctx, data, len, n, res);
  *   res[i].status == TS_OK: the chain runs on res[i].d_im where it lies (the device), and
  *     gj_encode(ctx, &d_out, &eo, &bytes, &nbytes, err, sizeof err) gives the JPEG bytes;
  *   else: file i alone goes to the CPU decoder (res[i].err says why, for --report);
- *   at the end gj_results_free(res, B) and gj_ctx_destroy(ctx).
+ *   at the end gj_results_free(res, B), gj_ctx_destroy(ctx), and after every context
+ *   gj_dev_close(dev). gj_ctx_create makes a context with a device part of its own (tests, tools).
  *
  * Nothing here prints or exits: functions return a ts_status and write a one-line reason into
  * `why`/`err` (also set as ts_error_detail()).
@@ -61,12 +64,27 @@ typedef struct gj_opts {
     int host_threads;    /* threads for the decoupled path's Huffman work; 0: online cores */
     int no_engine;       /* 1: never use the hardware engines (benchmarks, tests) */
     uint64_t max_pixels; /* larger files are refused (TS_ERR_TOO_LARGE); 0: TS_DEFAULT_MAX_PIXELS */
+    int engine_states;   /* gj_dev_open: batched engine states its contexts share (0: 1) */
 } gj_opts;
 
-/* One per GPU worker thread: nvJPEG handles, decoder states, pinned and device buffers, streams.
- * `stream` is where decoded images are ready (and where encode runs); `opts` may be NULL. Fails
- * with TS_ERR_UNSUPPORTED (library unavailable), TS_ERR_NO_GPU or TS_ERR_CUDA and a reason. */
+/* One per device, shared by its contexts: the library's handles (the hardware backend's when
+ * the GPU has JPEG engines and opts->no_engine is 0) and decoders, made in the calling thread's
+ * current device. It also encodes and decodes one small image, so that the library's kernels are
+ * loaded once here rather than by every worker's first image at the same time. Fails with
+ * TS_ERR_UNSUPPORTED (library unavailable), TS_ERR_NO_GPU or TS_ERR_CUDA and a reason. Close it
+ * after every context made on it. */
+typedef struct gj_dev gj_dev;
+ts_status gj_dev_open(gj_dev **dev, const gj_opts *opts, char *why, size_t whylen);
+void gj_dev_close(gj_dev *dev);
+
+/* One per GPU worker thread: decoder states, the encoder state, pinned and device buffers,
+ * streams, on `dev` (its device must be current). `stream` is where decoded images are ready (and
+ * where encode runs); `opts` may be NULL (its no_engine is honoured only by gj_ctx_create: the
+ * device part decides). Fails as gj_dev_open. */
 typedef struct gj_ctx gj_ctx;
+ts_status gj_ctx_create_on(gj_ctx **ctx, gj_dev *dev, ts_stream stream, const gj_opts *opts,
+                           char *why, size_t whylen);
+/* A context with a device part of its own (gj_dev_open, then gj_ctx_create_on). */
 ts_status gj_ctx_create(gj_ctx **ctx, ts_stream stream, const gj_opts *opts, char *why,
                         size_t whylen);
 void gj_ctx_destroy(gj_ctx *ctx);

@@ -239,8 +239,23 @@ static void pool_join(pool *p)
     }
 }
 
-/* The engine files in one batched call on the context's stream; 0 when it failed as a whole. */
-static int engine_batch(gj_ctx *c, job *j, const int *idx, int n)
+/* A free engine state of the device part, locked; NULL when every one is in use (the files then
+ * take the decoupled path rather than wait) or lost. */
+static gj_hw *hw_take(gj_dev *d)
+{
+    for (int i = 0; i < d->n_hw; i++) {
+        if (pthread_mutex_trylock(&d->hw[i].lock) != 0)
+            continue;
+        if (d->hw[i].st)
+            return &d->hw[i];
+        pthread_mutex_unlock(&d->hw[i].lock);
+    }
+    return NULL;
+}
+
+/* The engine files in one batched call on the context's stream, with engine state hw (locked by
+ * the caller); 0 when it failed as a whole. */
+static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
 {
     const unsigned char **d = malloc((size_t)n * sizeof *d);
     size_t *l = malloc((size_t)n * sizeof *l);
@@ -257,14 +272,13 @@ static int engine_batch(gj_ctx *c, job *j, const int *idx, int n)
         dst[k].channel[0] = r->d_im.data;
         dst[k].pitch[0] = r->d_im.pitch;
     }
-    if (ok && c->hw_batch != n) {
-        ok = NV.nvjpegDecodeBatchedInitialize(c->h, c->hw_state, n, 1, NVJPEG_OUTPUT_RGBI) ==
+    if (ok && hw->batch != n) {
+        ok = NV.nvjpegDecodeBatchedInitialize(c->h, hw->st, n, 1, NVJPEG_OUTPUT_RGBI) ==
              NVJPEG_STATUS_SUCCESS;
-        c->hw_batch = ok ? n : 0;
+        hw->batch = ok ? n : 0;
     }
     if (ok)
-        ok = NV.nvjpegDecodeBatched(c->h, c->hw_state, d, l, dst, c->stream) ==
-             NVJPEG_STATUS_SUCCESS;
+        ok = NV.nvjpegDecodeBatched(c->h, hw->st, d, l, dst, c->stream) == NVJPEG_STATUS_SUCCESS;
     if (ok) {
         cudaError_t ce = cudaStreamSynchronize(c->stream);
         if (ce != cudaSuccess) {
@@ -279,15 +293,12 @@ static int engine_batch(gj_ctx *c, job *j, const int *idx, int n)
         j->res[idx[k]].ms = share;
         j->res[idx[k]].path = GJ_PATH_ENGINE;
     }
-    if (!ok && c->hw_state) {
+    if (!ok) {
         /* A fresh engine state: the failed batch's leftovers must not reach the next batch. */
-        NV.nvjpegJpegStateDestroy(c->hw_state);
-        c->hw_state = NULL;
-        c->hw_batch = 0;
-        if (NV.nvjpegJpegStateCreate(c->h, &c->hw_state) != NVJPEG_STATUS_SUCCESS) {
-            c->hw_state = NULL;
-            c->has_engine = 0;
-        }
+        NV.nvjpegJpegStateDestroy(hw->st);
+        hw->batch = 0;
+        if (NV.nvjpegJpegStateCreate(c->h, &hw->st) != NVJPEG_STATUS_SUCCESS)
+            hw->st = NULL;
     }
     free(d);
     free(l);
@@ -335,12 +346,24 @@ ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const siz
         else
             dec[nd++] = i;
     }
-    /* Phase 2: the engines on this thread while the pool runs the decoupled files. */
+    /* Phase 2: the engines on this thread while the pool runs the decoupled files; when another
+     * context holds every engine state, the engine files join the decoupled ones. */
+    gj_hw *hw = ne ? hw_take(c->dev) : NULL;
+    if (ne && !hw) {
+        for (int k = 0; k < ne; k++) {
+            rt[eng[k]].path = GJ_PATH_CUDA;
+            res[eng[k]].path = GJ_PATH_CUDA;
+            dec[nd++] = eng[k];
+        }
+        ne = 0;
+    }
     j.idx = dec, j.n = nd, j.phase = 2;
     atomic_store(&j.next, 0);
     if (nd)
         pool_start(&p, &j);
-    int eng_ok = ne ? engine_batch(c, &j, eng, ne) : 1;
+    int eng_ok = ne ? engine_batch(c, hw, &j, eng, ne) : 1;
+    if (hw)
+        pthread_mutex_unlock(&hw->lock);
     if (nd)
         pool_join(&p);
     if (!eng_ok && !atomic_load(&j.fatal)) {

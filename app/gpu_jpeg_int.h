@@ -40,6 +40,7 @@ ts_status gj_fail_msg(char *buf, size_t len, ts_status st, const char *fmt, ...)
 
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
+#include <pthread.h>
 
 /* The resolved functions, typed from nvjpeg.h's own prototypes; NV.nvjpegX(...) calls one. */
 #define GJ_FIELD(n) __typeof__(&n) n;
@@ -66,18 +67,42 @@ typedef struct slot {
     cudaStream_t stream;
 } slot;
 
+/* One batched engine state. Creating one costs about 350 ms on an H100 (and they are made one
+ * at a time), so a device part makes a few and its contexts take turns on them. */
+typedef struct gj_hw {
+    pthread_mutex_t lock; /* held while a context decodes with it */
+    nvjpegJpegState_t st; /* NULL: lost (a failed batch whose state could not be remade) */
+    int batch;            /* batch size st is initialized for; 0: none */
+} gj_hw;
+#define GJ_MAX_HW 8
+
+/* What a device's contexts share: nvJPEG's handles and decoders are thread-safe (its states,
+ * streams and buffers are not: those are per context and per slot, and the engine states are
+ * taken under a lock). Creating a handle costs hundreds of milliseconds (the hardware backend's
+ * about 1.3 s on an H100), so a batch makes one set per device. */
+struct gj_dev {
+    int device;
+    nvjpegHandle_t h;    /* decode: the HARDWARE backend when the engines are used */
+    int has_engine;
+    nvjpegJpegDecoder_t dec[2];
+    nvjpegHandle_t he;   /* encode: the default backend (h itself when h is one) */
+    gj_hw hw[GJ_MAX_HW];
+    int n_hw;
+};
+
 struct gj_ctx {
     int device;
     cudaStream_t stream; /* the caller's */
     uint64_t max_pixels;
-    nvjpegHandle_t h;    /* decode: created with the HARDWARE backend when the GPU has engines */
+    gj_dev *dev;         /* the shared part */
+    gj_dev *own;         /* == dev when this context made its own (gj_ctx_create) */
+    /* the device part's handles, copied */
+    nvjpegHandle_t h;
     int has_engine;
-    nvjpegJpegState_t hw_state;
-    int hw_batch;        /* batch size hw_state is initialized for; 0: none */
     nvjpegJpegDecoder_t dec[2];
+    nvjpegHandle_t he;
     slot *slots;
     int nslots;
-    nvjpegHandle_t he;   /* encode: the default backend, made at the first encode */
     nvjpegEncoderState_t enc;
     nvjpegEncoderParams_t encp;
 };

@@ -487,12 +487,14 @@ static int run_batch(const ts_options *o)
     int workers = o->jobs < b.n ? o->jobs : b.n > 0 ? b.n : 1;
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
+    double t_open = now_ms();
     if (batch_open_pipelines(&b, workers) != 0) {
         batch_close_pipelines(&b);
         batch_free_items(&b);
         ts_chain_free(&b.chain);
         return 1;
     }
+    b.setup_open_ms = now_ms() - t_open;
     pthread_mutex_init(&b.lock, NULL);
     batch_gpu_open(&b);
     b.progress = !o->quiet && isatty(2) && b.n > 1;

@@ -76,6 +76,22 @@ ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, ch
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
                            ts_image *out, char *err, size_t errlen);
 
+/* A reduced-size JPEG decode, for a viewer's first paint while the full decode runs
+ * (app/codec_jpeg.c): libjpeg-turbo's IDCT scaling by 1/2, 1/4 or 1/8 (several times faster than
+ * the full decode), the strongest whose output, fitted into box_w x box_h (shrinking only), is
+ * still not magnified; 1/1 (the full decode, the same pixels as tsio_load's) when none is. `buf`
+ * holds the whole file (a JPEG: TS_ERR_FORMAT otherwise); the guards are the full decode's: the
+ * pixel limit on the image's own size, the scan limit, strict errors. EXIF orientation is not
+ * applied (nor by tsio_load): the caller turns it upright from `meta` as it does the full image.
+ * `meta` may be NULL; `info` gets the divisor and the image's own size. */
+typedef struct tsio_reduced {
+    int denom;          /* 1, 2, 4 or 8: each side is ceil(side / denom) */
+    int full_w, full_h; /* the image's own size */
+} tsio_reduced;
+ts_status tsio_jpeg_decode_reduced(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                                   int box_w, int box_h, tsio_meta *meta, tsio_reduced *info,
+                                   ts_image *out, char *err, size_t errlen);
+
 /* The PNG compression level when tsio_save_opts.png_level is 0. Levels 1-3 filter each row with
  * sub or up and use zlib's run-length strategy: smaller files than OpenCV's default (sub alone,
  * the same strategy) in less time than it (tools/results/cpu-codecs.md); levels 4-9 search

@@ -44,15 +44,16 @@ static void update_title(viewer *v)
 {
     char t[sizeof v->win.title], depth[32];
     const ts_image *im = &v->run.src; /* the file's size and depth; the zoom is of what is shown */
+    double zoom = v->view.zoom * vw_run_file_scale(&v->run) * 100;
     const char *name = v->files.n ? path_base(v->files.path[v->files.cur]) : "";
     if (v->files.n == 0)
         snprintf(t, sizeof t, "tessera - no images (drop files here)");
     else if (!v->run.loaded)
         snprintf(t, sizeof t, "%s - cannot open - tessera", name);
     else
-        snprintf(t, sizeof t, "%s - %dx%d %s - %.0f%% - [%d/%d] - tessera", name, im->width,
-                 im->height, depth_name(im, depth, 32), v->view.zoom * 100, v->files.cur + 1,
-                 v->files.n);
+        snprintf(t, sizeof t, "%s - %dx%d %s - %.0f%%%s - [%d/%d] - tessera", name,
+                 v->run.full_w, v->run.full_h, depth_name(im, depth, 32), zoom,
+                 v->run.preview ? " (preview)" : "", v->files.cur + 1, v->files.n);
     vw_win_title(&v->win, t);
 }
 
@@ -82,13 +83,57 @@ static void record(viewer *v, double work_end, const vw_frame *parts, int start,
  * closed. */
 static long total_frames(const ts_options *o) { return o->frames ? o->frames : o->screenshot ? 1 : 0; }
 
+/* The first file's first paint and the frame of its full image, for the summary. */
+static void first_paint(viewer *v, double at)
+{
+    const vw_run *r = &v->run;
+    if (!r->loaded || !v->tex.shown)
+        return;
+    if (v->paint_first == 0) {
+        v->paint_first = at - v->started;
+        v->paint_token = r->load_token;
+        v->paint_w = r->full_w;
+        v->paint_h = r->full_h;
+        if (r->preview) {
+            v->paint_preview_w = r->src.width;
+            v->paint_preview_h = r->src.height;
+            v->paint_denom = r->preview_denom;
+        }
+    }
+    if (v->paint_full == 0 && !r->preview && r->load_token == v->paint_token) {
+        v->paint_full = at - v->started;
+        v->paint_full_frame = v->frame_no;
+    }
+}
+
+static void print_paint(const viewer *v)
+{
+    char full[96] = "not shown (another file opened, or the viewer ended, first)";
+    if (v->paint_first == 0)
+        return;
+    if (v->paint_full > 0)
+        snprintf(full, sizeof full, "at %.0f ms (frame %ld, decoded on a thread)", v->paint_full,
+                 v->paint_full_frame);
+    if (v->paint_preview_w)
+        fprintf(stderr, "tessera: viewer: first paint %.0f ms after start: a 1/%d preview "
+                "(%dx%d of %dx%d; decoded at %.0f ms, window at %.0f ms); the full image %s\n",
+                v->paint_first, v->paint_denom, v->paint_preview_w, v->paint_preview_h,
+                v->paint_w, v->paint_h, v->image_ready, v->win_ready, full);
+    else
+        fprintf(stderr, "tessera: viewer: first paint %.0f ms after start: the full image "
+                "(%dx%d; decoded at %.0f ms, window at %.0f ms; frame %ld)\n", v->paint_first,
+                v->paint_w, v->paint_h, v->image_ready, v->win_ready, v->paint_full_frame);
+}
+
 /* At rest the loop waits for events and uses no CPU. It keeps drawing frames while something
  * changes by itself: live mode with a chain and the HUD to show its times, a speedup measurement,
  * a file just opened or a chain just changed. */
 static int busy(const viewer *v)
 {
-    return v->run.dirty || (v->ui.hud && vw_run_live_work(&v->run)) ||
-           vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done);
+    /* a preview waits without frames: the decode thread wakes the loop (an SDL user event) */
+    return (v->run.dirty && !vw_run_loading(&v->run)) || (v->ui.hud && vw_run_live_work(&v->run)) ||
+           vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done) ||
+           vw_tex_waiting(&v->tex);
 }
 
 /* Waits for an event, or for the next change that comes with time (a toast ends, a slideshow
@@ -127,6 +172,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
             v->run.fresh = 1;
         vw_events_poll(v);
         vw_events_timers(v);
+        vw_run_poll_load(&v->run);
         vw_run_anim_tick(&v->run);
         if (v->frame_no < n_keys) {
             vw_area a = vw_ui_area(&v->ui, &v->win, v->compare);
@@ -156,8 +202,9 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         vw_ui_draw(&(vw_scene){o, &v->ui, &v->win, &v->files, &v->run, &v->bench, &v->demo,
                                &v->tex, &v->view, &v->frames, &v->stats, v->compare});
         /* --demo with --frames or --screenshot: until the last rung is measured */
-        int last = total > 0 && (o->demo ? v->frame_no >= n_keys && v->demo.done
-                                         : v->frame_no + 1 >= total);
+        /* the last frame shows the full image, resampled */
+        int last = total > 0 && !vw_tex_waiting(&v->tex) && !vw_run_loading(&v->run) &&
+                   (o->demo ? v->frame_no >= n_keys && v->demo.done : v->frame_no + 1 >= total);
         int shot = last && o->screenshot;
         if (shot) { /* not part of the frame: PNG encoding takes longer than many frames */
             double ts = now_ms();
@@ -169,6 +216,8 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         }
         double end = vw_win_present(&v->win);
         parts.draw = (float)(end - t0);
+        first_paint(v, end);
+        vw_run_start_decode(&v->run); /* a preview is on screen now */
         record(v, end, &parts, v->run.fresh, bench, shot, paused);
         v->run.fresh = 0;
         v->frame_no++;
@@ -196,8 +245,9 @@ static void print_summary(const viewer *v)
     vw_frames_text(&v->frames, s, v->win.refresh_hz, v->win.paced, figures, sizeof figures, basis,
                    sizeof basis, verdict, sizeof verdict);
     if (v->tex.shown)
-        snprintf(disp, sizeof disp, " (%dx%d texels, %s)", v->tex.disp.map.tw, v->tex.disp.map.th,
-                 v->tex.on_gpu ? "resampled on the GPU" : "host conversion");
+        snprintf(disp, sizeof disp, " (%dx%d texels, %s on the %s)", v->tex.disp.map.tw,
+                 v->tex.disp.map.th, v->tex.resampled ? VW_RESAMPLE_FILTER : "converted",
+                 v->tex.on_gpu ? "GPU" : "host");
     if (ts_pipeline_on_gpu(r->pipe) && r->down_ms.n) /* only where the GPU does not convert */
         snprintf(down, sizeof down, ", full download %.2f ms", r->down_ms.avg);
     fprintf(stderr,
@@ -209,6 +259,7 @@ static void print_summary(const viewer *v)
             ops[0] ? ops : "none", r->first_upload_ms,
             ts_pipeline_on_gpu(r->pipe) ? " (once)" : "", down, v->win.ww, v->win.wh,
             v->win.renderer);
+    print_paint(v);
 }
 
 /* --demo: each rung's time and speedup, one line a family, for the log of a talk's run. */
@@ -243,8 +294,18 @@ static int have_display(void)
     return (d && *d) || (w && *w) || (drv && *drv);
 }
 
+/* From the decode thread: a frame loop waiting for events wakes up and takes the full image. */
+static void wake(void)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = SDL_USEREVENT;
+    SDL_PushEvent(&e); /* thread-safe; a full queue only delays it to the next event */
+}
+
 static void viewer_free(viewer *v)
 {
+    vw_load_free(&v->run.load); /* before SDL_Quit: the thread's last act is wake() */
     vw_bench_free(&v->bench);
     vw_tex_free(&v->tex);
     vw_win_close(&v->win);
@@ -277,6 +338,8 @@ int ts_viewer(const ts_options *o)
     }
     viewer *v = xcalloc(1, sizeof *v);
     v->o = o;
+    v->started = now_ms();
+    v->run.load.wake = wake;
     v->run.chain = chain;
     v->run.sel = chain.n ? 0 : -1;
     v->ui.hud = o->hud;
@@ -296,15 +359,19 @@ int ts_viewer(const ts_options *o)
             vw_files_add_default(&v->files);
         if (v->files.n)
             vw_open(v, 0);
-        const ts_image *im = vw_run_displayed(&v->run);
+        v->image_ready = now_ms() - v->started;
+        const vw_run *r = &v->run; /* the window is sized for the file, not for its preview */
         const char *geometry = o->geometry ? o->geometry : getenv("TESSERA_GEOMETRY");
-        if (vw_win_open(&v->win, geometry, im ? im->width : 0, im ? im->height : 0) == 0) {
+        if (vw_win_open(&v->win, geometry, r->loaded ? r->full_w : 0, r->loaded ? r->full_h : 0) ==
+            0) {
+            v->win_ready = now_ms() - v->started;
             v->status = 0;
             if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
                 ts_warn("--fullscreen: %s", SDL_GetError());
             v->slide_at = now_ms() + v->slide_ms;
-            if (o->demo) /* for a talk each rung stays 1.5 s; for a screenshot, none */
-                vw_demo_start(&v->demo, &v->run, total_frames(o) ? 0 : 1500);
+            if (o->demo) /* each rung stays 1.5 s (a talk; with --frames too, to measure its
+                            frame rate); for a screenshot, none */
+                vw_demo_start(&v->demo, &v->run, o->screenshot ? 0 : 1500);
             loop(v, keys, n_keys);
             if (o->frames && !o->quiet)
                 print_summary(v);

@@ -2,15 +2,18 @@
  * each owned by its file; only viewer.c's frame loop, the commands of viewer_events.c and the HUD
  * see the whole (struct viewer, viewer_app.h).
  *
- *   pure (no SDL; tests/test_viewer.c):
+ *   pure (no SDL; tests/test_viewer*.c):
  *   viewer_keys.c    key names (--keys), the one binding table (keys -> actions, also the ? help),
  *                    what op keys do to the chain, variant cycling
  *   viewer_view.c    zoom and pan (vw_view): fit, zoom ladder, zoom around a point, clamping, and
  *                    what part of the image the display texture holds at what size
- *   viewer_display.c the display conversion of host images, same texels as the GPU's
+ *   viewer_display.c the display conversion of host images, same texels as the GPU's, and the
+ *                    resize op that zoomed-out views are resampled with
  *   viewer_stats.c   frame statistics (vw_frames) for the HUD and the exit summary
  *   viewer_files.c   the file list (vw_files): arguments, directories, dropped files
- *   viewer_run.c     the image and its chain (vw_run): loading, animation, the pipeline run, saving
+ *   viewer_run.c     the image and its chain (vw_run): loading (a large JPEG's preview first),
+ *                    animation, the pipeline run, saving
+ *   viewer_load.c    the full decode of a previewed JPEG on a thread (vw_load)
  *   viewer_anim.c    an animated GIF's frames (vw_anim; stb's GIF decoder under a budget)
  *   viewer_demo.c    --demo (vw_demo): each family's variants, rung by rung, timed
  *   viewer_bench.c   the speedup-over-naive measurement (vw_bench), one run per frame

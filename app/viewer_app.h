@@ -36,6 +36,14 @@ typedef struct viewer {
     /* the frame loop (viewer.c) */
     long frame_no;
     double frame_start, last_present;
+    double started;        /* now_ms at ts_viewer's start */
+    double paint_first, paint_full; /* the first file: first frame showing it, the full image
+                                       (0: not yet), in ms from `started` */
+    long paint_full_frame;
+    double win_ready, image_ready; /* ms from `started`: the window open, the first image decoded */
+    int paint_preview_w, paint_preview_h, paint_denom; /* the first paint's preview (0: none) */
+    int paint_w, paint_h;  /* the first file's size */
+    unsigned paint_token;  /* its vw_run.load_token: the full image counts only for that file */
     vw_frames frames;      /* the steady frames since the last change */
     vw_frame_stats stats;  /* their figures, for the HUD and the summary */
 } viewer;

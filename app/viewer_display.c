@@ -1,13 +1,16 @@
 /* viewer_display.c - the display conversion of host images (the CPU backend, the original in
  * before|after, images shown without a chain): the cells, rounding, 16-bit mapping and
  * checkerboard of ts_display_convert (kernels/display.cu, tessera.h), so both give the same
- * texels; bands of rows on a few threads for large views. Also the luma histogram of the texels
- * shown. Pure C (no SDL): tests/test_viewer.c checks it by hand and against the GPU.
+ * texels; bands of rows on a few threads for large views. Zoomed-out views resampled as the
+ * resize op does (the reference on the host; viewer_tex.c runs the GPU's variant). Also the luma
+ * histogram of the texels shown. Pure C (no SDL): tests/test_viewer_display.c checks it by hand
+ * and against the GPU.
  */
 #include "viewer_display.h"
 #include "util.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +189,29 @@ int vw_display_convert(const ts_image *im, const ts_display_map *m, void *dst, s
             pthread_join(tid[i], NULL);
     free(bx);
     return 0;
+}
+
+int vw_display_resampled(const ts_display_map *m, int iw, int ih, int channels, int host)
+{
+    if (m->gw >= iw && m->gh >= ih)
+        return 0; /* 1:1 or magnified: cells of one pixel */
+    if ((int64_t)m->gw * m->gh > VW_RESAMPLE_MAX_TEXELS)
+        return 0;
+    return !host || (int64_t)iw * ih * channels <= VW_RESAMPLE_MAX_HOST_SAMPLES;
+}
+
+ts_status vw_display_resize_op(int gw, int gh, ts_op *op)
+{
+    char text[64], err[128];
+    snprintf(text, sizeof text, "resize:%dx%d:%s", gw, gh, VW_RESAMPLE_FILTER);
+    return ts_op_parse(text, op, err, sizeof err);
+}
+
+ts_status vw_display_resample(const ts_image *im, int gw, int gh, ts_image *out)
+{
+    ts_op op;
+    ts_status st = vw_display_resize_op(gw, gh, &op);
+    return st == TS_OK ? ts_ref_op(&op, im, out) : st;
 }
 
 void vw_display_hist(const void *px, size_t pitch, int w, int h, uint32_t *hist)

@@ -6,6 +6,7 @@
 
 #ifdef TS_HAVE_SDL
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- actions */
@@ -28,9 +29,27 @@ static void chain_changed(viewer *v)
     vw_frames_reset(&v->frames);
 }
 
+/* The area a large JPEG's preview is fitted into: the window's, or before it exists the largest
+ * window the image could get. None for --demo (it times its rungs on the image it starts with)
+ * or with TESSERA_VIEWER_PREVIEW=0 (the full decode first, to compare). */
+static void preview_box(viewer *v)
+{
+    const char *env = getenv("TESSERA_VIEWER_PREVIEW");
+    vw_run *r = &v->run;
+    if (v->o->demo || (env && strcmp(env, "0") == 0))
+        r->preview_box_w = r->preview_box_h = 0;
+    else if (v->win.win) {
+        r->preview_box_w = v->win.ww;
+        r->preview_box_h = v->win.wh;
+    } else
+        vw_win_size_for(v->o->geometry ? v->o->geometry : getenv("TESSERA_GEOMETRY"), 1 << 14,
+                        1 << 14, &r->preview_box_w, &r->preview_box_h);
+}
+
 void vw_open(viewer *v, int index)
 {
     v->files.cur = index;
+    preview_box(v);
     vw_run_load(&v->run, v->files.path[index], v->o->max_pixels);
     v->view.iw = v->view.ih = 0; /* fit the new image */
     vw_frames_reset(&v->frames);
@@ -41,6 +60,15 @@ void vw_sync_view(viewer *v)
 {
     const ts_image *im = vw_run_displayed(&v->run);
     vw_area a = vw_ui_area(&v->ui, &v->win, v->compare);
+    if (im && v->run.swapped) { /* the full image for its preview: the same view of the file */
+        v->run.swapped = 0;
+        if (!v->view.fit && v->view.iw > 0) {
+            v->view.zoom *= (double)v->view.iw / im->width;
+            v->view.iw = im->width;
+            v->view.ih = im->height;
+            vw_view_clamp(&v->view, im->width, im->height, a.w, a.h);
+        }
+    }
     if (im)
         vw_view_sync(&v->view, im->width, im->height, a.w, a.h);
 }

@@ -9,6 +9,7 @@
  * at its bottom. Nothing is allocated per frame.
  */
 #include "viewer_hud.h"
+#include "viewer_display.h"
 #include "viewer_keys.h"
 #include "viewer_text.h"
 #include "util.h"
@@ -150,9 +151,13 @@ static void file_items(const vw_scene *v, panel *p)
         return;
     add(p, IT_GAP, c_dim, NULL);
     say(p, c_text, "%s", path_base(v->files->path[v->files->cur]));
-    if (im)
-        say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", im->width, im->height,
-            ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n, v->view->zoom * 100);
+    if (im) /* the file's size and zoom, also while its preview shows */
+        say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", v->run->full_w, v->run->full_h,
+            ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n,
+            v->view->zoom * vw_run_file_scale(v->run) * 100);
+    if (im && v->run->preview)
+        say(p, c_warn, "preview (1/%d size, %dx%d): decoding the full image...",
+            v->run->preview_denom, im->width, im->height);
     if (im && v->run->orientation > 1)
         say(p, c_dim, "EXIF orientation %d: shown upright", v->run->orientation);
     if (v->run->icc_line[0])
@@ -252,7 +257,7 @@ static void transfer_items(const vw_scene *v, panel *p)
     add(p, IT_GAP, c_dim, NULL);
     if (!ts_pipeline_on_gpu(v->run->pipe)) {
         say(p, c_dim, "kernel times: host clock (CPU backend: no upload or download); display "
-            "%s ms (host conversion)", disp);
+            "%s ms (host%s)", disp, v->tex->resampled ? ", " VW_RESAMPLE_FILTER : "");
         return;
     }
     if (!v->run->have_result)
@@ -260,7 +265,8 @@ static void transfer_items(const vw_scene *v, panel *p)
     fmt_ms(up, sizeof up, v->run->first_upload_ms);
     if (v->tex->on_gpu) {
         say(p, c_dim, "upload %s ms (once, kept on the GPU); display %s ms (%dx%d texels: GPU "
-            "resample, download)", up, disp, v->tex->disp.map.tw, v->tex->disp.map.th);
+            "%s, download)", up, disp, v->tex->disp.map.tw, v->tex->disp.map.th,
+            v->tex->resampled ? VW_RESAMPLE_FILTER : "conversion");
         return;
     }
     fmt_ms(down, sizeof down, v->run->down_ms.avg);
@@ -419,14 +425,20 @@ static void draw_line(const vw_scene *v)
                  ran ? ran->name : "-");
         total += r->op_ms[i].avg;
     }
+    char named[300];
     const char *name = v->files->n ? path_base(v->files->path[v->files->cur]) : "no images";
+    if (r->preview) {
+        snprintf(named, sizeof named, "%.200s (preview 1/%d)", name, r->preview_denom);
+        name = named;
+    }
+    double zoom = v->view->zoom * vw_run_file_scale(r) * 100;
     if (r->chain.n)
         snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  %s  %.3f ms  |  %.1f FPS  |  i: HUD "
-                 "off", name, v->files->cur + 1, v->files->n, v->view->zoom * 100, ops, total,
+                 "off", name, v->files->cur + 1, v->files->n, zoom, ops, total,
                  v->stats->fps);
     else
         snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  no ops  |  ? keys  i: HUD off", name,
-                 v->files->cur + 1, v->files->n, v->view->zoom * 100);
+                 v->files->cur + 1, v->files->n, zoom);
     vw_fill(v->win->ren, 0, y, v->win->ww, h, c_panel);
     vw_text(v->win->ren, 8 * s, y + 4 * s, s, c_text, line);
 }

@@ -1,4 +1,5 @@
-/* viewer_run.c - the image and its chain: loading, the pipeline run, the host result, saving.
+/* viewer_run.c - the image and its chain: loading (a large JPEG as a reduced-size preview first,
+ * its full decode on a thread: viewer_load.c), the pipeline run, the host result, saving.
  * On the GPU the pipeline keeps the input there and the chain's result stays there too: the
  * display conversion (viewer_tex.c) reads it, and only a save brings it down in full. */
 #include "viewer_run.h"
@@ -45,11 +46,140 @@ int vw_run_anim_tick(vw_run *r)
     return 1;
 }
 
+/* The whole file in memory, at most `cap` bytes, when it starts as a JPEG; 0 when read. */
+static int read_jpeg(const char *path, size_t cap, unsigned char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char head[3];
+    long size = -1;
+    /* only a JPEG is worth reading twice */
+    if (fread(head, 1, 3, f) != 3 || head[0] != 0xFF || head[1] != 0xD8 || head[2] != 0xFF ||
+        fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 3 || (size_t)size > cap ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return -1;
+    }
+    *buf = xmalloc((size_t)size);
+    *len = fread(*buf, 1, (size_t)size, f);
+    fclose(f);
+    return 0;
+}
+
+/* Turns src upright by the file's EXIF orientation (the GPU's geometry kernel, else the
+ * reference) and names its colour profile: the same for a preview and for the full image. */
+static void upright(vw_run *r, const tsio_meta *meta)
+{
+    r->orientation = 1;
+    if (r->auto_orient && photo_orient_image(r->pipe, &r->src, meta, &r->orientation) != TS_OK) {
+        snprintf(r->load_err, sizeof r->load_err, "%s: %s", r->name, ts_error_detail());
+        r->orientation = 1;
+    }
+    photo_icc_hud(meta, r->icc_line, sizeof r->icc_line);
+}
+
+/* A large JPEG: its reduced-size decode as src now, the full decode started on the thread.
+ * 1 when src holds an image (the preview, or the full image when no reduction applies: the same
+ * decode as tsio_load's); 0: load it the ordinary way (not a JPEG, or it failed: tsio_load then
+ * gives the reason). */
+static int load_preview(vw_run *r, const char *path, uint64_t max_pixels)
+{
+    unsigned char *buf;
+    size_t len;
+    char err[256];
+    tsio_meta meta = {0};
+    tsio_reduced info;
+    if (r->preview_box_w < 1 || r->preview_box_h < 1 ||
+        read_jpeg(path, (size_t)1 << 30, &buf, &len) != 0)
+        return 0;
+    ts_status st = tsio_jpeg_decode_reduced(buf, len, max_pixels, r->preview_box_w,
+                                            r->preview_box_h, &meta, &info, &r->src, err,
+                                            sizeof err);
+    free(buf);
+    if (st != TS_OK) {
+        tsio_meta_free(&meta);
+        return 0;
+    }
+    r->loaded = 1;
+    upright(r, &meta);
+    tsio_meta_free(&meta);
+    int turned = r->orientation >= 5; /* 5-8 swap the sides */
+    r->full_w = turned ? info.full_h : info.full_w;
+    r->full_h = turned ? info.full_w : info.full_h;
+    r->first_ms = now_ms() - r->opened_at;
+    if (info.denom > 1) {
+        r->preview = 1;
+        r->preview_denom = info.denom;
+        free(r->decode_path);
+        r->decode_path = xstrdup(path);
+        r->decode_max_pixels = max_pixels;
+    } else
+        r->full_ms = r->first_ms;
+    return 1;
+}
+
+void vw_run_start_decode(vw_run *r)
+{
+    if (!r->decode_path)
+        return;
+    vw_load_start(&r->load, r->decode_path, r->decode_max_pixels, r->load_token);
+    free(r->decode_path);
+    r->decode_path = NULL;
+}
+
+int vw_run_loading(const vw_run *r) { return r->preview; }
+
+double vw_run_file_scale(const vw_run *r)
+{
+    return r->preview && r->full_w > 0 ? (double)r->src.width / r->full_w : 1;
+}
+
+int vw_run_poll_load(vw_run *r)
+{
+    ts_image im;
+    tsio_meta meta;
+    ts_status st;
+    char err[256];
+    double ms;
+    if (!vw_load_poll(&r->load, r->load_token, &im, &meta, &st, err, sizeof err, &ms))
+        return 0;
+    if (!r->preview) { /* not waited for (the token names only a previewed file) */
+        ts_image_free(&im);
+        tsio_meta_free(&meta);
+        return 0;
+    }
+    r->preview = 0;
+    r->full_ms = now_ms() - r->opened_at;
+    ts_image_free(&r->src);
+    if (st == TS_OK) {
+        r->src = im;
+        upright(r, &meta);
+        r->swapped = 1;
+    } else {
+        r->loaded = 0;
+        snprintf(r->load_err, sizeof r->load_err, "%.250s: %.250s", r->name, err);
+    }
+    tsio_meta_free(&meta);
+    r->gen++;
+    r->shown_gen++;
+    r->dirty = 1;
+    r->fresh = 1;
+    return 1;
+}
+
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
 {
     char err[256];
     tsio_meta meta = {0};
     tsio_load_opts lo = {.max_pixels = max_pixels, .meta = &meta};
+    r->opened_at = now_ms();
+    r->load_token++; /* a decode still running for the file before is no longer wanted */
+    r->preview = r->swapped = 0;
+    r->first_ms = r->full_ms = 0;
+    free(r->decode_path); /* the file before's decode, not started yet: no longer wanted */
+    r->decode_path = NULL;
+    snprintf(r->name, sizeof r->name, "%s", path_base(path));
     ts_image_free(&r->src);
     r->have_result = r->result_on_gpu = 0;
     r->loaded = 0;
@@ -59,16 +189,14 @@ void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels)
     r->anim_frame = 0;
     r->orientation = 1;
     r->icc_line[0] = '\0';
-    if (tsio_load(path, &lo, &r->src, err, sizeof err) == TS_OK) {
+    if (load_preview(r, path, max_pixels)) {
+        /* the preview, or a JPEG small enough to have been decoded in full */
+    } else if (tsio_load(path, &lo, &r->src, err, sizeof err) == TS_OK) {
         r->loaded = 1;
-        /* upright as feh and nsxiv show it: the geometry kernel on the GPU, else the reference */
-        if (r->auto_orient &&
-            photo_orient_image(r->pipe, &r->src, &meta, &r->orientation) != TS_OK) {
-            snprintf(r->load_err, sizeof r->load_err, "%s: %s", path_base(path),
-                     ts_error_detail());
-            r->orientation = 1;
-        }
-        photo_icc_hud(&meta, r->icc_line, sizeof r->icc_line);
+        upright(r, &meta);
+        r->full_w = r->src.width;
+        r->full_h = r->src.height;
+        r->first_ms = r->full_ms = now_ms() - r->opened_at;
         if (r->orientation == 1) /* GIF frames are never turned */
             load_anim(r, path, max_pixels);
     } else
@@ -98,12 +226,12 @@ void vw_run_chain_changed(vw_run *r)
 int vw_run_live_work(const vw_run *r)
 {
     /* after a failure, live mode waits for a change instead of failing every frame */
-    return r->live && r->loaded && r->chain.n > 0 && !r->run_err[0];
+    return r->live && r->loaded && !r->preview && r->chain.n > 0 && !r->run_err[0];
 }
 
 void vw_run_process(vw_run *r)
 {
-    if (!r->loaded || !r->dirty)
+    if (!r->loaded || !r->dirty || r->preview) /* ops run on the full image only */
         return;
     r->dirty = 0;
     r->run_err[0] = '\0';
@@ -177,6 +305,10 @@ static char *save_path(const char *orig)
 int vw_run_save(vw_run *r, const char *orig, int quiet, char *msg, size_t len)
 {
     char notice[256], err[256];
+    if (r->preview) {
+        snprintf(msg, len, "still decoding the full image: save in a moment");
+        return -1;
+    }
     vw_run_process(r); /* a change made in this frame is saved too */
     const ts_image *im = vw_run_host_result(r);
     if (!im) {
@@ -206,6 +338,9 @@ int vw_run_save(vw_run *r, const char *orig, int quiet, char *msg, size_t len)
 
 void vw_run_free(vw_run *r)
 {
+    vw_load_free(&r->load); /* waits for a running decode */
+    free(r->decode_path);
+    r->decode_path = NULL;
     vw_anim_free(&r->anim);
     ts_image_free(&r->src);
     ts_image_free(&r->result);

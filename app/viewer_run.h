@@ -6,6 +6,7 @@
 
 #include "tessera.h"
 #include "viewer_anim.h"
+#include "viewer_load.h"
 #include "viewer_stats.h"
 
 #include <stdint.h>
@@ -39,10 +40,39 @@ typedef struct vw_run {
     int auto_orient;       /* turn src upright by its EXIF orientation on load */
     int orientation;       /* the orientation applied to src (1: none) */
     char icc_line[160];    /* the HUD's colour profile line ("" for none or sRGB) */
+
+    /* A large JPEG opens as a reduced-size preview (tsio_jpeg_decode_reduced: 1/2, 1/4 or 1/8,
+     * upright as the full image will be) fitted into the area, while its full decode runs on a
+     * thread (vw_load); the chain, saving and the speedup runs wait for the full image. */
+    int preview_box_w, preview_box_h; /* the area previews are fitted into; 0: no previews */
+    vw_load load;
+    unsigned load_token;   /* bumped by every vw_run_load: the file that is wanted now */
+    int preview;           /* src is the preview of the file being decoded */
+    int preview_denom;
+    char *decode_path;     /* the full decode to start once the preview is on screen */
+    uint64_t decode_max_pixels;
+    int full_w, full_h;    /* the file's size, upright (preview: the size to come) */
+    int swapped;           /* the full image replaced the preview since the view looked */
+    char name[256];        /* the file's base name, for messages */
+    double opened_at;      /* now_ms when vw_run_load began */
+    double first_ms, full_ms; /* from opened_at: the first image (preview or full) ready; the
+                              full one ready (a preview's decode thread done) */
 } vw_run;
 
-/* Loads `path` as the new src (the reason kept in load_err on failure); name: for messages. */
+/* Loads `path` as the new src (the reason kept in load_err on failure): a large JPEG as a preview
+ * first when preview_box_w/h are set (then vw_run_poll_load brings the full image). */
 void vw_run_load(vw_run *r, const char *path, uint64_t max_pixels);
+/* A full decode finished: the full image replaces the preview (or the error is shown); 1 when
+ * something changed. Results for a file no longer shown are dropped. */
+int vw_run_poll_load(vw_run *r);
+/* Starts the full decode of the previewed file: after the frame that shows the preview, so that
+ * the decode does not compete with that frame (window creation, first conversion) for the CPU. */
+void vw_run_start_decode(vw_run *r);
+/* 1 while a preview waits for its full image. */
+int vw_run_loading(const vw_run *r);
+/* Displayed pixels per file pixel (< 1 for a preview, else 1): the zoom the user sees is the
+ * view's zoom times this. */
+double vw_run_file_scale(const vw_run *r);
 /* An animated GIF: the next frame into src when it is due (the chain runs on it); 1 when it
  * moved on. */
 int vw_run_anim_tick(vw_run *r);

@@ -1,13 +1,15 @@
 /* viewer_tex.c - the display textures and drawing the image.
  *
  * A texture holds only the visible part of the image at its on-screen size (viewer_view.c):
- * reduced views are averaged down by the conversion and copied 1:1 by the renderer (the software
- * renderer blits, never scales down), magnified ones repeat pixels (nearest). On the GPU the
- * chain's result stays on the device and ts_pipeline_result + ts_display_convert
- * (kernels/display.cu) send down only those texels, straight into the locked texture: no
- * full-size download, no host conversion. Elsewhere (the CPU backend, src, before|after)
- * viewer_display.c converts the host image the same way on a few threads. Textures only grow:
- * no per-frame allocations but a small one.
+ * reduced views are resampled as the resize op does (lanczos3, viewer_display.h) and copied 1:1
+ * by the renderer (the software renderer blits, never scales down), magnified ones repeat pixels
+ * (nearest). On the GPU the chain's result stays on the device: the resize op's GPU variant
+ * resamples it there on a display pipeline of its own (once per image and zoom), and
+ * ts_display_convert (kernels/display.cu) sends down only the visible texels, straight into the
+ * locked texture: no full-size download, no host conversion. Elsewhere (the CPU backend,
+ * before|after) the host resamples with the reference, the frame after the view settled (box
+ * cells meanwhile), and viewer_display.c converts on a few threads. Textures only grow: no
+ * per-frame allocations but a small one.
  */
 #include "viewer_tex.h"
 #include "viewer_display.h"
@@ -49,14 +51,13 @@ static int lock(SDL_Texture *t, const ts_display_map *m, void **px, int *pitch)
     return 0;
 }
 
-/* The GPU path: the result, still on the device, resampled there; only the texels come down,
- * straight into the locked texture. TS_OK, or the failure (the caller falls back). */
-static ts_status fill_gpu(vw_tex *v, const vw_run *r, const ts_display_map *m)
+/* The GPU path: device image d (the chain's result, or its resampling) converted there; only the
+ * texels come down, straight into the locked texture. TS_OK, or the failure (the caller falls
+ * back). */
+static ts_status fill_gpu(vw_tex *v, const ts_image *d, const ts_display_map *m, ts_stream s)
 {
     SDL_Texture *t = v->tex;
-    const ts_image *d = ts_pipeline_result(r->pipe);
     size_t pitch = (size_t)m->tw * 4, need = pitch * (size_t)m->th;
-    ts_stream s = ts_pipeline_stream(r->pipe);
     ts_status st;
     if (need > v->d_disp_cap) {
         ts_gpu_free(v->d_disp);
@@ -79,9 +80,120 @@ static ts_status fill_gpu(vw_tex *v, const vw_run *r, const ts_display_map *m)
     return st;
 }
 
+/* The GPU's resampling failed (memory, most likely): box cells from now on, from the chain's
+ * result on the device, or from src on the host. */
+static ts_status resample_failed(vw_tex *v, const vw_run *r, const ts_image **d, ts_stream *s)
+{
+    ts_warn("resampling the view on the GPU failed (%s): box cells from now on",
+            ts_error_detail());
+    v->dev_rs_off = 1;
+    v->dev_valid = 0;
+    *d = r->have_result && r->result_on_gpu ? ts_pipeline_result(r->pipe) : NULL;
+    *s = ts_pipeline_stream(r->pipe);
+    return TS_OK;
+}
+
+/* The device image that map m shows on the GPU backend, and the stream its work is on: the
+ * chain's result as it is, or (a zoomed-out view) the resize op's GPU variant's resampling of it
+ * (or of src, uploaded once and kept, when nothing ran), made once per image and zoom on the
+ * display pipeline. *d NULL: nothing on the device to show (src at 1:1 or larger: the host
+ * copies it). */
+static ts_status dev_source(vw_tex *v, const vw_run *r, const ts_display_map *m,
+                            const ts_image **d, ts_stream *s)
+{
+    const ts_image *im = vw_run_displayed(r);
+    int on_dev = r->have_result && r->result_on_gpu;
+    *d = NULL;
+    *s = ts_pipeline_stream(r->pipe);
+    /* a preview is shown as box cells: it is replaced within a fraction of a second */
+    if (r->preview || v->dev_rs_off ||
+        !vw_display_resampled(m, im->width, im->height, im->channels, 0)) {
+        *d = on_dev ? ts_pipeline_result(r->pipe) : NULL;
+        return TS_OK;
+    }
+    ts_status st = TS_OK;
+    if (!v->dpipe) {
+        char msg[256];
+        const ts_device *dev = ts_pipeline_device(r->pipe);
+        if ((st = ts_pipeline_create_on(&v->dpipe, TS_BACKEND_GPU, dev ? dev->id : -1, msg,
+                                        sizeof msg)) != TS_OK)
+            return resample_failed(v, r, d, s);
+    }
+    if (!(v->dev_valid && v->dev_gen == r->shown_gen && v->dev_gw == m->gw &&
+          v->dev_gh == m->gh && ts_pipeline_result(v->dpipe))) {
+        ts_op op;
+        if ((st = vw_display_resize_op(m->gw, m->gh, &op)) != TS_OK)
+            return st;
+        ts_chain c = {1, &op};
+        ts_image out = {0};
+        ts_run_report rep;
+        v->dev_valid = 0;
+        if (on_dev) { /* the result is complete once its stream is */
+            if ((st = ts_gpu_sync(*s)) == TS_OK)
+                st = ts_pipeline_run_dev(v->dpipe, &c, ts_pipeline_result(r->pipe), &out, &rep,
+                                         &(ts_run_opts){0, 0, 0, 1});
+            v->dev_src_gen = 0;
+        } else { /* src, or a result brought to the host (a save): kept uploaded while src */
+            int is_src = im == &r->src;
+            st = ts_pipeline_run_ex(v->dpipe, &c, im, &out, &rep,
+                                    &(ts_run_opts){1, is_src && v->dev_src_gen == r->gen, 0, 1});
+            v->dev_src_gen = st == TS_OK && is_src ? r->gen : 0;
+        }
+        ts_image_free(&out); /* its shape only: the pixels stay on the device */
+        if (st != TS_OK)
+            return resample_failed(v, r, d, s);
+        v->dev_valid = 1;
+        v->dev_gen = r->shown_gen;
+        v->dev_gw = m->gw;
+        v->dev_gh = m->gh;
+    }
+    *d = ts_pipeline_result(v->dpipe);
+    *s = ts_pipeline_stream(v->dpipe);
+    v->resampled = 1;
+    return *d ? TS_OK : ts_fail(TS_ERR_INVALID, "display: the resampled view is gone");
+}
+
+/* Map m of host image im (generation gen) into dst: from the resampled cache c, resampled now
+ * (the view was shown as box cells last time), or as box cells while the resampling waits for
+ * the next update (or for good: `boxed`, a preview). Returns 1 when resampled. */
+static int convert_host(vw_tex *v, vw_rs_host *c, const ts_image *im, unsigned gen,
+                        const ts_display_map *m, void *dst, size_t pitch, int boxed)
+{
+    c->waiting = 0;
+    if (!boxed && vw_display_resampled(m, im->width, im->height, im->channels, 1) &&
+        !(c->fail_gen == gen && c->fail_gw == m->gw && c->fail_gh == m->gh)) {
+        int have = c->im.data && c->gen == gen && c->im.width == m->gw && c->im.height == m->gh;
+        if (!have && c->wait_gen == gen && c->wait_gw == m->gw && c->wait_gh == m->gh) {
+            ts_image_free(&c->im);
+            if (vw_display_resample(im, m->gw, m->gh, &c->im) == TS_OK) {
+                c->gen = gen;
+                have = 1;
+            } else {
+                ts_warn("resampling the view failed (%s): box cells instead", ts_error_detail());
+                ts_image_free(&c->im);
+                c->fail_gen = gen;
+                c->fail_gw = m->gw;
+                c->fail_gh = m->gh;
+            }
+        } else if (!have) {
+            c->waiting = 1;
+            c->wait_gen = gen;
+            c->wait_gw = m->gw;
+            c->wait_gh = m->gh;
+        }
+        if (have) {
+            vw_display_convert(&c->im, m, dst, pitch, v->threads);
+            return 1;
+        }
+    }
+    vw_display_convert(im, m, dst, pitch, v->threads);
+    return 0;
+}
+
 /* The host path; -1 on an SDL failure, 1 when the map does not fit (nothing to show). The
  * histogram is of the main texture only. */
-static int fill_host(vw_tex *v, SDL_Texture *t, const ts_image *im, const ts_display_map *m)
+static int fill_host(vw_tex *v, SDL_Texture *t, vw_rs_host *c, const ts_image *im, unsigned gen,
+                     const ts_display_map *m, int boxed)
 {
     void *px;
     int lp;
@@ -89,9 +201,11 @@ static int fill_host(vw_tex *v, SDL_Texture *t, const ts_image *im, const ts_dis
         return 1;
     if (lock(t, m, &px, &lp) != 0)
         return -1;
-    vw_display_convert(im, m, px, (size_t)lp, v->threads);
-    if (t == v->tex)
+    int rs = convert_host(v, c, im, gen, m, px, (size_t)lp, boxed);
+    if (t == v->tex) {
+        v->resampled = rs;
         vw_display_hist(px, (size_t)lp, m->tw, m->th, v->hist);
+    }
     SDL_UnlockTexture(t);
     return 0;
 }
@@ -113,7 +227,7 @@ static int update_main(vw_tex *v, vw_win *win, vw_run *r, const vw_view *view, v
                                    a.h, &d);
     if (!v->shown)
         return 0;
-    if (v->shown_gen == r->shown_gen && same_map(&d.map, &v->disp.map)) {
+    if (!v->rs_main.waiting && v->shown_gen == r->shown_gen && same_map(&d.map, &v->disp.map)) {
         v->disp = d; /* the same texels, maybe elsewhere (the area moved its centre) */
         return 0;
     }
@@ -129,17 +243,26 @@ static int update_main(vw_tex *v, vw_win *win, vw_run *r, const vw_view *view, v
             return 0;
         }
     }
-    v->on_gpu = r->have_result && r->result_on_gpu;
     int rc = 0;
-    if (v->on_gpu && fill_gpu(v, r, m) != TS_OK) {
-        ts_warn("the GPU display conversion failed (%s): converting on the host from now on",
-                ts_error_detail());
-        r->gpu_display_off = 1;
-        v->on_gpu = 0;
-        rc = (im = vw_run_host_result(r)) ? fill_host(v, v->tex, im, m) : 1;
-    } else if (!v->on_gpu) {
-        rc = fill_host(v, v->tex, im, m);
+    v->on_gpu = v->resampled = 0;
+    if (ts_pipeline_on_gpu(r->pipe) && !r->gpu_display_off) {
+        const ts_image *dsrc;
+        ts_stream s;
+        ts_status st = dev_source(v, r, m, &dsrc, &s);
+        if (st == TS_OK && dsrc)
+            st = fill_gpu(v, dsrc, m, s);
+        if (st != TS_OK) {
+            ts_warn("the GPU display conversion failed (%s): converting on the host from now on",
+                    ts_error_detail());
+            r->gpu_display_off = 1;
+            v->resampled = 0;
+            im = vw_run_host_result(r);
+        } else
+            v->on_gpu = dsrc != NULL;
     }
+    v->rs_main.waiting = 0;
+    if (!v->on_gpu)
+        rc = im ? fill_host(v, v->tex, &v->rs_main, im, r->shown_gen, m, r->preview) : 1;
     if (rc < 0)
         return -1;
     v->shown = rc == 0;
@@ -162,12 +285,12 @@ static int update_before(vw_tex *v, vw_win *win, const vw_run *r, const vw_view 
                                           &d);
     if (!v->before_shown)
         return 0;
-    if (v->before_gen == r->gen && same_map(&d.map, &v->before_disp.map)) {
+    if (!v->rs_before.waiting && v->before_gen == r->gen && same_map(&d.map, &v->before_disp.map)) {
         v->before_disp = d;
         return 0;
     }
     int rc = ensure_texture(win, &v->before, d.map.tw, d.map.th, &v->before_w, &v->before_h);
-    if (rc == 0 && (rc = fill_host(v, v->before, &r->src, &d.map)) < 0)
+    if (rc == 0 && (rc = fill_host(v, v->before, &v->rs_before, &r->src, r->gen, &d.map, 0)) < 0)
         return -1;
     v->before_shown = rc == 0;
     v->before_disp = d;
@@ -259,8 +382,14 @@ void vw_tex_draw(vw_tex *t, vw_win *w, const vw_run *r, vw_area a)
     draw_texture(w, t->tex, &t->disp);
 }
 
+int vw_tex_waiting(const vw_tex *t) { return t->rs_main.waiting || t->rs_before.waiting; }
+
 void vw_tex_free(vw_tex *t)
 {
+    ts_image_free(&t->rs_main.im);
+    ts_image_free(&t->rs_before.im);
+    ts_pipeline_destroy(t->dpipe);
+    t->dpipe = NULL;
     if (t->tex)
         SDL_DestroyTexture(t->tex);
     if (t->before)

@@ -110,6 +110,17 @@ int vw_win_open(vw_win *w, const char *geometry, int iw, int ih)
     return 0;
 }
 
+void vw_win_size_for(const char *geometry, int iw, int ih, int *w, int *h)
+{
+    *w = 1280;
+    *h = 800;
+    if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0)
+        return; /* vw_win_open says why */
+    window_size(geometry, iw, ih, w, h);
+    /* left initialized: vw_win_open's SDL_Init then costs nothing (a new X connection would
+     * cost tens of ms of the first paint), and vw_win_close's SDL_Quit ends both */
+}
+
 void vw_win_close(vw_win *w)
 {
     if (w->ren)

@@ -29,6 +29,9 @@ int vw_sdl(int rc, const char *what);
  * there is no real screen, else the image's size (iw x ih, 0: none) within 800x600 .. 85% of the
  * screen. 0 on success, -1 with the reason printed. */
 int vw_win_open(vw_win *w, const char *geometry, int iw, int ih);
+/* The window vw_win_open would open for an iw x ih image (--geometry, else the image's size
+ * within 85% of the display): what a preview is fitted into before the window exists. */
+void vw_win_size_for(const char *geometry, int iw, int ih, int *w, int *h);
 void vw_win_close(vw_win *w);
 void vw_win_title(vw_win *w, const char *title);
 /* 0 on success, -1 with SDL_GetError() set. */

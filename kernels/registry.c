@@ -97,7 +97,8 @@ static const ts_variant table[] = {
             "conflict-free), vector loads, runs merged",
      .supports = hist_opt_supports, .scratch = hist_opt_scratch, .run = hist_opt},
 #endif
-    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu): resize, thumbnail, crop */
+    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mma.cu): resize, thumbnail,
+     * crop */
     CPU_VARIANT(TS_FAM_RESIZE),
 #ifdef TS_HAVE_CUDA
     {TS_FAM_RESIZE, "naive", "horizontal then vertical pass, one thread per sample, every tap "
@@ -106,7 +107,8 @@ static const ts_variant table[] = {
      "span it touches in shared memory (the guide's tiled product), both passes", 75, 2,
      resize_tiled_supports, resize_scratch, resize_tiled},
     {TS_FAM_RESIZE, "opt", "both passes fused per output tile: the horizontal result of the rows "
-     "a tile needs stays in shared memory: no intermediate image in global memory", 75, 3,
+     "a tile needs stays in shared memory: no intermediate image in global memory; 8-bit on "
+     "sm_80+: both passes as int8 tensor-core products, exact", 75, 3,
      resize_opt_supports, resize_scratch, resize_opt},
 #endif
 };

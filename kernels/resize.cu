@@ -6,9 +6,12 @@
  * the job's scratch (ow wide, the rows the vertical pass reads), each pass rounded to the depth:
  *   naive: one thread per output pixel, every tap and every weight read from global memory;
  *   tiled: the Programming Guide's tiled product: a block stages its band of the weight matrix
- *          (TX outputs x ksize weights) and the span of input samples that band touches in
- *          shared memory, then every thread sums from there (horizontal: TX outputs x RY rows;
- *          vertical: 32 columns x TY output rows). Tile sizes shrink until they fit 48 KB.
+ *          (TX outputs x ksize weights) and the span of input pixels that band touches in
+ *          shared memory, each pixel's samples packed in one word (two for 16-bit RGB/RGBA),
+ *          then sums from there: a tap is one shared load, not one global load per sample
+ *          and weight. Horizontal: a thread sums one output column over RY rows, reading each
+ *          weight once for all of them; vertical: a warp sums one output row of 32 columns,
+ *          its weight loads broadcasts. Tile sizes shrink until they fit 48 KB.
  * A crop, or a resize to the same size, is a 2-D copy (cudaMemcpy2DAsync) in every variant.
  * Layout: pixels interleaved (1-4 channels, 8 or 16 bits), rows `pitch` bytes apart.
  */
@@ -18,6 +21,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <type_traits>
 
 /* ---------------------------------------------------------------- the plan (all variants) */
 
@@ -322,6 +326,35 @@ extern "C" ts_status resize_naive(const ts_job *job)
 
 #define TILED_THREADS 128
 #define TILED_VX 32 /* columns of a vertical tile: one warp wide */
+#define TILED_RY 8  /* most rows of a horizontal tile: each weight read once for all of them */
+
+/* A staged pixel: its samples packed in one 32-bit word (8-bit, or 16-bit with 1-2 channels),
+ * else in two: one shared-memory load per tap instead of one per sample. */
+template <typename T, int C> struct rs_px {
+    typedef typename std::conditional<sizeof(T) * C <= 4, unsigned, uint2>::type type;
+};
+
+template <typename T, int C>
+__device__ __forceinline__ typename rs_px<T, C>::type rs_pack_px(const unsigned v[C])
+{
+    typename rs_px<T, C>::type p;
+    T s[sizeof p / sizeof(T)] = {};
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        s[c] = (T)v[c];
+    memcpy(&p, s, sizeof p);
+    return p;
+}
+
+template <typename T, int C>
+__device__ __forceinline__ void rs_unpack_px(typename rs_px<T, C>::type p, unsigned v[C])
+{
+    T s[sizeof p / sizeof(T)];
+    memcpy(s, &p, sizeof p);
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        v[c] = s[c];
+}
 
 /* A bound on the inputs that n consecutive outputs read (see rs_coeffs_make): centres move by
  * scale per output, each output reads at most ksize inputs, the rounding adds at most 2. Used
@@ -332,39 +365,42 @@ static int span_bound(int in, int out, int ksize, int n)
     return s > in ? in : (int)s;
 }
 
-/* Horizontal tile: TX outputs x RY rows with weights [TX][ks] and input samples [RY][span][C]
- * (premultiplied, 32-bit). Vertical tile: 32 columns x TY outputs, weights [TY][ks], rows
- * [span][32][C] of the intermediate. */
-static size_t tiled_h_smem(int tx, int ry, int ks, int span, int C)
+/* Horizontal tile: TX outputs x RY rows with weights [TX][ks] and input pixels [RY][span]
+ * (premultiplied, packed). Vertical tile: 32 columns x TY outputs, weights [TY][ks], pixels
+ * [span][32] of the intermediate, packed. */
+static size_t tiled_h_smem(int tx, int ry, int ks, int span, int px)
 {
-    return (size_t)tx * ks * 4 + (size_t)ry * span * C * 4;
+    return (size_t)tx * ks * 4 + (size_t)ry * span * px;
 }
-static size_t tiled_v_smem(int ty, int ks, int span, int C, int bytes)
+static size_t tiled_v_smem(int ty, int ks, int span, int px)
 {
-    return (size_t)ty * ks * 4 + (size_t)span * TILED_VX * C * bytes;
+    return (size_t)ty * ks * 4 + (size_t)span * TILED_VX * px;
 }
 
 struct tiled_cfg {
     int tx, ry, ty;
 };
 
-/* The largest tiles that fit; -1 when none does. span(axis, n) gives the input span. */
+/* The largest tiles that fit; -1 when none does. span(axis, n) gives the input span; px the
+ * bytes of a packed pixel. */
 template <typename SpanH, typename SpanV>
-static int tiled_choose(int ksh, int ksv, int C, int bytes, SpanH span_h, SpanV span_v,
-                        tiled_cfg *cfg)
+static int tiled_choose(int ksh, int ksv, int px, SpanH span_h, SpanV span_v, tiled_cfg *cfg)
 {
-    static const int txs[] = {128, 64, 32}, rys[] = {4, 2, 1}, tys[] = {32, 16, 8, 4, 2, 1};
+    static const int txs[] = {128, 64, 32}, rys[] = {TILED_RY, 4, 2, 1},
+                     tys[] = {32, 16, 8, 4, 2, 1};
     cfg->tx = 0;
     for (int i = 0; i < 3 && !cfg->tx; i++)
-        for (int j = 0; j < 3 && !cfg->tx; j++)
-            if (tiled_h_smem(txs[i], rys[j], ksh, span_h(txs[i]), C) <= RS_SMEM_BUDGET)
+        for (int j = 0; j < 4 && !cfg->tx; j++)
+            if (tiled_h_smem(txs[i], rys[j], ksh, span_h(txs[i]), px) <= RS_SMEM_BUDGET)
                 cfg->tx = txs[i], cfg->ry = rys[j];
     cfg->ty = 0;
     for (int i = 0; i < 6 && !cfg->ty; i++)
-        if (tiled_v_smem(tys[i], ksv, span_v(tys[i]), C, bytes) <= RS_SMEM_BUDGET)
+        if (tiled_v_smem(tys[i], ksv, span_v(tys[i]), px) <= RS_SMEM_BUDGET)
             cfg->ty = tys[i];
     return cfg->tx && cfg->ty ? 0 : -1;
 }
+
+static int px_bytes(int channels, int bytes) { return channels * bytes <= 4 ? 4 : 8; }
 
 extern "C" int resize_tiled_supports(const ts_job *job)
 {
@@ -376,18 +412,22 @@ extern "C" int resize_tiled_supports(const ts_job *job)
     tiled_cfg cfg;
     return ksh && ksv && ih <= 65535 && oh <= 65535 && /* grid.y: one block row per <= RY rows */
            tiled_choose(
-               ksh, ksv, job->in.channels, job->in.bytes,
+               ksh, ksv, px_bytes(job->in.channels, job->in.bytes),
                [&](int n) { return span_bound(iw, ow, ksh, n); },
                [&](int n) { return span_bound(ih, oh, ksv, n); }, &cfg) == 0;
 }
 
+/* Thread x of the block sums output column ox0 + x for all the tile's rows at once: each weight
+ * is read from shared memory once per tap and serves up to TILED_RY rows; each tap of a row is
+ * one packed pixel. */
 template <typename T, int C>
 __global__ void resize_h_tiled_kernel(rs_args a, int tx, int ry, int span)
 {
     typedef typename rs_acc<T>::type acc_t;
-    extern __shared__ int32_t sm[];
-    int32_t *w = sm;                    /* [tx][ksh] */
-    unsigned *px = (unsigned *)(sm + tx * a.ksh); /* [ry][span][C] */
+    typedef typename rs_px<T, C>::type px_t;
+    extern __shared__ __align__(16) int32_t sm[];
+    int32_t *w = sm;                          /* [tx][ksh] */
+    px_t *px = (px_t *)(sm + tx * a.ksh);     /* [ry][span] */
     int ox0 = blockIdx.x * tx, nx = min(tx, a.ow - ox0);
     int r0 = blockIdx.y * ry, nr = min(ry, a.last - a.first - r0);
     int in0 = a.bh[2 * ox0];
@@ -395,33 +435,45 @@ __global__ void resize_h_tiled_kernel(rs_args a, int tx, int ry, int span)
     /* stage the band of the weight matrix and the inputs it touches */
     for (int i = threadIdx.x; i < nx * a.ksh; i += blockDim.x)
         w[i] = a.kh[(size_t)a.rh[ox0 + i / a.ksh] * a.ksh + i % a.ksh];
+    /* unrolled: several pixels' loads in flight per thread, not one global latency each */
+#pragma unroll 4
     for (int i = threadIdx.x; i < nr * (in1 - in0); i += blockDim.x) {
         int r = i / (in1 - in0), x = i % (in1 - in0);
         unsigned v[C];
         rs_load<T, C>(a.in + (size_t)(a.first + r0 + r) * a.in_pitch, in0 + x, v);
-#pragma unroll
-        for (int c = 0; c < C; c++)
-            px[((size_t)r * span + x) * C + c] = v[c];
+        px[(size_t)r * span + x] = rs_pack_px<T, C>(v);
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < nr * nx; i += blockDim.x) {
-        int r = i / nx, x = i % nx;
+    for (int x = threadIdx.x; x < nx; x += blockDim.x) {
         int x0 = a.bh[2 * (ox0 + x)] - in0, n = a.bh[2 * (ox0 + x) + 1];
-        const unsigned *s = px + ((size_t)r * span + x0) * C;
-        acc_t acc[C];
+        acc_t acc[TILED_RY][C];
 #pragma unroll
-        for (int c = 0; c < C; c++)
-            acc[c] = rs_half<T>();
+        for (int r = 0; r < TILED_RY; r++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                acc[r][c] = rs_half<T>();
         for (int t = 0; t < n; t++) {
             acc_t wt = w[x * a.ksh + t];
 #pragma unroll
-            for (int c = 0; c < C; c++)
-                acc[c] += (acc_t)s[t * C + c] * wt;
-        }
-        T *o = (T *)(a.tmp + (size_t)(r0 + r) * a.tmp_pitch) + (size_t)(ox0 + x) * C;
+            for (int r = 0; r < TILED_RY; r++) {
+                if (r < nr) {
+                    unsigned v[C];
+                    rs_unpack_px<T, C>(px[(size_t)r * span + x0 + t], v);
 #pragma unroll
-        for (int c = 0; c < C; c++)
-            o[c] = (T)rs_round<T>(acc[c]);
+                    for (int c = 0; c < C; c++)
+                        acc[r][c] += (acc_t)v[c] * wt;
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < TILED_RY; r++) {
+            if (r < nr) {
+                T *o = (T *)(a.tmp + (size_t)(r0 + r) * a.tmp_pitch) + (size_t)(ox0 + x) * C;
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    o[c] = (T)rs_round<T>(acc[r][c]);
+            }
+        }
     }
 }
 
@@ -429,35 +481,45 @@ template <typename T, int C>
 __global__ void resize_v_tiled_kernel(rs_args a, int ty, int span)
 {
     typedef typename rs_acc<T>::type acc_t;
-    extern __shared__ int32_t sm[];
-    int32_t *w = sm;                /* [ty][ksv] */
-    T *rows = (T *)(sm + ty * a.ksv); /* [span][32][C] */
+    typedef typename rs_px<T, C>::type px_t;
+    extern __shared__ __align__(16) int32_t sm[];
+    int32_t *w = sm;                       /* [ty][ksv] */
+    px_t *rows = (px_t *)(sm + ty * a.ksv); /* [span][32] */
     int ox0 = blockIdx.x * TILED_VX, nx = min(TILED_VX, a.ow - ox0);
     int oy0 = blockIdx.y * ty, ny = min(ty, a.oh - oy0);
     int in0 = a.bv[2 * oy0];
     int in1 = a.bv[2 * (oy0 + ny - 1)] + a.bv[2 * (oy0 + ny - 1) + 1];
     for (int i = threadIdx.x; i < ny * a.ksv; i += blockDim.x)
         w[i] = a.kv[(size_t)a.rv[oy0 + i / a.ksv] * a.ksv + i % a.ksv];
-    int rowlen = nx * C; /* samples of a staged row */
-    for (int i = threadIdx.x; i < (in1 - in0) * rowlen; i += blockDim.x) {
-        int r = i / rowlen, s = i % rowlen;
-        rows[(size_t)r * TILED_VX * C + s] =
-            ((const T *)(a.tmp + (size_t)(in0 + r - a.first) * a.tmp_pitch))[(size_t)ox0 * C + s];
+#pragma unroll 4
+    for (int i = threadIdx.x; i < (in1 - in0) * nx; i += blockDim.x) {
+        int r = i / nx, x = i % nx;
+        const T *s = (const T *)(a.tmp + (size_t)(in0 + r - a.first) * a.tmp_pitch) +
+                     (size_t)(ox0 + x) * C;
+        unsigned v[C];
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            v[c] = s[c];
+        rows[(size_t)r * TILED_VX + x] = rs_pack_px<T, C>(v);
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < ny * nx; i += blockDim.x) {
-        int y = i / nx, x = i % nx;
+    /* a warp is one output row: its weight loads are broadcasts */
+    for (int i = threadIdx.x; i < ny * TILED_VX; i += blockDim.x) {
+        int y = i / TILED_VX, x = i % TILED_VX;
+        if (x >= nx)
+            continue;
         int y0 = a.bv[2 * (oy0 + y)] - in0, n = a.bv[2 * (oy0 + y) + 1];
         acc_t acc[C];
 #pragma unroll
         for (int c = 0; c < C; c++)
             acc[c] = rs_half<T>();
         for (int t = 0; t < n; t++) {
-            const T *s = rows + ((size_t)(y0 + t) * TILED_VX + x) * C;
+            unsigned v[C];
+            rs_unpack_px<T, C>(rows[(size_t)(y0 + t) * TILED_VX + x], v);
             acc_t wt = w[y * a.ksv + t];
 #pragma unroll
             for (int c = 0; c < C; c++)
-                acc[c] += (acc_t)s[c] * wt;
+                acc[c] += (acc_t)v[c] * wt;
         }
         unsigned v[C];
 #pragma unroll
@@ -472,8 +534,9 @@ static ts_status tiled_launch(const rs_plan *p, const ts_job *job)
 {
     const rs_args &a = p->a;
     tiled_cfg cfg;
+    int px = px_bytes(C, (int)sizeof(T));
     if (tiled_choose(
-            a.ksh, a.ksv, C, (int)sizeof(T), [&](int n) { return rs_coeffs_span(p->ch, n); },
+            a.ksh, a.ksv, px, [&](int n) { return rs_coeffs_span(p->ch, n); },
             [&](int n) { return rs_coeffs_span(p->cv, n); }, &cfg) != 0)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: the tiles do not fit shared memory");
     int span_h = rs_coeffs_span(p->ch, cfg.tx), span_v = rs_coeffs_span(p->cv, cfg.ty);
@@ -482,14 +545,13 @@ static ts_status tiled_launch(const rs_plan *p, const ts_job *job)
     if (gh.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: %d rows", rows);
     resize_h_tiled_kernel<T, C><<<gh, TILED_THREADS,
-                                  tiled_h_smem(cfg.tx, cfg.ry, a.ksh, span_h, C), job->stream>>>(
+                                  tiled_h_smem(cfg.tx, cfg.ry, a.ksh, span_h, px), job->stream>>>(
         a, cfg.tx, cfg.ry, span_h);
     TS_LAUNCH_CHECK("resize_h_tiled_kernel");
     dim3 gv(gpu_div_up((size_t)a.ow, TILED_VX), gpu_div_up((size_t)a.oh, (unsigned)cfg.ty));
     if (gv.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: %d output rows", a.oh);
-    resize_v_tiled_kernel<T, C><<<gv, TILED_THREADS,
-                                  tiled_v_smem(cfg.ty, a.ksv, span_v, C, (int)sizeof(T)),
+    resize_v_tiled_kernel<T, C><<<gv, TILED_THREADS, tiled_v_smem(cfg.ty, a.ksv, span_v, px),
                                   job->stream>>>(a, cfg.ty, span_v);
     TS_LAUNCH_CHECK("resize_v_tiled_kernel");
     return TS_OK;

@@ -13,6 +13,7 @@
 #include "gpu_util.cuh"
 #include "resize.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* Shared-memory budget of the tiled and fused kernels: the default per-block limit, so no opt-in
@@ -60,6 +61,20 @@ typedef ts_status (*rs_launcher)(const rs_plan *p, const ts_job *job);
 /* Plans the job, runs launch on the plan (unless rs_plan_make did the job itself) and releases
  * it: the body of every resize entry point. */
 ts_status rs_run(const ts_job *job, rs_launcher launch);
+/* The tensor-core path of opt (resize_mma.cu): 8-bit samples, sm_80+, aligned images. usable
+ * says whether the job's format and device allow it; run launches it and sets *done, or leaves
+ * *done 0 (and returns TS_OK) where the plan's bands are too wide, for the caller to fall back. */
+int rs_mma_usable(const ts_job *job);
+int rs_mma_fits(const ts_job *job); /* usable, and the default tile fits (bounds, no tables) */
+ts_status rs_mma_run(const rs_plan *p, const ts_job *job, int *done);
+/* The widest k-chunk count (32 inputs) a band of n outputs may span: a bound from the sizes,
+ * for supports() (the launch computes the exact one). */
+#define RS_MMA_NK 4 /* k-chunks of 32 inputs that one band of 8 or 16 outputs may span */
+static inline int rs_mma_chunks_bound(int in, int out, int ksize, int n)
+{
+    double s = ceil((double)(n - 1) * in / out) + ksize + 2 + 3;
+    return (int)ceil(s / 32);
+}
 /* launcher<T, C> for the job's depth and channel count. */
 #define RS_PICK(launcher, job)                                                                     \
     ((job)->in.bytes == 2                                                                          \

@@ -11,6 +11,9 @@
  * brought in. TY shrinks until the tile fits 48 KB; a reduction so strong that the tiles' row
  * overlap would cost more than 1.5x the horizontal work is left to tiled (supports says no).
  * Sums are the reference's, term for term: bit-identical output.
+ * For 8-bit images on sm_80 and newer the same fused tile runs on the tensor cores instead
+ * (resize_mma.cu, tried first); this kernel is the fallback for 16-bit samples, older GPUs and
+ * reductions too strong for the tensor-core bands.
  */
 #include "resize_gpu.cuh"
 #include "variants.h"
@@ -60,7 +63,8 @@ extern "C" int resize_opt_supports(const ts_job *job)
      * pass over the rows its neighbours read too (thumbnail:256 of 12 MP: 2 output rows from
      * 113 input rows, 3.6x the work); past 1.5x, tiled's two passes do less. */
     double sy = (double)ih / oh;
-    return ty > 0 && (sy <= 1 || opt_span_bound(ih, oh, ksv, ty) <= 1.5 * ty * sy);
+    return rs_mma_fits(job) ||
+           (ty > 0 && (sy <= 1 || opt_span_bound(ih, oh, ksv, ty) <= 1.5 * ty * sy));
 }
 
 template <typename T, int C>
@@ -142,6 +146,10 @@ __global__ void __launch_bounds__(OPT_THREADS)
 template <typename T, int C>
 static ts_status opt_launch(const rs_plan *p, const ts_job *job)
 {
+    int done = 0;
+    ts_status st = rs_mma_run(p, job, &done);
+    if (st != TS_OK || done)
+        return st;
     const rs_args &a = p->a;
     int ty = opt_choose(a.ksh, a.ksv, C, (int)sizeof(T),
                         [&](int n) { return rs_coeffs_span(p->cv, n); });

@@ -20,6 +20,7 @@
 
 #include <jpeglib.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,7 +320,7 @@ TEST(gpu_jpeg_decode_matches_libjpeg) { decode_all_kinds(NULL); }
 
 TEST(gpu_jpeg_decode_without_engines)
 {
-    gj_opts o = {3, 1, 0};
+    gj_opts o = {.host_threads = 3, .no_engine = 1};
     decode_all_kinds(&o);
 }
 
@@ -351,7 +352,7 @@ static size_t scan_start(const unsigned char *b, size_t len)
 
 static void bad_between_good(int host_threads, int no_engine)
 {
-    gj_opts o = {host_threads, no_engine, 0};
+    gj_opts o = {.host_threads = host_threads, .no_engine = no_engine};
     GJ_CTX_OR_SKIP(env, &o);
     uint64_t rng = tu_seed() ^ 0xbb67ae85u;
     /* good files: baseline and progressive colour, gray */
@@ -510,7 +511,7 @@ TEST(gpu_jpeg_encode_round_trip)
 /* The decoupled path gives the same pixels whatever the number of host threads. */
 TEST(gpu_jpeg_threads_agree)
 {
-    gj_opts one = {1, 1, 0}, many = {8, 1, 0};
+    gj_opts one = {.host_threads = 1, .no_engine = 1}, many = {.host_threads = 8, .no_engine = 1};
     GJ_CTX_OR_SKIP(e1, &one);
     gpu_env e8 = {NULL, NULL};
     char why[512];
@@ -548,3 +549,123 @@ TEST(gpu_jpeg_threads_agree)
     env_close(&e1);
     env_close(&e8);
 }
+
+/* Contexts made on one shared device part (gj_dev_open: what the batch gives its workers), used
+ * by concurrent threads, decode and encode as a context with a device part of its own does. */
+typedef struct shared_arg {
+    gj_dev *dev;
+    int no_engine;
+    unsigned char *const *buf;
+    const size_t *len;
+    int n;
+    ts_image *out;       /* host copies of the decodes, n of them */
+    unsigned char **jpg; /* the encodes of the decodes */
+    size_t *jlen;
+    int ok;
+} shared_arg;
+
+static void *shared_worker(void *p)
+{
+    shared_arg *a = p;
+    ts_stream s = NULL;
+    gj_ctx *c = NULL;
+    char why[512];
+    gj_opts o = {.host_threads = 2, .no_engine = a->no_engine};
+    gj_result *r = calloc((size_t)a->n, sizeof *r);
+    a->ok = r && ts_gpu_stream_create(&s) == TS_OK &&
+            gj_ctx_create_on(&c, a->dev, s, &o, why, sizeof why) == TS_OK &&
+            gj_decode_batch(c, (const unsigned char *const *)a->buf, a->len, a->n, r) == TS_OK;
+    for (int i = 0; a->ok && i < a->n; i++) {
+        a->ok = r[i].status == TS_OK && fetch(&r[i], s, &a->out[i]) == 0;
+        char err[256];
+        if (a->ok && r[i].d_im.channels == 3)
+            a->ok = gj_encode(c, &r[i].d_im, NULL, &a->jpg[i], &a->jlen[i], err, sizeof err) ==
+                    TS_OK;
+    }
+    if (r)
+        gj_results_free(r, a->n);
+    free(r);
+    gj_ctx_destroy(c);
+    if (s)
+        ts_gpu_stream_destroy(s);
+    return NULL;
+}
+
+/* engines = 0: every file on the decoupled path, outputs equal to the private context's; 1: the
+ * engine states are shared (a context finding them all taken decodes on the decoupled path, whose
+ * IDCT may differ slightly: decodes within twice the bound against libjpeg-turbo, encodes not
+ * compared). */
+static void shared_device_part(int engines)
+{
+    gj_opts po = {.host_threads = 2, .no_engine = !engines};
+    GJ_CTX_OR_SKIP(ref, &po);
+    gj_dev *dev = NULL;
+    char why[512];
+    gj_opts dopt = {.no_engine = !engines, .engine_states = 1};
+    CHECKF(gj_dev_open(&dev, &dopt, why, sizeof why) == TS_OK, "%s", why);
+    uint64_t rng = tu_seed() ^ 0x5eedu;
+    enum { N = 6, T = 4 };
+    unsigned char *buf[N];
+    size_t len[N];
+    for (int i = 0; i < N; i++) {
+        ts_image im = photo_like(120 + 37 * i, 90 + 11 * i, i == 5 ? 1 : 3, &rng);
+        buf[i] = make_jpeg(&im, 88, i % 3, i % 2, &len[i]);
+        ts_image_free(&im);
+        CHECK(buf[i]);
+    }
+    /* the reference: a private context, one thread */
+    gj_result r[N];
+    memset(r, 0, sizeof r);
+    ts_image want[N];
+    unsigned char *wjpg[N] = {0};
+    size_t wlen[N] = {0};
+    CHECK(gj_decode_batch(ref.ctx, (const unsigned char *const *)buf, len, N, r) == TS_OK);
+    for (int i = 0; i < N; i++) {
+        CHECKF(r[i].status == TS_OK && fetch(&r[i], ref.s, &want[i]) == 0, "file %d: %s", i,
+               r[i].err);
+        char err[256];
+        if (r[i].d_im.channels == 3)
+            CHECKF(gj_encode(ref.ctx, &r[i].d_im, NULL, &wjpg[i], &wlen[i], err, sizeof err) ==
+                       TS_OK, "%s", err);
+    }
+    shared_arg a[T];
+    pthread_t tid[T];
+    ts_image out[T][N];
+    unsigned char *jpg[T][N];
+    size_t jlen[T][N];
+    memset(out, 0, sizeof out);
+    memset(jpg, 0, sizeof jpg);
+    memset(jlen, 0, sizeof jlen);
+    for (int t = 0; t < T; t++) {
+        a[t] = (shared_arg){dev, !engines, buf, len, N, out[t], jpg[t], jlen[t], 0};
+        CHECK(pthread_create(&tid[t], NULL, shared_worker, &a[t]) == 0);
+    }
+    for (int t = 0; t < T; t++)
+        pthread_join(tid[t], NULL);
+    for (int t = 0; t < T; t++) {
+        CHECKF(a[t].ok, "thread %d failed", t);
+        for (int i = 0; i < N && a[t].ok; i++) {
+            long d = tu_max_diff(&out[t][i], &want[i], NULL, NULL, NULL);
+            CHECKF(engines ? d <= 2 * DIFF_MAX_SUB : d == 0, /* each path within DIFF_MAX_SUB */
+                   "thread %d file %d: the shared device part decodes otherwise (%ld)", t, i, d);
+            CHECKF(engines || (jlen[t][i] == wlen[i] &&
+                               (!wlen[i] || !memcmp(jpg[t][i], wjpg[i], wlen[i]))),
+                   "thread %d file %d: the shared device part encodes otherwise", t, i);
+        }
+        for (int i = 0; i < N; i++) {
+            ts_image_free(&out[t][i]);
+            free(jpg[t][i]);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        ts_image_free(&want[i]);
+        free(wjpg[i]);
+        free(buf[i]);
+    }
+    gj_results_free(r, N);
+    env_close(&ref);
+    gj_dev_close(dev);
+}
+
+TEST(gpu_jpeg_shared_device_part) { shared_device_part(0); }
+TEST(gpu_jpeg_shared_engine_states) { shared_device_part(1); }

@@ -246,6 +246,24 @@ TEST(hostile_bmp_palette_index_past_the_palette_is_black)
     }
 }
 
+/* Found by fuzzing: a 63-byte BMP declaring 63247x257 8-bit pixels with compression 0xffff0000,
+ * which stb decodes as stored rows: reading zeros past the end, 16 MP of black. */
+TEST(hostile_bmp_unknown_compression_truncated)
+{
+    uint8_t b[63] = {'B', 'M'};
+    le32put(b + 2, sizeof b);
+    le32put(b + 10, 62);
+    le32put(b + 14, 40);
+    le32put(b + 18, 63247);
+    le32put(b + 22, 257);
+    b[26] = 1, b[28] = 8;
+    le32put(b + 30, 0xffff0000u);
+    ts_image im;
+    char err[256];
+    CHECKF(load(b, sizeof b, &im, err) == TS_ERR_FORMAT && strstr(err, "truncated BMP"), "'%s'",
+           err);
+}
+
 TEST(hostile_bmp_top_down_loads_upright)
 {
     uint64_t s = tu_seed();
@@ -326,8 +344,8 @@ TEST(hostile_tga_truncated)
     char err[256];
     CHECK(load(b, n, &im, err) == TS_OK);
     ts_image_free(&im);
-    size_t cuts[] = {18, 100, n / 2, n - 1};
-    for (size_t k = 0; k < 4; k++)
+    size_t cuts[] = {17, 18, 100, n / 2, n - 1}; /* 17: the header itself cut (found by fuzzing) */
+    for (size_t k = 0; k < 5; k++)
         CHECKF(load(b, cuts[k], &im, err) == TS_ERR_FORMAT && strstr(err, "truncated TGA"),
                "raw cut %zu: '%s'", cuts[k], err);
     /* stb_image_write's TGA is run-length coded: the packet walk finds the cut. */
@@ -341,8 +359,8 @@ TEST(hostile_tga_truncated)
     unlink(path);
     CHECK(r[2] == 10 && load(r, rn, &im, err) == TS_OK && ts_image_equal(&im, &in));
     ts_image_free(&im);
-    size_t rcuts[] = {18, 19, rn / 2, rn - 1};
-    for (size_t k = 0; k < 4; k++)
+    size_t rcuts[] = {17, 18, 19, rn / 2, rn - 1};
+    for (size_t k = 0; k < 5; k++)
         CHECKF(load(r, rcuts[k], &im, err) == TS_ERR_FORMAT && strstr(err, "truncated TGA"),
                "RLE cut %zu of %zu: '%s'", rcuts[k], rn, err);
     ts_image_free(&in);

@@ -241,6 +241,18 @@ rc=$?
     bad "--demo on the CPU: $(head -c 400 "$T/err")"
 check "--demo: the panel shows the ladder" hud "$T/off_demo.png" "$T/off_hudoff.png"
 
+# zoomed out, the view is the resize op's lanczos3 at the view's size: a 1600x1000 image fitted
+# into 800x600 (50%) equals the headless resize:800x500 exactly; on the CPU the first frame shows
+# box cells and the next the resampling, so --frames 1 ends on the resampled frame
+mk 1600 1000 3 8 21 "$T/in/big.png"
+"$TESSERA" --headless -q --backend cpu --ops resize:800x500:lanczos3 -o "$T/exp_rs.png" "$T/in/big.png" ||
+    { echo "headless resize for the expected image failed"; exit 1; }
+view "fit resampled" $OFF -- --hud off --frames 1 --screenshot "$T/off_rs.png" "$T/in/big.png"
+check "zoomed out: the fitted view is the resize op's lanczos3 output, exactly" centred "$T/off_rs.png" "$T/exp_rs.png"
+view "zoom 37.5% resampled" $OFF -- --hud off --keys "minus" --frames 1 --screenshot "$T/off_rs2.png" "$T/in/big.png"
+"$TESSERA" --headless -q --backend cpu --ops resize:600x375:lanczos3 -o "$T/exp_rs2.png" "$T/in/big.png"
+check "one step out (37.5%): resize:600x375's output, exactly" centred "$T/off_rs2.png" "$T/exp_rs2.png"
+
 # a 16384x16384 image (4x4 gray blocks; binary PGM, 256 MB, made and removed here): fitted, and
 # zoomed to 2x at its centre; the display texture holds only the visible part at screen size,
 # so no texture is ever larger than the window
@@ -283,6 +295,55 @@ Image.new('RGB', (60, 40), (0, 0, 255)).save(sys.argv[2])
     check "animated GIF: the second frame after its delay (frames play)" centred "$T/off_gif2.png" "$T/exp_blue.png"
 else
     skip "animated GIF" "python3 with PIL missing"
+fi
+
+# a large JPEG paints a reduced-size preview first (libjpeg's 1/4 scaling, fitted), then the full
+# decode from a thread replaces it: the log says which frame was which, and the last frame equals
+# the full decode's screenshot (TESSERA_VIEWER_PREVIEW=0). Also with EXIF orientation 6 (the
+# preview upright as the full image), after moving to the next file while the first decodes
+# (its result must not show: the decode starts after the preview's frame, n comes the frame
+# after), and q while decoding (a clean exit).
+if "$PY" -c "import PIL" 2>/dev/null; then
+    "$PY" -c "
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert('RGB').resize((6000, 4000), Image.BILINEAR)
+im.save(sys.argv[2], quality=85)
+ex = Image.Exif(); ex[0x0112] = 6
+im.save(sys.argv[3], quality=85, exif=ex.tobytes())
+im.transpose(Image.FLIP_LEFT_RIGHT).save(sys.argv[4], quality=85)
+" assets/seeding_by_Clements_Engelhardt.jpg "$T/in/big1.jpg" "$T/in/big6.jpg" "$T/in/big2.jpg"
+    pv() { # NAME PREVIEW ARGS...: the viewer (not quiet: its log); $rc, log in $T/pv_NAME.log
+        n=$1; p=$2; shift 2
+        env TESSERA_GEOMETRY=800x600 TESSERA_VIEWER_PREVIEW=$p $OFF timeout 60 "$TESSERA" \
+            --backend cpu --hud off "$@" >"$T/out" 2>"$T/pv_$n.log"
+        rc=$?
+    }
+    pv on 1 --frames 1 --screenshot "$T/pv_on.png" "$T/in/big1.jpg"
+    grep -q "first paint .* a 1/4 preview (1500x1000 of 6000x4000;.*); the full image at .* (frame [1-9]" "$T/pv_on.log" &&
+        ok "large JPEG: a 1/4 preview is the first frame, the full image a later one" ||
+        bad "large JPEG preview (exit $rc): $(grep -E 'paint|tessera:' "$T/pv_on.log" | head -3)"
+    pv off 0 --frames 1 --screenshot "$T/pv_off.png" "$T/in/big1.jpg"
+    grep -q "first paint .* the full image (6000x4000;.* frame 0)" "$T/pv_off.log" &&
+        ok "TESSERA_VIEWER_PREVIEW=0: the full image is the first frame" || bad "no preview: $(head -3 "$T/pv_off.log")"
+    cmp -s "$T/pv_on.png" "$T/pv_off.png" && ok "large JPEG: the last frame equals the full decode's" ||
+        bad "large JPEG: the last frame differs from the full decode's"
+    pv o6 1 --frames 1 --screenshot "$T/pv_o6.png" "$T/in/big6.jpg"
+    pv o6off 0 --frames 1 --screenshot "$T/pv_o6off.png" "$T/in/big6.jpg"
+    grep -q "a 1/4 preview (1000x1500 of 4000x6000;" "$T/pv_o6.log" && cmp -s "$T/pv_o6.png" "$T/pv_o6off.png" &&
+        ok "EXIF orientation 6: the preview upright as the full image, the same last frame" ||
+        bad "EXIF orientation 6 preview: $(grep paint "$T/pv_o6.log")"
+    pv nav 1 --keys "?,n" --frames 1 --screenshot "$T/pv_nav.png" "$T/in/big1.jpg" "$T/in/big2.jpg"
+    pv navoff 0 --keys "?,n" --frames 1 --screenshot "$T/pv_navoff.png" "$T/in/big1.jpg" "$T/in/big2.jpg"
+    [ "$rc" = 0 ] && cmp -s "$T/pv_nav.png" "$T/pv_navoff.png" && ! cmp -s "$T/pv_nav.png" "$T/pv_on.png" &&
+        ok "n while the first file decodes: the second file shows, never the first" ||
+        bad "n during a decode (exit $rc)"
+    t0=$(date +%s)
+    pv quit 1 --keys "?,q" "$T/in/big1.jpg"
+    [ "$rc" = 0 ] && [ $(($(date +%s) - t0)) -lt 20 ] && ok "q while decoding: exit 0 at once" ||
+        bad "q while decoding (exit $rc): $(head -3 "$T/pv_quit.log")"
+else
+    skip "large JPEG preview" "python3 with PIL missing"
 fi
 
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"

@@ -11,7 +11,8 @@
 # listed REPEAT times (copies under a temp directory) so a run lasts long enough to time.
 # Usage: sh tools/bench_batch.sh OUTDIR [CORPUS]   (CORPUS default .carry/corpus)
 # Environment: BUILD (build), PYTHON (python3), REPEAT (8), BATCH (16, torchvision's batch),
-# SYSTEMS ("opencv torch tessera"), JOBS (nproc).
+# SYSTEMS ("opencv torch tessera"), ROWS ("camera shipped jpg2png png2png"), JOBS (nproc),
+# BACKEND (tessera's --backend: gpu), NVJPEG_BENCH (1: also the nvJPEG module alone).
 # Writes OUTDIR/bench_batch.log (everything), results.txt (RESULT lines), bench_batch.md (table),
 # nvjpeg_bench.csv.
 set -u
@@ -22,6 +23,7 @@ PYTHON=${PYTHON:-python3}
 REPEAT=${REPEAT:-8}
 BATCH=${BATCH:-16}
 SYSTEMS=${SYSTEMS:-opencv torch tessera}
+ROWS=${ROWS:-camera shipped jpg2png png2png}
 J=${JOBS:-$(nproc)}
 OPS=gauss:5,equalize,rotate:90
 mkdir -p "$OUT"
@@ -83,7 +85,7 @@ try:
 except Exception:
     pass
 report = outdir + ".report.json"
-cmd = [exe, "--headless", "-j", j, "--backend", "gpu", "--ops", ops, "--format", fmt,
+cmd = [exe, "--headless", "-j", j, "--backend", os.environ.get("BACKEND", "gpu"), "--ops", ops, "--format", fmt,
        "--quality", "90", "--force", "--report", report, "-o", outdir, indir]
 print("+", " ".join(cmd), flush=True)
 # GPU memory: device-wide memory.used sampled by nvidia-smi, peak minus the level before the run.
@@ -117,16 +119,31 @@ rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 outs = [f for f in os.listdir(outdir) if not f.endswith(".tmp")]
 size = sum(os.path.getsize(os.path.join(outdir, f)) for f in outs)
 paths = "?"
+stages = ""
+work = "-"
 try:
     import json, collections
     rep = json.load(open(report))
     items = rep.get("images", rep) if isinstance(rep, dict) else rep
     c = collections.Counter(str(i.get("decode_path", i.get("decode", "?"))) for i in items)
     paths = ",".join(f"{k}:{v}" for k, v in sorted(c.items()))
+    # per-image stage means, as the other systems' columns (a merged CPU stage such as
+    # read+decode goes to its first column)
+    sums = collections.Counter()
+    for i in items:
+        for k, v in i.get("stages_ms", {}).items():
+            sums[k.split("+")[0]] += v
+    stages = " ".join(f"{k}_ms={sums[k] / max(len(items), 1):.1f}"
+                      for k in ("read", "decode", "ops", "encode", "write") if k in sums)
+    # tessera's own time from the first read to the last rename: the rate without the process's
+    # start-up (CUDA context, nvJPEG handles) and exit
+    if rep.get("seconds"):
+        work = f"{n / rep['seconds']:.2f}"
 except Exception:
     pass
 print(f"RESULT system=tessera corpus={corpus} chain={chain} threads={j} images={n} "
       f"seconds={wall:.3f} images_per_s={n / wall:.2f} mp_per_s={mp / wall:.1f} "
+      f"work_images_per_s={work} {stages} "
       f"decode_paths={paths} host_peak_mib={rss:.0f} gpu_peak_mib={gpu} out_mib={size / 2**20:.1f} "
       f"exit={p.returncode} outputs={len(outs)}")
 PY
@@ -149,7 +166,7 @@ run() { # SYSTEM CORPUS CHAIN FMT INDIR
     rm -rf "$o" "$o.log"
 }
 
-if [ -x "$BUILD/nvjpeg_bench" ]; then
+if [ "${NVJPEG_BENCH:-1}" = 1 ] && [ -x "$BUILD/nvjpeg_bench" ]; then
     for c in camera shipped; do
         log "nvjpeg_bench $c"
         "$BUILD/nvjpeg_bench" --threads "$J" --batch "$BATCH" --repeat 3 --check --name "$c" \
@@ -157,10 +174,14 @@ if [ -x "$BUILD/nvjpeg_bench" ]; then
         grep -E '^(nvjpeg_bench|decode-|encode|check:|memory:)' "$LOG" | tail -9
     done
 fi
-for s in $SYSTEMS; do run "$s" camera jpg2jpg jpg "$WORK/in/camera"; done
-for s in $SYSTEMS; do run "$s" shipped jpg2jpg jpg "$WORK/in/shipped"; done
-for s in $SYSTEMS; do run "$s" camera jpg2png png "$WORK/in/camera"; done
-for s in $SYSTEMS; do run "$s" png png2png png "$WORK/in/png"; done
+for row in $ROWS; do
+    case $row in
+    camera) for s in $SYSTEMS; do run "$s" camera jpg2jpg jpg "$WORK/in/camera"; done ;;
+    shipped) for s in $SYSTEMS; do run "$s" shipped jpg2jpg jpg "$WORK/in/shipped"; done ;;
+    jpg2png) for s in $SYSTEMS; do run "$s" camera jpg2png png "$WORK/in/camera"; done ;;
+    png2png) for s in $SYSTEMS; do run "$s" png png2png png "$WORK/in/png"; done ;;
+    esac
+done
 
 # The table: images/s and the ratio to OpenCV on the same corpus and chain.
 $PYTHON - "$RES" "$OUT/bench_batch.md" <<'PY'
@@ -171,7 +192,8 @@ for line in open(sys.argv[1]):
         rows.append(dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv))
 base = {(r["corpus"], r["chain"]): float(r["images_per_s"]) for r in rows
         if r["system"].startswith("opencv")}
-cols = ["corpus", "chain", "system", "images/s", "x OpenCV", "MP/s", "read", "decode", "ops",
+cols = ["corpus", "chain", "system", "images/s", "x OpenCV", "images/s without start-up", "MP/s",
+        "read", "decode", "ops",
         "encode", "write", "decode paths", "host MiB", "GPU MiB", "out MiB"]
 out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
 for r in rows:
@@ -180,11 +202,15 @@ for r in rows:
     failed = r.get("exit", "0") != "0" or r.get("outputs", r["images"]) != r["images"]
     out.append("| " + " | ".join([r["corpus"], r["chain"], r["system"],
         f"failed (exit {r.get('exit')}, {r.get('outputs')} outputs)" if failed else f"{ips:.1f}",
-        f"{ips / b:.2f}" if b and not failed else "-", r.get("mp_per_s", "-")] +
+        f"{ips / b:.2f}" if b and not failed else "-", r.get("work_images_per_s", "-"),
+        r.get("mp_per_s", "-")] +
         [r.get(k + "_ms", "-") for k in ("read", "decode", "ops", "encode", "write")] +
         [r.get("decode_paths", "-"), r.get("host_peak_mib", "-"), r.get("gpu_peak_mib", "-"),
          r.get("out_mib", "-")]) + " |")
 open(sys.argv[2], "w").write("\n".join(out) + "\n\nStage columns: ms per image, summed over "
-    "threads (OpenCV) or synchronized (torchvision).\n")
+    "threads (OpenCV), synchronized (torchvision) or from --report (tessera: a CPU codec's "
+    "read+decode under read, encode+write under encode). images/s: the process's wall clock for "
+    "tessera, the timed loop for the Python scripts; tessera without start-up: from its first "
+    "read to its last output (--report's seconds).\n")
 print("\n".join(out))
 PY

@@ -318,7 +318,7 @@ int main(int argc, char **argv)
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     ts_stream s;
     gj_ctx *ctx = NULL, *ctx_cuda = NULL;
-    gj_opts o = {threads, 0, 0}, oc = {threads, 1, 0};
+    gj_opts o = {.host_threads = threads}, oc = {.host_threads = threads, .no_engine = 1};
     if (ts_gpu_stream_create(&s) != TS_OK || gj_ctx_create(&ctx, s, &o, why, sizeof why) != TS_OK ||
         gj_ctx_create(&ctx_cuda, s, &oc, why, sizeof why) != TS_OK) {
         fprintf(stderr, "nvjpeg_bench: %s\n", why[0] ? why : ts_error_detail());

@@ -1,6 +1,8 @@
 /* fuzz_format.h - the body of the per-format libFuzzer targets: the input, after a fixed
  * signature for the format so that every run reaches that decoder, goes through tessera's loader
- * (guards, pixel limit, decoder). FUZZ_PREFIX is the signature ("" for TGA, which has none). */
+ * (guards, pixel limit, decoder). FUZZ_PREFIX is the signature ("" for TGA, which has none);
+ * FUZZ_EXTRA, when defined, names a function that also gets the same bytes (another entry point
+ * of that decoder). */
 #include "image_io.h"
 
 #include <stddef.h>
@@ -35,6 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0] || strchr(err, '\n')) {
         abort(); /* every refusal has a one-line reason */
     }
+#ifdef FUZZ_EXTRA
+    FUZZ_EXTRA(buf, n);
+#endif
     free(buf);
     return 0;
 }
