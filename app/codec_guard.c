@@ -77,13 +77,22 @@ ts_status tsio_guard_bmp(const unsigned char *b, size_t len, char *err, size_t e
     if (len < 18)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
     uint32_t off = le32(b + 10), hsz = le32(b + 14);
-    if (hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
-        return TS_OK; /* OS/2 headers, or not one stb reads: stb decides */
+    if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
+        return TS_OK; /* not a header stb reads: stb refuses it */
     if (len < 14 + (size_t)hsz)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated BMP");
-    int32_t w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22);
-    unsigned bpp = b[28] | (unsigned)b[29] << 8;
-    uint32_t comp = le32(b + 30);
+    int32_t w, h;
+    unsigned bpp;
+    uint32_t comp = 0;
+    if (hsz == 12) { /* OS/2 1.x: 16-bit sizes, always stored rows (a fuzzer's 36-byte file
+                        declared 256x63984) */
+        w = (int32_t)le16(b + 18), h = (int32_t)le16(b + 20);
+        bpp = le16(b + 24);
+    } else {
+        w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22);
+        bpp = b[28] | (unsigned)b[29] << 8;
+        comp = le32(b + 30);
+    }
     /* stb refuses RLE (1, 2) and decodes every other compression value as stored rows (3 and 6
      * with bit masks), so those rows must be there (a fuzzer's 63-byte file declared 16 MP of
      * compression 0xffff0000) */

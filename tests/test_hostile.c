@@ -264,6 +264,22 @@ TEST(hostile_bmp_unknown_compression_truncated)
            err);
 }
 
+/* Found by fuzzing: a 36-byte OS/2 1.x BMP (12-byte header) declaring 256x63984 1-bit pixels. */
+TEST(hostile_bmp_os2_header_truncated)
+{
+    uint8_t b[36] = {'B', 'M'};
+    le32put(b + 2, sizeof b);
+    le32put(b + 10, 32);
+    le32put(b + 14, 12);
+    b[18] = 0x00, b[19] = 0x01; /* width 256 */
+    b[20] = 0xf0, b[21] = 0xf9; /* height 63984 */
+    b[22] = 1, b[24] = 1;       /* planes, bits per pixel */
+    ts_image im;
+    char err[256];
+    CHECKF(load(b, sizeof b, &im, err) == TS_ERR_FORMAT && strstr(err, "truncated BMP"), "'%s'",
+           err);
+}
+
 TEST(hostile_bmp_top_down_loads_upright)
 {
     uint64_t s = tu_seed();
