@@ -19,8 +19,8 @@ nvcc --version | tail -2
 } >"$OUT/tests.log" 2>&1
 if has build; then
     log "build" | tee -a "$OUT/build.log"
-    make -j"$J" STB_INC="$STB" all >>"$OUT/build.log" 2>&1 || { echo "BUILD FAILED"; tail -30 "$OUT/build.log"; exit 1; }
-    make -j"$J" STB_INC="$STB" build/bench >>"$OUT/build.log" 2>&1 || echo "bench build failed (see build.log)"
+    make -j"$J" STB_INC="$STB" NVFLAGS="-O3 -lineinfo" all >>"$OUT/build.log" 2>&1 || { echo "BUILD FAILED"; tail -30 "$OUT/build.log"; exit 1; }
+    make -j"$J" STB_INC="$STB" NVFLAGS="-O3 -lineinfo" build/bench >>"$OUT/build.log" 2>&1 || echo "bench build failed (see build.log)"
     make STB_INC="$STB" bench-info 2>&1 | tee -a "$OUT/build.log"
 fi
 if has test; then
