@@ -146,7 +146,9 @@ void batch_gpu_open(batch *b)
         if (b->devs[i].id < 0)
             continue;
         if (ts_gpu_use(b->devs[i].id) != TS_OK ||
-            gj_dev_open(&b->devs[i].gj, &go, why, sizeof why) != TS_OK) {
+            gj_dev_open(&b->devs[i].gj, &go, why, sizeof why) != TS_OK ||
+            gj_dev_warm_up(b->devs[i].gj, why, sizeof why) != TS_OK) {
+            gj_dev_close(b->devs[i].gj);
             b->devs[i].gj = NULL;
             warn_once(b, why[0] ? why : ts_error_detail());
             continue;

@@ -69,12 +69,14 @@ typedef struct gj_opts {
 
 /* One per device, shared by its contexts: the library's handles (the hardware backend's when
  * the GPU has JPEG engines and opts->no_engine is 0) and decoders, made in the calling thread's
- * current device. It also encodes and decodes one small image, so that the library's kernels are
- * loaded once here rather than by every worker's first image at the same time. Fails with
- * TS_ERR_UNSUPPORTED (library unavailable), TS_ERR_NO_GPU or TS_ERR_CUDA and a reason. Close it
- * after every context made on it. */
+ * current device. Fails with TS_ERR_UNSUPPORTED (library unavailable), TS_ERR_NO_GPU or
+ * TS_ERR_CUDA and a reason. Close it after every context made on it. */
 typedef struct gj_dev gj_dev;
 ts_status gj_dev_open(gj_dev **dev, const gj_opts *opts, char *why, size_t whylen);
+/* Encodes and decodes one small image on the device part (gpu_jpeg_warm.c), so that the
+ * library's kernels are loaded once here rather than by every worker's first image at the same
+ * time. A failure says why: the device part should not be used. */
+ts_status gj_dev_warm_up(gj_dev *dev, char *why, size_t whylen);
 void gj_dev_close(gj_dev *dev);
 
 /* One per GPU worker thread: decoder states, the encoder state, pinned and device buffers,
