@@ -179,7 +179,7 @@ const char *gj_nvj_str(nvjpegStatus_t s)
 
 nvjpegStatus_t gj_state_make(gj_ctx *c, slot *s, int k)
 {
-    nvjpegStatus_t e = NV.nvjpegDecoderStateCreate(c->h, c->dec[k], &s->st[k]);
+    nvjpegStatus_t e = NV.nvjpegDecoderStateCreate(c->dev->h, c->dev->dec[k], &s->st[k]);
     if (e == NVJPEG_STATUS_SUCCESS)
         e = NV.nvjpegStateAttachPinnedBuffer(s->st[k], s->pinned);
     if (e == NVJPEG_STATUS_SUCCESS)
@@ -216,12 +216,12 @@ static ts_status slot_init(gj_ctx *c, slot *s, char *why, size_t len)
 #define SLOT_TRY(call)                                                                             \
     if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                     \
         return gj_fail_msg(why, len, TS_ERR_CUDA, "%s: %s", #call, gj_nvj_str(e));
-    SLOT_TRY(NV.nvjpegBufferPinnedCreate(c->h, NULL, &s->pinned));
-    SLOT_TRY(NV.nvjpegBufferDeviceCreate(c->h, NULL, &s->devbuf));
-    SLOT_TRY(NV.nvjpegJpegStreamCreate(c->h, &s->js));
-    SLOT_TRY(NV.nvjpegDecodeParamsCreate(c->h, &s->params));
+    SLOT_TRY(NV.nvjpegBufferPinnedCreate(c->dev->h, NULL, &s->pinned));
+    SLOT_TRY(NV.nvjpegBufferDeviceCreate(c->dev->h, NULL, &s->devbuf));
+    SLOT_TRY(NV.nvjpegJpegStreamCreate(c->dev->h, &s->js));
+    SLOT_TRY(NV.nvjpegDecodeParamsCreate(c->dev->h, &s->params));
     for (int k = 0; k < 2; k++)
-        if (c->dec[k])
+        if (c->dev->dec[k])
             SLOT_TRY(gj_state_make(c, s, k));
 #undef SLOT_TRY
     return TS_OK;
@@ -375,20 +375,15 @@ ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_o
     gj_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
-    c->device = d->device;
     c->dev = d;
     c->stream = (cudaStream_t)stream;
     c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
-    c->h = d->h;
     c->has_engine = d->has_engine;
-    c->dec[0] = d->dec[0];
-    c->dec[1] = d->dec[1];
-    c->he = d->he;
     const char *stage = "nvjpegEncoderStateCreate";
-    nvjpegStatus_t e = NV.nvjpegEncoderStateCreate(c->he, &c->enc, c->stream);
+    nvjpegStatus_t e = NV.nvjpegEncoderStateCreate(c->dev->he, &c->enc, c->stream);
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegEncoderParamsCreate";
-        e = NV.nvjpegEncoderParamsCreate(c->he, &c->encp, c->stream);
+        e = NV.nvjpegEncoderParamsCreate(c->dev->he, &c->encp, c->stream);
     }
     /* libjpeg's and OpenCV's default: the standard tables, so sizes compare. */
     if (e == NVJPEG_STATUS_SUCCESS) {
@@ -474,17 +469,17 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
     src.channel[0] = d_im->data;
     src.pitch[0] = d_im->pitch;
     if (d_im->channels == 3)
-        ENC_TRY(NV.nvjpegEncodeImage(c->he, c->enc, c->encp, &src, NVJPEG_INPUT_RGBI,
+        ENC_TRY(NV.nvjpegEncodeImage(c->dev->he, c->enc, c->encp, &src, NVJPEG_INPUT_RGBI,
                                        d_im->width, d_im->height, c->stream));
     else
-        ENC_TRY(NV.nvjpegEncodeYUV(c->he, c->enc, c->encp, &src, NVJPEG_CSS_GRAY, d_im->width,
+        ENC_TRY(NV.nvjpegEncodeYUV(c->dev->he, c->enc, c->encp, &src, NVJPEG_CSS_GRAY, d_im->width,
                                      d_im->height, c->stream));
     size_t n = 0;
-    ENC_TRY(NV.nvjpegEncodeRetrieveBitstream(c->he, c->enc, NULL, &n, c->stream));
+    ENC_TRY(NV.nvjpegEncodeRetrieveBitstream(c->dev->he, c->enc, NULL, &n, c->stream));
     unsigned char *buf = malloc(n ? n : 1);
     if (!buf)
         return gj_fail_msg(err, errlen, TS_ERR_NOMEM, "out of memory for a %zu-byte JPEG", n);
-    e = NV.nvjpegEncodeRetrieveBitstream(c->he, c->enc, buf, &n, c->stream);
+    e = NV.nvjpegEncodeRetrieveBitstream(c->dev->he, c->enc, buf, &n, c->stream);
     cudaError_t ce = cudaStreamSynchronize(c->stream);
     if (e != NVJPEG_STATUS_SUCCESS || ce != cudaSuccess) {
         cudaGetLastError();

@@ -70,7 +70,7 @@ static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
         set_cpu(r, TS_ERR_FORMAT, "not a JPEG (%zu bytes)", data ? len : 0);
         return;
     }
-    nvjpegStatus_t e = NV.nvjpegJpegStreamParseHeader(c->h, data, len, s->js);
+    nvjpegStatus_t e = NV.nvjpegJpegStreamParseHeader(c->dev->h, data, len, s->js);
     if (e != NVJPEG_STATUS_SUCCESS) {
         set_cpu(r, TS_ERR_FORMAT, "nvJPEG cannot read the header: %s", gj_nvj_str(e));
         return;
@@ -111,8 +111,8 @@ static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
     if (c->has_engine && comps == 3 && !rt->progressive) {
         int unsupported = 1;
         /* The engines' check wants the whole stream parsed (scan layout, tables). */
-        if (NV.nvjpegJpegStreamParse(c->h, data, len, 0, 0, s->js) == NVJPEG_STATUS_SUCCESS &&
-            NV.nvjpegDecodeBatchedSupported(c->h, s->js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+        if (NV.nvjpegJpegStreamParse(c->dev->h, data, len, 0, 0, s->js) == NVJPEG_STATUS_SUCCESS &&
+            NV.nvjpegDecodeBatchedSupported(c->dev->h, s->js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
             unsupported == 0)
             rt->path = GJ_PATH_ENGINE;
     }
@@ -126,15 +126,15 @@ static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
                       const route *rt)
 {
     double t0 = now_ms();
-    nvjpegStatus_t e = NV.nvjpegJpegStreamParse(c->h, data, len, 0, 0, s->js);
+    nvjpegStatus_t e = NV.nvjpegJpegStreamParse(c->dev->h, data, len, 0, 0, s->js);
     if (e != NVJPEG_STATUS_SUCCESS) {
         set_cpu(r, TS_ERR_FORMAT, "nvJPEG: %s", gj_nvj_str(e));
         return 0;
     }
     int k = DEC_HOST;
-    if (c->dec[DEC_GPU] && !rt->progressive && (int64_t)rt->w * rt->h >= GPU_HUFFMAN_MIN_PIXELS) {
+    if (c->dev->dec[DEC_GPU] && !rt->progressive && (int64_t)rt->w * rt->h >= GPU_HUFFMAN_MIN_PIXELS) {
         int unsupported = 1;
-        if (NV.nvjpegDecoderJpegSupported(c->dec[DEC_GPU], s->js, s->params, &unsupported) ==
+        if (NV.nvjpegDecoderJpegSupported(c->dev->dec[DEC_GPU], s->js, s->params, &unsupported) ==
                 NVJPEG_STATUS_SUCCESS && unsupported == 0)
             k = DEC_GPU;
     }
@@ -152,15 +152,15 @@ static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
     e = NV.nvjpegDecodeParamsSetOutputFormat(s->params, fmt);
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegHost";
-        e = NV.nvjpegDecodeJpegHost(c->h, c->dec[k], s->st[k], s->params, s->js);
+        e = NV.nvjpegDecodeJpegHost(c->dev->h, c->dev->dec[k], s->st[k], s->params, s->js);
     }
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegTransferToDevice";
-        e = NV.nvjpegDecodeJpegTransferToDevice(c->h, c->dec[k], s->st[k], s->js, s->stream);
+        e = NV.nvjpegDecodeJpegTransferToDevice(c->dev->h, c->dev->dec[k], s->st[k], s->js, s->stream);
     }
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegDevice";
-        e = NV.nvjpegDecodeJpegDevice(c->h, c->dec[k], s->st[k], &dst, s->stream);
+        e = NV.nvjpegDecodeJpegDevice(c->dev->h, c->dev->dec[k], s->st[k], &dst, s->stream);
     }
     /* The pinned buffer is reused by the next file's host stage: wait for the copy. */
     cudaError_t ce = cudaStreamSynchronize(s->stream);
@@ -192,7 +192,7 @@ static void *worker(void *arg)
     job *j = a[0];
     slot *s = a[1];
     gj_ctx *c = j->ctx;
-    if (cudaSetDevice(c->device) != cudaSuccess) {
+    if (cudaSetDevice(c->dev->device) != cudaSuccess) {
         cudaGetLastError();
         atomic_store(&j->fatal, 1);
         return NULL;
@@ -273,12 +273,12 @@ static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
         dst[k].pitch[0] = r->d_im.pitch;
     }
     if (ok && hw->batch != n) {
-        ok = NV.nvjpegDecodeBatchedInitialize(c->h, hw->st, n, 1, NVJPEG_OUTPUT_RGBI) ==
+        ok = NV.nvjpegDecodeBatchedInitialize(c->dev->h, hw->st, n, 1, NVJPEG_OUTPUT_RGBI) ==
              NVJPEG_STATUS_SUCCESS;
         hw->batch = ok ? n : 0;
     }
     if (ok)
-        ok = NV.nvjpegDecodeBatched(c->h, hw->st, d, l, dst, c->stream) == NVJPEG_STATUS_SUCCESS;
+        ok = NV.nvjpegDecodeBatched(c->dev->h, hw->st, d, l, dst, c->stream) == NVJPEG_STATUS_SUCCESS;
     if (ok) {
         cudaError_t ce = cudaStreamSynchronize(c->stream);
         if (ce != cudaSuccess) {
@@ -297,7 +297,7 @@ static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
         /* A fresh engine state: the failed batch's leftovers must not reach the next batch. */
         NV.nvjpegJpegStateDestroy(hw->st);
         hw->batch = 0;
-        if (NV.nvjpegJpegStateCreate(c->h, &hw->st) != NVJPEG_STATUS_SUCCESS)
+        if (NV.nvjpegJpegStateCreate(c->dev->h, &hw->st) != NVJPEG_STATUS_SUCCESS)
             hw->st = NULL;
     }
     free(d);

@@ -91,16 +91,12 @@ struct gj_dev {
 };
 
 struct gj_ctx {
-    int device;
     cudaStream_t stream; /* the caller's */
     uint64_t max_pixels;
-    gj_dev *dev;         /* the shared part */
+    gj_dev *dev;         /* the shared part: handles and decoders */
     gj_dev *own;         /* == dev when this context made its own (gj_ctx_create) */
-    /* the device part's handles, copied */
-    nvjpegHandle_t h;
-    int has_engine;
-    nvjpegJpegDecoder_t dec[2];
-    nvjpegHandle_t he;
+    int has_engine;      /* dev->has_engine, unless this context declines the engines (the
+                            warm-up's pass over the decoupled path) */
     slot *slots;
     int nslots;
     nvjpegEncoderState_t enc;
