@@ -68,7 +68,6 @@ run_one() { # target; prints its summary, returns non-zero on a crash
 }
 JOBS=${FUZZ_JOBS:-1}
 status=0
-set -- "$@"
 while [ $# -gt 0 ]; do # batches of JOBS targets at once
     pids=""
     n=0
