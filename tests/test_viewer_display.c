@@ -66,6 +66,19 @@ TEST(display_texture_is_the_visible_part_at_screen_size)
 
 static uint32_t texel(const uint32_t *px, int tw, int x, int y) { return px[(size_t)y * tw + x]; }
 
+/* The texel a cell of 8-bit values v[] (ch channels) should give at grid cell (gx, gy): gray as
+ * R = G = B, alpha over the 8x8 checkerboard of 0x66 and 0x99, written out by hand. */
+static uint32_t want_texel(const unsigned *v, int ch, int gx, int gy)
+{
+    unsigned r = v[0], g = ch >= 3 ? v[1] : v[0], b = ch >= 3 ? v[2] : v[0];
+    unsigned a = ch == 4 ? v[3] : ch == 2 ? v[1] : 255;
+    unsigned bg = ((gx >> 3) ^ (gy >> 3)) & 1 ? 0x99 : 0x66;
+    r = (r * a + bg * (255 - a) + 127) / 255;
+    g = (g * a + bg * (255 - a) + 127) / 255;
+    b = (b * a + bg * (255 - a) + 127) / 255;
+    return 0xff000000u | r << 16 | g << 8 | b;
+}
+
 TEST(display_conversion_averages_cells)
 {
     /* RGB8 4x2 into 2x1 cells of 2x2: means rounded half up */
@@ -125,13 +138,7 @@ TEST(display_conversion_matches_a_direct_sum)
                         if (bytes == 2)
                             v[c] = (v[c] * 255 + 32767) / 65535;
                     }
-                    unsigned r = v[0], g = ch >= 3 ? v[1] : v[0], bl = ch >= 3 ? v[2] : v[0];
-                    unsigned al = ch == 4 ? v[3] : ch == 2 ? v[1] : 255;
-                    unsigned bg = ((gx >> 3) ^ (gy >> 3)) & 1 ? 0x99 : 0x66;
-                    r = (r * al + bg * (255 - al) + 127) / 255;
-                    g = (g * al + bg * (255 - al) + 127) / 255;
-                    bl = (bl * al + bg * (255 - al) + 127) / 255;
-                    uint32_t want = 0xff000000u | r << 16 | g << 8 | bl;
+                    uint32_t want = want_texel(v, ch, gx, gy);
                     bad = texel(a, m.tw, x, y) != want;
                     CHECKF(!bad, "ch %d bytes %d texel (%d,%d): %08x, want %08x", ch, bytes, x, y,
                            texel(a, m.tw, x, y), want);
@@ -175,15 +182,7 @@ TEST(display_zoomed_out_is_the_resize_op)
                         unsigned s = ts_get(&ref, part.gx0 + x, part.gy0 + y, c);
                         v[c] = bytes == 2 ? (s * 255u + 32767u) / 65535u : s;
                     }
-                    unsigned r = v[0], g = ch >= 3 ? v[1] : v[0], b = ch >= 3 ? v[2] : v[0];
-                    unsigned a = ch == 4 ? v[3] : ch == 2 ? v[1] : 255;
-                    unsigned bg = (((part.gx0 + x) >> 3) ^ ((part.gy0 + y) >> 3)) & 1 ? 0x99 : 0x66;
-                    if (a != 255) {
-                        r = (r * a + bg * (255 - a) + 127) / 255;
-                        g = (g * a + bg * (255 - a) + 127) / 255;
-                        b = (b * a + bg * (255 - a) + 127) / 255;
-                    }
-                    uint32_t want = 0xff000000u | r << 16 | g << 8 | b;
+                    uint32_t want = want_texel(v, ch, part.gx0 + x, part.gy0 + y);
                     bad = texel(px, part.tw, x, y) != want;
                     CHECKF(!bad, "ch %d bytes %d texel (%d,%d): %08x, want %08x", ch, bytes, x, y,
                            texel(px, part.tw, x, y), want);
