@@ -111,8 +111,9 @@ static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
     if (c->has_engine && comps == 3 && !rt->progressive) {
         int unsupported = 1;
         /* The engines' check wants the whole stream parsed (scan layout, tables). */
-        if (NV.nvjpegJpegStreamParse(c->dev->h, data, len, 0, 0, s->js) == NVJPEG_STATUS_SUCCESS &&
-            NV.nvjpegDecodeBatchedSupported(c->dev->h, s->js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+        nvjpegHandle_t nh = c->dev->h;
+        if (NV.nvjpegJpegStreamParse(nh, data, len, 0, 0, s->js) == NVJPEG_STATUS_SUCCESS &&
+            NV.nvjpegDecodeBatchedSupported(nh, s->js, &unsupported) == NVJPEG_STATUS_SUCCESS &&
             unsupported == 0)
             rt->path = GJ_PATH_ENGINE;
     }
@@ -126,15 +127,17 @@ static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
                       const route *rt)
 {
     double t0 = now_ms();
-    nvjpegStatus_t e = NV.nvjpegJpegStreamParse(c->dev->h, data, len, 0, 0, s->js);
+    nvjpegHandle_t h = c->dev->h;
+    const nvjpegJpegDecoder_t *dec = c->dev->dec;
+    nvjpegStatus_t e = NV.nvjpegJpegStreamParse(h, data, len, 0, 0, s->js);
     if (e != NVJPEG_STATUS_SUCCESS) {
         set_cpu(r, TS_ERR_FORMAT, "nvJPEG: %s", gj_nvj_str(e));
         return 0;
     }
     int k = DEC_HOST;
-    if (c->dev->dec[DEC_GPU] && !rt->progressive && (int64_t)rt->w * rt->h >= GPU_HUFFMAN_MIN_PIXELS) {
+    if (dec[DEC_GPU] && !rt->progressive && (int64_t)rt->w * rt->h >= GPU_HUFFMAN_MIN_PIXELS) {
         int unsupported = 1;
-        if (NV.nvjpegDecoderJpegSupported(c->dev->dec[DEC_GPU], s->js, s->params, &unsupported) ==
+        if (NV.nvjpegDecoderJpegSupported(dec[DEC_GPU], s->js, s->params, &unsupported) ==
                 NVJPEG_STATUS_SUCCESS && unsupported == 0)
             k = DEC_GPU;
     }
@@ -152,15 +155,15 @@ static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
     e = NV.nvjpegDecodeParamsSetOutputFormat(s->params, fmt);
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegHost";
-        e = NV.nvjpegDecodeJpegHost(c->dev->h, c->dev->dec[k], s->st[k], s->params, s->js);
+        e = NV.nvjpegDecodeJpegHost(h, dec[k], s->st[k], s->params, s->js);
     }
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegTransferToDevice";
-        e = NV.nvjpegDecodeJpegTransferToDevice(c->dev->h, c->dev->dec[k], s->st[k], s->js, s->stream);
+        e = NV.nvjpegDecodeJpegTransferToDevice(h, dec[k], s->st[k], s->js, s->stream);
     }
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegDevice";
-        e = NV.nvjpegDecodeJpegDevice(c->dev->h, c->dev->dec[k], s->st[k], &dst, s->stream);
+        e = NV.nvjpegDecodeJpegDevice(h, dec[k], s->st[k], &dst, s->stream);
     }
     /* The pinned buffer is reused by the next file's host stage: wait for the copy. */
     cudaError_t ce = cudaStreamSynchronize(s->stream);
@@ -278,7 +281,8 @@ static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
         hw->batch = ok ? n : 0;
     }
     if (ok)
-        ok = NV.nvjpegDecodeBatched(c->dev->h, hw->st, d, l, dst, c->stream) == NVJPEG_STATUS_SUCCESS;
+        ok = NV.nvjpegDecodeBatched(c->dev->h, hw->st, d, l, dst, c->stream) ==
+             NVJPEG_STATUS_SUCCESS;
     if (ok) {
         cudaError_t ce = cudaStreamSynchronize(c->stream);
         if (ce != cudaSuccess) {
