@@ -292,37 +292,6 @@ ts_status batch_gpu_download(gpu_worker *w, item *it, const ts_image *d_im, ts_i
 
 /* ---------------------------------------------------------------- the nvJPEG codec */
 
-/* The whole file in memory; NULL when it cannot be read (the CPU codec then says why). */
-static unsigned char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 20, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        if (cap >= ((size_t)1 << 31)) { /* no JPEG this batch takes is that large */
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        unsigned char *more = realloc(buf, cap *= 2);
-        if (!more)
-            free(buf);
-        buf = more;
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, int n)
 {
     (void)b;
@@ -336,9 +305,10 @@ void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, 
         item *it = slots[k]->it;
         double t0 = now_ms();
         size_t l = 0;
-        unsigned char *buf = read_all(it->input, &l);
-        /* JPEG by content (SOI then a marker): other files go to the CPU codec untouched */
-        if (!buf || l < 4 || buf[0] != 0xFF || buf[1] != 0xD8 || buf[2] != 0xFF) {
+        /* JPEG by content (SOI then a marker): other files go to the CPU codec untouched, read
+         * no further than their first bytes; one that cannot be read too (it says why) */
+        unsigned char *buf = read_file(it->input, (size_t)1 << 31, "\xFF\xD8\xFF", 3, &l, NULL, 0);
+        if (!buf || l < 4) {
             free(buf);
             continue;
         }

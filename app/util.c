@@ -220,3 +220,48 @@ int cpu_count(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
+
+unsigned char *read_file(const char *path, size_t cap, const void *magic, size_t nmagic,
+                         size_t *len, char *err, size_t errlen)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errlen)
+            snprintf(err, errlen, "%s", strerror(errno));
+        return NULL;
+    }
+    char why[64] = "";
+    size_t size = cap < ((size_t)1 << 16) ? cap : (size_t)1 << 16, n = 0;
+    unsigned char *buf = malloc(size ? size : 1);
+    if (!buf)
+        snprintf(why, sizeof why, "out of memory");
+    else if ((n = fread(buf, 1, size, f)), magic && (n < nmagic || memcmp(buf, magic, nmagic)))
+        snprintf(why, sizeof why, "not the format looked for");
+    while (!why[0] && n == size) { /* the buffer is full: more may follow */
+        if (size >= cap) {
+            snprintf(why, sizeof why, "larger than %zu MB", cap >> 20);
+            break;
+        }
+        size_t grow = size > cap / 2 ? cap : size * 2;
+        unsigned char *more = realloc(buf, grow);
+        if (!more) {
+            snprintf(why, sizeof why, "out of memory");
+            break;
+        }
+        buf = more;
+        size = grow;
+        n += fread(buf + n, 1, size - n, f);
+    }
+    if (!why[0] && ferror(f))
+        snprintf(why, sizeof why, "read error");
+    fclose(f);
+    if (why[0]) {
+        free(buf);
+        if (errlen)
+            snprintf(err, errlen, "%s", why);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}

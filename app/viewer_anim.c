@@ -5,7 +5,6 @@
 #include "viewer_anim.h"
 #include "util.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,45 +54,11 @@ static void *anim_realloc(void *p, size_t old_n, size_t new_n)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 
-static unsigned char *read_all(const char *path, size_t *len, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        unsigned char *grown = cap < MAX_FILE ? realloc(buf, cap * 2) : NULL;
-        if (!grown) {
-            snprintf(err, errlen, "larger than %zu MB", MAX_FILE >> 20);
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    if (buf && ferror(f)) {
-        snprintf(err, errlen, "read error");
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 int vw_anim_load(const char *path, uint64_t max_pixels, vw_anim *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     size_t len;
-    unsigned char *buf = read_all(path, &len, err, errlen);
+    unsigned char *buf = read_file(path, MAX_FILE, NULL, 0, &len, err, errlen);
     if (!buf)
         return -1;
     int w, h, comp, n = 0, *delays = NULL;

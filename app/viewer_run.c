@@ -46,27 +46,6 @@ int vw_run_anim_tick(vw_run *r)
     return 1;
 }
 
-/* The whole file in memory, at most `cap` bytes, when it starts as a JPEG; 0 when read. */
-static int read_jpeg(const char *path, size_t cap, unsigned char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    unsigned char head[3];
-    long size = -1;
-    /* only a JPEG is worth reading twice */
-    if (fread(head, 1, 3, f) != 3 || head[0] != 0xFF || head[1] != 0xD8 || head[2] != 0xFF ||
-        fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 3 || (size_t)size > cap ||
-        fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return -1;
-    }
-    *buf = xmalloc((size_t)size);
-    *len = fread(*buf, 1, (size_t)size, f);
-    fclose(f);
-    return 0;
-}
-
 /* Turns src upright by the file's EXIF orientation (the GPU's geometry kernel, else the
  * reference) and names its colour profile: the same for a preview and for the full image. */
 static void upright(vw_run *r, const tsio_meta *meta)
@@ -91,7 +70,7 @@ static int load_preview(vw_run *r, const char *path, uint64_t max_pixels)
     tsio_meta meta = {0};
     tsio_reduced info;
     if (r->preview_box_w < 1 || r->preview_box_h < 1 ||
-        read_jpeg(path, (size_t)1 << 30, &buf, &len) != 0)
+        !(buf = read_file(path, (size_t)1 << 30, "\xFF\xD8\xFF", 3, &len, NULL, 0)))
         return 0;
     ts_status st = tsio_jpeg_decode_reduced(buf, len, max_pixels, r->preview_box_w,
                                             r->preview_box_h, &meta, &info, &r->src, err,

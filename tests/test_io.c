@@ -4,6 +4,7 @@
  * in /tmp, removed at exit. */
 #include "image_io.h"
 #include "testutil.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1069,3 +1070,31 @@ TEST(io_assets_load)
         ts_image_free(&im);
     }
 }
+
+/* read_file: the whole file (across several buffer growths), the magic check after the first
+ * bytes, the size cap and an unreadable path each give what they say. */
+TEST(io_read_file)
+{
+    size_t n = 200000, len = 1;
+    unsigned char *data = xmalloc(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (unsigned char)(i * 7 + (i >> 9));
+    data[0] = 0xFF, data[1] = 0xD8, data[2] = 0xFF;
+    const char *p = tpath("read_file.bin");
+    CHECK(write_bytes(p, data, n));
+    char err[128] = "";
+    unsigned char *got = read_file(p, (size_t)1 << 20, NULL, 0, &len, err, sizeof err);
+    CHECKF(got && len == n && !memcmp(got, data, n), "%s", err);
+    free(got);
+    got = read_file(p, (size_t)1 << 20, "\xFF\xD8\xFF", 3, &len, err, sizeof err);
+    CHECK(got && len == n && !memcmp(got, data, n));
+    free(got);
+    got = read_file(p, (size_t)1 << 20, "\x89PNG", 4, &len, err, sizeof err);
+    CHECK(!got && len == 0 && strstr(err, "not the format"));
+    got = read_file(p, (size_t)1 << 17, NULL, 0, &len, err, sizeof err);
+    CHECKF(!got && strstr(err, "larger than"), "'%s'", err);
+    got = read_file(tpath("no-such-file"), (size_t)1 << 20, NULL, 0, &len, err, sizeof err);
+    CHECKF(!got && strstr(err, "No such file"), "'%s'", err);
+    free(data);
+}
+
