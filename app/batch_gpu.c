@@ -140,8 +140,7 @@ void batch_gpu_open(batch *b)
     /* one set of nvJPEG handles per device, made before the workers start: each handle costs
      * hundreds of milliseconds, and the warm-up loads the library's kernels once */
     double t0 = now_ms();
-    gj_opts go = {.host_threads = 1, .no_engine = !use_engines(), .max_pixels = b->o->max_pixels,
-                  .engine_states = ENGINE_STATES};
+    gj_opts go = {.no_engine = !use_engines(), .engine_states = ENGINE_STATES};
     for (int i = 0; i < b->n_devs; i++) {
         if (b->devs[i].id < 0)
             continue;
