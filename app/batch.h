@@ -76,9 +76,9 @@ typedef struct batch {
     int gpu_codec;          /* nvJPEG loaded: GPU workers decode and encode JPEG with it */
     int gpu_warned;         /* the one notice about nvJPEG was given (guarded by lock) */
     double secs;            /* wall time of the work */
-    /* --timings' setup line: opening the devices and their pipelines, nvJPEG's handles (every
-     * device), the slowest worker's context; ms */
-    double setup_open_ms, setup_codec_ms, setup_worker_ms;
+    /* --timings' setup line, ms: opening the devices and their pipelines; loading nvJPEG, its
+     * handles and their warm-up (every device); the slowest worker's context */
+    double setup_open_ms, setup_load_ms, setup_codec_ms, setup_warm_ms, setup_worker_ms;
 } batch;
 
 /* batch_devices.c */
@@ -122,8 +122,9 @@ void batch_decode(const batch *b, gpu_worker *w, decode_slot *slots, int n);
  * staging buffer for the CPU codec. */
 ts_status batch_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im, int on_device,
                        char *notice, size_t noticelen, char *err, size_t errlen);
-/* The most files one decode step takes: the largest batch a codec in use wants. */
-int batch_decode_step(const batch *b);
+/* The most files a decode step holding this input takes (1: a step of its own): several only for
+ * JPEG files (by name) when nvJPEG is loaded, as many as batch_gpu_decode_batch says. */
+int batch_decode_step(const batch *b, const char *path);
 
 /* batch_gpu.c: the nvJPEG codec and what the GPU path keeps per device and per worker. Without
  * CUDA or nvJPEG every function is a no-op that leaves the work to the CPU codec. */
@@ -141,6 +142,8 @@ void batch_gpu_give(device_slot *d, ts_image *im, size_t *cap);
 /* The nvJPEG codec (batch_codec.c's table): decode of JPEG files into pool buffers, encode of
  * 8-bit gray/RGB device images to JPEG. */
 void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, int n);
+/* JPEG files one nvJPEG decode step should take (1..8). */
+int batch_gpu_decode_batch(const batch *b);
 ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im,
                            int on_device, char *notice, size_t noticelen, char *err,
                            size_t errlen);

@@ -77,17 +77,17 @@ static int usable(const batch *b, const batch_codec *c, const gpu_worker *w)
     return !c->gpu || (b->gpu_codec && w);
 }
 
-int batch_decode_step(const batch *b)
+int batch_decode_step(const batch *b, const char *path)
 {
     long v;
     const char *force = getenv("TESSERA_TEST_DECODE_BATCH"); /* tests: steps of several files */
     if (force && parse_long(force, 1, 256, &v) == 0)
         return (int)v;
-    int most = 1;
-    for (size_t c = 0; c < N_CODECS; c++)
-        if (!codecs[c]->gpu || b->gpu_codec)
-            most = codecs[c]->max_batch > most ? codecs[c]->max_batch : most;
-    return most;
+    /* Only the nvJPEG codec decodes several files in one call; a step of other files is one
+     * file, or a worker would decode them one after the other while the others wait. */
+    if (b->gpu_codec && tsio_format_from_name(path) == TSIO_JPEG)
+        return batch_gpu_decode_batch(b);
+    return 1;
 }
 
 void batch_decode(const batch *b, gpu_worker *w, decode_slot *slots, int n)

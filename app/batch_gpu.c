@@ -122,6 +122,24 @@ static int use_engines(void)
     return e && !strcmp(e, "1");
 }
 
+/* The workers share the cores: each decodes its own steps' Huffman work on this many threads. */
+static int host_threads(const batch *b)
+{
+    int workers = b->o->jobs < b->n ? b->o->jobs : b->n > 0 ? b->n : 1;
+    int cores = cpu_count();
+    return cores / workers > 1 ? cores / workers : 1;
+}
+
+/* The engines' batched call wants several files; the decoupled path decodes a step's files on
+ * the worker's host threads, so a step of more files than those only queues them behind one
+ * worker while the others wait for the in-flight bound (2 per worker: 16 workers with 8-file
+ * steps had at most 4 steps decoding at once). */
+int batch_gpu_decode_batch(const batch *b)
+{
+    int n = use_engines() ? 8 : host_threads(b);
+    return n < 8 ? n : 8;
+}
+
 void batch_gpu_open(batch *b)
 {
     if (!any_gpu(b))
@@ -133,20 +151,29 @@ void batch_gpu_open(batch *b)
         pthread_mutex_init(&b->devs[i].pool->lock, NULL);
     }
     char why[512];
-    if (gj_load(why, sizeof why) != TS_OK) {
+    double t0 = now_ms();
+    ts_status loaded = gj_load(why, sizeof why);
+    b->setup_load_ms = now_ms() - t0;
+    if (loaded != TS_OK) {
         warn_once(b, why);
         return;
     }
     /* one set of nvJPEG handles per device, made before the workers start: each handle costs
      * hundreds of milliseconds, and the warm-up loads the library's kernels once */
-    double t0 = now_ms();
     gj_opts go = {.no_engine = !use_engines(), .engine_states = ENGINE_STATES};
     for (int i = 0; i < b->n_devs; i++) {
         if (b->devs[i].id < 0)
             continue;
-        if (ts_gpu_use(b->devs[i].id) != TS_OK ||
-            gj_dev_open(&b->devs[i].gj, &go, why, sizeof why) != TS_OK ||
-            gj_dev_warm_up(b->devs[i].gj, why, sizeof why) != TS_OK) {
+        double t1 = now_ms();
+        ts_status st = ts_gpu_use(b->devs[i].id);
+        if (st == TS_OK)
+            st = gj_dev_open(&b->devs[i].gj, &go, why, sizeof why);
+        double t2 = now_ms();
+        if (st == TS_OK)
+            st = gj_dev_warm_up(b->devs[i].gj, why, sizeof why);
+        b->setup_codec_ms += t2 - t1;
+        b->setup_warm_ms += now_ms() - t2;
+        if (st != TS_OK) {
             gj_dev_close(b->devs[i].gj);
             b->devs[i].gj = NULL;
             warn_once(b, why[0] ? why : ts_error_detail());
@@ -154,7 +181,6 @@ void batch_gpu_open(batch *b)
         }
         b->gpu_codec = 1;
     }
-    b->setup_codec_ms = now_ms() - t0;
 }
 
 void batch_gpu_close(batch *b)
@@ -196,11 +222,7 @@ gpu_worker *batch_gpu_worker_create(batch *b, device_slot *d)
     }
     if (d->gj) {
         char why[512];
-        /* the workers share the cores: each decodes its own steps' Huffman work */
-        int workers = b->o->jobs < b->n ? b->o->jobs : b->n > 0 ? b->n : 1;
-        int cores = cpu_count();
-        gj_opts go = {.host_threads = cores / workers > 1 ? cores / workers : 1,
-                      .max_pixels = b->o->max_pixels};
+        gj_opts go = {.host_threads = host_threads(b), .max_pixels = b->o->max_pixels};
         double t0 = now_ms();
         ts_status st = gj_ctx_create_on(&w->gj, d->gj, w->stream, &go, why, sizeof why);
         double ms = now_ms() - t0;

@@ -172,9 +172,10 @@ static void print_stage(void *ctx, const char *name, double ms, int k)
 
 void batch_print_timings(const batch *b)
 {
-    printf("setup: devices and pipelines %.1f ms, nvJPEG handles %.1f ms, slowest worker's "
-           "codec context %.1f ms\n",
-           b->setup_open_ms, b->setup_codec_ms, b->setup_worker_ms);
+    printf("setup: devices and pipelines %.1f ms, nvJPEG load %.1f ms, handles %.1f ms, "
+           "warm-up %.1f ms, slowest worker's codec context %.1f ms\n",
+           b->setup_open_ms, b->setup_load_ms, b->setup_codec_ms, b->setup_warm_ms,
+           b->setup_worker_ms);
     for (int i = 0; i < b->n; i++) {
         const item *it = &b->items[i];
         if (!it->ok)

@@ -221,14 +221,18 @@ typedef struct pool {
     int n;
 } pool;
 
-static void pool_start(pool *p, job *j)
+/* Starts the job's threads. caller_joins: the calling thread has nothing else to do until
+ * pool_join, so it takes the first slot's share there itself (a step of one file, the usual
+ * batch case, starts no thread at all). */
+static void pool_start(pool *p, job *j, int caller_joins)
 {
     int n = j->n < j->ctx->nslots ? j->n : j->ctx->nslots;
     p->n = n;
     for (int t = 0; t < n; t++) {
         p->args[t][0] = j;
         p->args[t][1] = &j->ctx->slots[t];
-        p->started[t] = pthread_create(&p->tid[t], NULL, worker, p->args[t]) == 0;
+        p->started[t] =
+            !(caller_joins && t == 0) && pthread_create(&p->tid[t], NULL, worker, p->args[t]) == 0;
     }
 }
 
@@ -339,7 +343,7 @@ ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const siz
     /* Phase 1: route every file (header reads spread over the threads). */
     j.idx = all, j.n = n, j.phase = 1;
     atomic_store(&j.next, 0);
-    pool_start(&p, &j);
+    pool_start(&p, &j, 1);
     pool_join(&p);
     int ne = 0, nd = 0;
     for (int i = 0; i < n; i++) {
@@ -364,7 +368,7 @@ ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const siz
     j.idx = dec, j.n = nd, j.phase = 2;
     atomic_store(&j.next, 0);
     if (nd)
-        pool_start(&p, &j);
+        pool_start(&p, &j, ne == 0);
     int eng_ok = ne ? engine_batch(c, hw, &j, eng, ne) : 1;
     if (hw)
         pthread_mutex_unlock(&hw->lock);
@@ -377,7 +381,7 @@ ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const siz
             rt[eng[k]].path = GJ_PATH_CUDA;
         j.idx = eng, j.n = ne;
         atomic_store(&j.next, 0);
-        pool_start(&p, &j);
+        pool_start(&p, &j, 1);
         pool_join(&p);
     }
     int fatal = atomic_load(&j.fatal);

@@ -213,7 +213,6 @@ static staged pop(stage_queue *s)
 typedef struct sched {
     stage_queue *to_ops, *to_encode; /* per device slot: an image stays where it was decoded */
     int in_flight, cap;
-    int decode_batch; /* files one decode step takes, at most */
     pthread_cond_t wake;
 } sched;
 
@@ -250,8 +249,12 @@ static int next_work(batch *b, sched *s, int slot, staged *job, int *n_decode)
         if (b->next < b->n && s->in_flight < s->cap) {
             job->idx = b->next;
             *n_decode = 0;
-            while (b->next < b->n && *n_decode < s->decode_batch && s->in_flight < s->cap) {
+            int step = batch_decode_step(b, b->items[b->next].input);
+            while (b->next < b->n && *n_decode < step && s->in_flight < s->cap) {
                 if (!b->items[b->next].error) {
+                    /* a file that is not batched is a step of its own */
+                    if (*n_decode > 0 && batch_decode_step(b, b->items[b->next].input) < 2)
+                        break;
                     s->in_flight++;
                     (*n_decode)++;
                 } else {
@@ -410,7 +413,6 @@ static void run_workers(batch *b, int workers)
     memset(&s, 0, sizeof s);
     /* two images in flight per worker: one being worked on, one waiting in a queue */
     s.cap = 2 * workers;
-    s.decode_batch = batch_decode_step(b);
     s.to_ops = xcalloc((size_t)b->n_devs, sizeof *s.to_ops);
     s.to_encode = xcalloc((size_t)b->n_devs, sizeof *s.to_encode);
     for (int d = 0; d < b->n_devs; d++) {
