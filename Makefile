@@ -1,8 +1,8 @@
 # tessera - build, test and run. `make run` and `make test` are the two commands of the README.
 #
 # Finds nvcc on PATH or in /usr/local/cuda (CPU-only build without it, said once), stb in
-# /usr/include/stb (override STB_INC=...), libjpeg-turbo, libspng and libdeflate through pkg-config, SDL2
-# through sdl2-config (viewer left out without it).
+# /usr/include/stb (override STB_INC=...), libjpeg-turbo, libspng and libdeflate through
+# pkg-config, SDL2 through sdl2-config (viewer left out without it).
 # Build outputs go to build/; header dependencies come from -MMD.
 
 BUILD   ?= build

@@ -215,7 +215,8 @@ static uint64_t row_cost(const unsigned char *p, size_t n)
         __m128i m = _mm_min_epu8(v, _mm_sub_epi8(zero, v));
         acc = _mm_add_epi64(acc, _mm_sad_epu8(m, zero));
     }
-    s = (uint64_t)_mm_cvtsi128_si64(acc) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc));
+    s = (uint64_t)_mm_cvtsi128_si64(acc) +
+        (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc));
 #endif
     for (; i < n; i++)
         s += p[i] < 128 ? p[i] : 256u - p[i];
@@ -388,8 +389,9 @@ ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_met
     ts_status st = meta ? out_meta(&o, meta, err, errlen) : TS_OK;
     /* zlib's run-length strategy beats libdeflate's level 1-3 matcher on one-byte pixels (8-bit
      * gray: their filtered bytes are small values in short runs, and libdeflate's length-3 matches
-     * at any distance cost more bits than the literals they replace): 4-9% smaller files than
-     * libdeflate, which was 4-9% larger than OpenCV's (tools/results/cpu-codecs.md) */
+     * at any distance cost more bits than the literals they replace): about 8% smaller files
+     * than libdeflate's level 1, which wrote 3-4% more than OpenCV's
+     * (tools/results/cpu-codecs.md) */
     int use_zlib = (n + 1) * (size_t)im->height > whole_limit ||
                    (level >= 1 && level <= 3 && ts_pixel_bytes(im) == 1);
     if (st == TS_OK && !o.err)
