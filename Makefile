@@ -213,7 +213,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c \
            kernels/registry.c kernels/pipeline.c \
            kernels/gpu_none.c app/codec.c app/image_io.c app/image_save.c app/codec_jpeg.c \
-           app/codec_png.c app/codec_guard.c app/util.c
+           app/codec_png.c app/png_write.c app/codec_guard.c app/util.c
 FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
