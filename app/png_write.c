@@ -7,7 +7,8 @@
  * filtered photo rows (tools/results/cpu-codecs.md). Its price is memory: the filtered image and
  * the compressed stream are both held. So an image whose filtered rows exceed PNG_WHOLE_LIMIT is
  * streamed through zlib instead, a row at a time (the same filters, so the same filtered bytes;
- * only the DEFLATE stream differs).
+ * only the DEFLATE stream differs). zlib also compresses, at levels 1-3, 8-bit gray (always) and
+ * small images (kept when smaller than libdeflate's): see tsio_png_encode and PNG_TRY_ZLIB.
  *
  * Levels (codec.h's `level`, 0..9): 0 stores (no filter: filtering would only cost time);
  * levels 1-3 choose per row the smaller of the sub and up filters by the sum of absolute signed
