@@ -205,6 +205,35 @@ static void filter_paeth(unsigned char *out, const unsigned char *cur, const uns
     size_t i = 0;
     for (; i < bpp && i < n; i++)
         out[i] = (unsigned char)(cur[i] - up[i]); /* a = c = 0: the predictor is b */
+#if defined(__SSE2__)
+    /* Encoding has every neighbour at hand (no dependency along the row, unlike decoding), so
+     * 16 bytes at a time in 16-bit lanes: with pa = |b - c|, pb = |a - c|, pc = |a + b - 2c|,
+     * the nearest is a if pa is the smallest, else b if pb is, else c (the same ties). */
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        __m128i a8 = _mm_loadu_si128((const __m128i *)(cur + i - bpp));
+        __m128i b8 = _mm_loadu_si128((const __m128i *)(up + i));
+        __m128i c8 = _mm_loadu_si128((const __m128i *)(up + i - bpp));
+        __m128i half[2];
+        for (int h = 0; h < 2; h++) {
+            __m128i a = h ? _mm_unpackhi_epi8(a8, zero) : _mm_unpacklo_epi8(a8, zero);
+            __m128i b = h ? _mm_unpackhi_epi8(b8, zero) : _mm_unpacklo_epi8(b8, zero);
+            __m128i c = h ? _mm_unpackhi_epi8(c8, zero) : _mm_unpacklo_epi8(c8, zero);
+            __m128i pa = _mm_sub_epi16(b, c), pb = _mm_sub_epi16(a, c);
+            __m128i pc = _mm_add_epi16(pa, pb);
+            pa = _mm_max_epi16(pa, _mm_sub_epi16(zero, pa));
+            pb = _mm_max_epi16(pb, _mm_sub_epi16(zero, pb));
+            pc = _mm_max_epi16(pc, _mm_sub_epi16(zero, pc));
+            __m128i least = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
+            __m128i is_a = _mm_cmpeq_epi16(pa, least), is_b = _mm_cmpeq_epi16(pb, least);
+            __m128i bc = _mm_or_si128(_mm_and_si128(is_b, b), _mm_andnot_si128(is_b, c));
+            half[h] = _mm_or_si128(_mm_and_si128(is_a, a), _mm_andnot_si128(is_a, bc));
+        }
+        __m128i pred = _mm_packus_epi16(half[0], half[1]);
+        __m128i x = _mm_loadu_si128((const __m128i *)(cur + i));
+        _mm_storeu_si128((__m128i *)(out + i), _mm_sub_epi8(x, pred));
+    }
+#endif
     for (; i < n; i++)
         out[i] = (unsigned char)(cur[i] - paeth(cur[i - bpp], up[i], up[i - bpp]));
 }
