@@ -1,8 +1,8 @@
 # tessera - build, test and run. `make run` and `make test` are the two commands of the README.
 #
 # Finds nvcc on PATH or in /usr/local/cuda (CPU-only build without it, said once), stb in
-# /usr/include/stb (override STB_INC=...), libjpeg-turbo and libspng through pkg-config, SDL2
-# through sdl2-config (viewer left out without it).
+# /usr/include/stb (override STB_INC=...), libjpeg-turbo, libspng and libdeflate through
+# pkg-config, SDL2 through sdl2-config (viewer left out without it).
 # Build outputs go to build/; header dependencies come from -MMD.
 
 BUILD   ?= build
@@ -61,8 +61,9 @@ override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN)
 # about 4% of the device compile and changes no machine code: tools/gpu_check.sh asks for it.
 NVFLAGS ?= -O3
 override NVFLAGS += -std=c++17 -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-# JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib): `make deps` installs them.
-CODEC_PKGS ?= libjpeg spng zlib
+# JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib decodes; app/png_write.c encodes
+# with libdeflate, and with zlib for the largest images): `make deps` installs them.
+CODEC_PKGS ?= libjpeg spng zlib libdeflate
 # Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
 PHOTO_PKGS ?= libwebp libwebpdemux libwebpmux libtiff-4
 override CODEC_PKGS += $(PHOTO_PKGS)
@@ -132,7 +133,7 @@ else
 endif
 	@test -f $(STB_INC)/stb_image.h || { echo "tessera: $(STB_INC)/stb_image.h missing: run 'make deps' (libstb-dev)" >&2; exit 1; }
 ifeq ($(origin CODEC_LIBS),file)
-	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo, libspng, libwebp or libtiff missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev libwebp-dev libtiff-dev)" >&2; exit 1; }
+	@pkg-config --exists $(CODEC_PKGS) || { echo "tessera: libjpeg-turbo, libspng, libdeflate, libwebp or libtiff missing: run 'make deps' (libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libtiff-dev)" >&2; exit 1; }
 endif
 
 $(BUILD)/%.o: %.c
@@ -212,7 +213,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=al
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c \
            kernels/registry.c kernels/pipeline.c \
            kernels/gpu_none.c app/codec.c app/image_io.c app/image_save.c app/codec_jpeg.c \
-           app/codec_png.c app/codec_guard.c app/util.c
+           app/codec_png.c app/png_write.c app/codec_guard.c app/util.c
 FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel

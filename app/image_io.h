@@ -1,7 +1,8 @@
 /* image_io.h - loading and saving images.
  *
- * Codecs: JPEG through libjpeg-turbo (app/codec_jpeg.c), PNG through libspng (app/codec_png.c),
- * BMP, TGA, GIF, PSD and PNM through stb_image behind tessera's own guards (app/image_io.c).
+ * Codecs: JPEG through libjpeg-turbo (app/codec_jpeg.c), PNG read through libspng
+ * (app/codec_png.c), BMP, TGA, GIF, PSD and PNM through stb_image behind tessera's own guards
+ * (app/image_io.c).
  * Loading keeps the file's channel count (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) and depth (16-bit
  * PNG, PNM and PSD as bytes=2, everything else bytes=1). Before a decoder sees a byte, tessera
  * reads the header, refuses images over the pixel limit and, for stb's formats, checks that the
@@ -9,7 +10,8 @@
  * per-decode budget derived from the image's size.
  *
  * Saving (app/image_save.c) picks the format from the extension (or tsio_save_opts.format): PNG
- * 8/16-bit (libspng), JPEG (libjpeg-turbo), BMP, TGA (stb_image_write), PNM 8/16-bit (own).
+ * 8/16-bit (app/png_write.c, libdeflate), JPEG (libjpeg-turbo), BMP, TGA (stb_image_write), PNM
+ * 8/16-bit (own).
  * tsio_save_atomic writes a temp file beside the target and renames it, so a failure or a signal
  * never leaves a partial file.
  *
@@ -93,16 +95,16 @@ ts_status tsio_jpeg_decode_reduced(const unsigned char *buf, size_t len, uint64_
                                    ts_image *out, char *err, size_t errlen);
 
 /* The PNG compression level when tsio_save_opts.png_level is 0. Levels 1-3 filter each row with
- * sub or up and use zlib's run-length strategy: smaller files than OpenCV's default (sub alone,
- * the same strategy) in less time than it (tools/results/cpu-codecs.md); levels 4-9 search
- * harder (all five filters, zlib's full match search). */
+ * sub or up, levels 4-9 with the best of all five; level N is libdeflate's (zlib's for 8-bit gray
+ * at 1-3 and for the largest images: app/png_write.c). Level 1 writes smaller files than OpenCV's
+ * default (sub alone, zlib level 1) in less time than it (tools/results/cpu-codecs.md). */
 #define TSIO_PNG_DEFAULT_LEVEL 1
-#define TSIO_PNG_LEVEL_STORE (-1) /* png_level for zlib level 0: stored, no compression */
+#define TSIO_PNG_LEVEL_STORE (-1) /* png_level for level 0: stored, no compression */
 
 typedef struct tsio_save_opts {
     tsio_format format;     /* TSIO_UNKNOWN: from the path's extension */
     int quality;            /* JPEG 1..100; 0: 90 */
-    int png_level;          /* zlib level 1..9, TSIO_PNG_LEVEL_STORE; 0: TSIO_PNG_DEFAULT_LEVEL */
+    int png_level;          /* level 1..9, TSIO_PNG_LEVEL_STORE; 0: TSIO_PNG_DEFAULT_LEVEL */
     const tsio_meta *meta;  /* written into JPEG and PNG when not NULL (EXIF, ICC profile) */
     int lossless;           /* photos: WebP lossless (else lossy at quality) */
 } tsio_save_opts;

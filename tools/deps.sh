@@ -6,9 +6,10 @@
 # nvidia-nvjpeg wheel (13.0.x, matching CUDA 13.0) into .deps/nvjpeg/{include,lib} (not fatal:
 # without it the build uses the CPU codecs).
 set -u
-# libjpeg62-turbo-dev: JPEG (libjpeg-turbo); libspng-dev + zlib1g-dev: PNG; libwebp-dev: WebP;
+# libjpeg62-turbo-dev: JPEG (libjpeg-turbo); libspng-dev + zlib1g-dev: PNG decode (and the encode
+# of the largest images), libdeflate-dev: PNG encode; libwebp-dev: WebP;
 # libtiff-dev: TIFF; pkg-config finds them.
-PKGS="build-essential pkg-config libjpeg62-turbo-dev libspng-dev zlib1g-dev libwebp-dev libtiff-dev libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv python3-pil valgrind clang libclang-rt-dev"
+PKGS="build-essential pkg-config libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libtiff-dev libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv python3-pil valgrind clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
