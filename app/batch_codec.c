@@ -52,7 +52,8 @@ static ts_status cpu_encode(const batch *b, gpu_worker *w, item *it, const ts_im
     if (on_device)
         return TS_ERR_UNSUPPORTED; /* batch_encode downloads it first */
     tsio_save_opts so = {.format = b->o->format, .quality = b->o->quality,
-                         .meta = &it->meta_out, .lossless = b->o->lossless};
+                         .meta = &it->meta_out, .lossless = b->o->lossless,
+                         .png_level = b->o->png_level};
     if (so.format == TSIO_UNKNOWN)
         so.format = tsio_format_from_name(it->output);
     double t0 = now_ms();

@@ -26,6 +26,8 @@ void ts_print_usage(void)
            "  --format FMT          png, jpg, webp, bmp, tga or pnm (default: the input's)\n"
            "  --quality N           JPEG and WebP quality 1..100 (default 90)\n"
            "  --lossless            WebP: lossless (--quality is then ignored)\n"
+           "  --png-level N         PNG compression 0 (stored) .. 9 (smallest); default 1, the\n"
+           "                        fastest, no larger than OpenCV's default\n"
            "  --no-auto-orient      keep pixels as stored (default: turn upright by EXIF)\n"
            "  --strip               write no metadata (default: ICC profile and EXIF kept)\n"
            "  --force               overwrite existing outputs (never inputs)\n"
@@ -99,7 +101,8 @@ static int parse_max_pixels(const char *s, uint64_t *out)
 enum {
     OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
     OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
-    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS
+    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS,
+    OPT_PNG_LEVEL
 };
 
 /* A Slurm array variable as a number; -1 when unset or not a number. */
@@ -264,7 +267,8 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         {"slideshow", required_argument, 0, 'S'},   {"hud", required_argument, 0, OPT_HUD},
         {"demo", no_argument, 0, OPT_DEMO},
         {"no-auto-orient", no_argument, 0, OPT_NO_ORIENT}, {"strip", no_argument, 0, OPT_STRIP},
-        {"lossless", no_argument, 0, OPT_LOSSLESS}, {0, 0, 0, 0}};
+        {"lossless", no_argument, 0, OPT_LOSSLESS},
+        {"png-level", required_argument, 0, OPT_PNG_LEVEL}, {0, 0, 0, 0}};
     long v;
     memset(o, 0, sizeof *o);
     o->ops = "";
@@ -341,6 +345,11 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
         case OPT_NO_ORIENT: o->no_auto_orient = 1; break;
         case OPT_STRIP: o->strip = 1; break;
         case OPT_LOSSLESS: o->lossless = 1; break;
+        case OPT_PNG_LEVEL:
+            if (parse_long(arg, 0, 9, &v))
+                return usage_error("--png-level '%s': must be 0..9%s", arg, "");
+            o->png_level = v == 0 ? TSIO_PNG_LEVEL_STORE : (int)v;
+            break;
         case ':':
             return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
         default:

@@ -24,6 +24,7 @@ typedef struct ts_options {
     int no_auto_orient;   /* photos: --no-auto-orient */
     int strip;            /* photos: --strip (no metadata written) */
     int lossless;         /* photos: --lossless (WebP) */
+    int png_level;        /* --png-level: tsio_save_opts.png_level (0: the default level) */
     ts_backend backend;   /* --backend */
     const char *report;   /* --report FILE.json */
     uint64_t max_pixels;  /* --max-pixels */

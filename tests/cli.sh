@@ -42,6 +42,18 @@ run --headless "$T/in/rgb8.png"; expect "--headless without -o" 2 "needs -o"
 run --headless -o "$T"; expect "--headless without inputs" 2 "at least one INPUT"
 run --headless -o "$T" --jobs 0 "$T/in/rgb8.png"; expect "--jobs 0" 2 "--jobs"
 run --headless -o "$T" --quality 101 "$T/in/rgb8.png"; expect "--quality 101" 2 "--quality"
+run --headless -o "$T" --png-level 10 "$T/in/rgb8.png"; expect "--png-level 10" 2 "--png-level"
+# --png-level: 0 stores (the largest file), 9 is no larger than the default; the pixels the same
+mkdir -p "$T/lv0" "$T/lv1" "$T/lv9" "$T/lvin"
+mk 300 200 3 8 9 "$T/lvin/big.png" band
+for l in 0 1 9; do run --headless -q -o "$T/lv$l" --png-level $l "$T/lvin/big.png"; done
+s0=$(wc -c < "$T/lv0/big.png"); s1=$(wc -c < "$T/lv1/big.png"); s9=$(wc -c < "$T/lv9/big.png")
+[ "$s0" -gt "$s1" ] && [ "$s9" -le "$s1" ] && [ "$s0" -ge $((200 * (300 * 3 + 1))) ] \
+    && ok "--png-level 0 stores, 9 is no larger than 1 ($s0, $s1, $s9 bytes)" \
+    || bad "--png-level 0 stores, 9 is no larger than 1 ($s0, $s1, $s9 bytes)"
+run --headless -q -o "$T/lv9/big.bmp" "$T/lv0/big.png"; run --headless -q -o "$T/lv1/big.bmp" "$T/lv9/big.png"
+cmp -s "$T/lv9/big.bmp" "$T/lv1/big.bmp" && ok "--png-level 0 and 9 decode to the same pixels" \
+    || bad "--png-level 0 and 9 decode to the same pixels"
 run --headless -o "$T" --format gif "$T/in/rgb8.png"; expect "--format gif" 2 "--format"
 run --headless -o "$T" --backend tpu "$T/in/rgb8.png"; expect "--backend tpu" 2 "--backend"
 run --headless -o "$T" --variant conv "$T/in/rgb8.png"; expect "--variant without =" 2 "FAMILY=NAME"
