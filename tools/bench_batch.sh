@@ -14,7 +14,7 @@
 # SYSTEMS ("opencv torch tessera"), ROWS ("camera shipped jpg2png png2png"), JOBS (nproc),
 # BACKEND (tessera's --backend: gpu), NVJPEG_BENCH (1: also the nvJPEG module alone).
 # Writes OUTDIR/bench_batch.log (everything), results.txt (RESULT lines), bench_batch.md (table),
-# nvjpeg_bench.csv.
+# nvjpeg_bench.csv, and bench_batch.png (tools/chart_batch.py) where matplotlib is installed.
 set -u
 OUT=${1:?usage: bench_batch.sh OUTDIR [CORPUS]}
 CORPUS=${2:-.carry/corpus}
@@ -36,8 +36,9 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
 for c in shipped camera; do
     [ -d "$CORPUS/$c" ] || { echo "bench_batch: $CORPUS/$c missing: run tools/bench_batch_corpus.py" >&2; exit 1; }
 done
+STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
 {
-    echo "bench_batch: $(date -u '+%Y-%m-%d %H:%M UTC'), $J host threads, REPEAT=$REPEAT"
+    echo "bench_batch: $STARTED, $J host threads, REPEAT=$REPEAT"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
     nproc; grep -m1 'model name' /proc/cpuinfo
     $PYTHON -c 'import cv2; print("opencv", cv2.__version__)' 2>&1
@@ -214,3 +215,12 @@ open(sys.argv[2], "w").write("\n".join(out) + "\n\nStage columns: ms per image, 
     "read to its last output (--report's seconds).\n")
 print("\n".join(out))
 PY
+
+# The chart (tools/chart_batch.py), only where matplotlib is importable: not a CI dependency.
+if $PYTHON -c 'import matplotlib' 2>/dev/null; then
+    $PYTHON tools/chart_batch.py "$OUT/bench_batch.md" -o "$OUT/bench_batch.png" \
+        --title "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $J host threads, $STARTED" ||
+        echo "bench_batch: chart failed" | tee -a "$LOG"
+else
+    echo "bench_batch: matplotlib not installed for $PYTHON: no chart" | tee -a "$LOG"
+fi
