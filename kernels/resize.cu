@@ -27,7 +27,8 @@
 
 /* The scratch layout: bounds and weights of both axes, then the intermediate image. */
 struct rs_layout {
-    size_t h, v, tmp, total, tmp_pitch; /* offsets of each axis's tables and the intermediate */
+    size_t h, v, tmp, frag, total, tmp_pitch; /* offsets: each axis's tables, the intermediate,
+                                                 resize_mmai.cu's fragments */
 };
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -50,7 +51,8 @@ static int rs_layout_of(const ts_job *job, rs_layout *l)
     l->h = 0;
     l->v = l->h + align256((size_t)ow * (3 + (size_t)ksh) * sizeof(int32_t));
     l->tmp = l->v + align256((size_t)oh * (3 + (size_t)ksv) * sizeof(int32_t));
-    l->total = l->tmp + l->tmp_pitch * (size_t)job->in.height; /* rows read <= input rows */
+    l->frag = l->tmp + align256(l->tmp_pitch * (size_t)job->in.height); /* rows read <= input rows */
+    l->total = l->frag + (job->in.bytes == 1 ? rs_mmai_frag_bound(ow, oh, job->in.channels) : 0);
     return 0;
 }
 
@@ -199,6 +201,8 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
     a->out_pitch = out->pitch;
     a->tmp = s + l.tmp;
     a->tmp_pitch = l.tmp_pitch;
+    p->frag = l.total > l.frag ? s + l.frag : NULL;
+    p->frag_bytes = l.total - l.frag;
     a->iw = in->width;
     a->ih = in->height;
     a->ow = out->width;

@@ -30,7 +30,7 @@
  * rs_mma_run declines (the caller falls back to the CUDA-core kernels) where the bands are too
  * wide for RS_MMA_NK k-chunks (strong reductions), for 16-bit samples, or for unaligned images.
  */
-#include "resize_gpu.cuh"
+#include "resize_mma.cuh"
 
 #include <limits.h>
 
@@ -138,54 +138,23 @@ static int mma_geom_make(const rs_plan *p, int C, int tx, int ty, int pipe, mma_
 
 /* ---------------------------------------------------------------- device helpers */
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-/* D += A * B, 16x8x32, A row-major, B column-major; U: unsigned 8-bit, S: signed. */
-#define MMA_DEF(name, ta, tb)                                                                      \
-    __device__ __forceinline__ void name(int (&d)[4], unsigned a0, unsigned a1, unsigned a2,       \
-                                         unsigned a3, unsigned b0, unsigned b1)                    \
-    {                                                                                              \
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0,%1,%2,%3}, "     \
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                    \
-                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                              \
-                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));                      \
-    }
-MMA_DEF(mma_uu, "u8", "u8")
-MMA_DEF(mma_us, "u8", "s8")
-MMA_DEF(mma_su, "s8", "u8")
-#endif
 
 /* The three byte planes' sums recombined into Pillow's int32 sum, rounded to 8 bits. */
 __device__ __forceinline__ unsigned mma_round(int lo, int mid, int hi)
 {
-    unsigned s = ((unsigned)hi << 16) + ((unsigned)mid << 8) + (unsigned)lo +
-                 (1u << (RS_PREC8 - 1));
-    int v = (int)s >> RS_PREC8;
+    int v = mma_sum(lo + (1 << (RS_PREC8 - 1)), mid, hi);
     return (unsigned)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-/* The weight of input i for output o of an axis (0 outside its band or past the last output). */
-__device__ __forceinline__ int mma_weight(const int *b, const int *r, const int32_t *k, int ks,
-                                          int size, int o, int i)
-{
-    if (o >= size)
-        return 0;
-    int t = i - b[2 * o];
-    return t >= 0 && t < b[2 * o + 1] ? k[(size_t)r[o] * ks + t] : 0;
-}
-
-/* Four consecutive inputs' weights for output o as three byte planes (lo, mid: unsigned; hi:
- * signed) packed four to a word, the way the mma fragments hold them. */
+/* Four consecutive inputs' weights for output o as three byte planes (mma_pack_planes). */
 __device__ __forceinline__ void mma_planes(const int *b, const int *r, const int32_t *k, int ks,
                                            int size, int o, int i, unsigned pl[3])
 {
-    pl[0] = pl[1] = pl[2] = 0;
+    int w[4];
 #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        unsigned w = (unsigned)mma_weight(b, r, k, ks, size, o, i + e);
-        pl[0] |= (w & 255u) << (8 * e);
-        pl[1] |= ((w >> 8) & 255u) << (8 * e);
-        pl[2] |= ((w >> 16) & 255u) << (8 * e);
-    }
+    for (int e = 0; e < 4; e++)
+        w[e] = mma_weight(b, r, k, ks, size, o, i + e);
+    mma_pack_planes(w, pl);
 }
 
 /* 255 * c / a (floor), clamped: rs_unpremul for 8 bits in 32-bit arithmetic. */
@@ -260,20 +229,6 @@ __device__ __forceinline__ void mma_fetch(const rs_args &a, int y, int x, unsign
 
 /* ---------------------------------------------------------------- the kernel */
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-/* 16 bytes global -> shared, asynchronously; zeros where src_bytes is 0. */
-__device__ __forceinline__ void mma_cp16(void *dst, const void *src, int src_bytes)
-{
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                 "r"(src_bytes));
-}
-__device__ __forceinline__ void mma_cp_commit() { asm volatile("cp.async.commit_group;\n"); }
-template <int N> __device__ __forceinline__ void mma_cp_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-#endif
 
 template <int C, int TX, int TY, bool PIPE>
 __global__ void __launch_bounds__(MMA_THREADS)

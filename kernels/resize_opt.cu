@@ -147,7 +147,9 @@ template <typename T, int C>
 static ts_status opt_launch(const rs_plan *p, const ts_job *job)
 {
     int done = 0;
-    ts_status st = rs_mma_run(p, job, &done);
+    ts_status st = rs_mmai_run(p, job, &done);
+    if (st == TS_OK && !done)
+        st = rs_mma_run(p, job, &done);
     if (st != TS_OK || done)
         return st;
     const rs_args &a = p->a;

@@ -1,0 +1,75 @@
+/* resize_mma.cuh - what the two tensor-core resamplers (resize_mma.cu: channel planes;
+ * resize_mmai.cu: interleaved samples) share: the 8-bit mma.sync wrappers, cp.async, and the
+ * recombination of the three byte planes' sums. Internal to kernels/; sm_80 and newer.
+ *
+ * A weight (22 fractional bits, Pillow's fixed point) is split into three bytes
+ * w = hi * 2^16 + mid * 2^8 + lo (lo, mid unsigned, hi signed): the tensor cores multiply 8-bit
+ * by 8-bit, the three sums are recombined in 32 bits and give the CPU reference's int32 sum,
+ * bit for bit.
+ */
+#ifndef TS_RESIZE_MMA_CUH
+#define TS_RESIZE_MMA_CUH
+
+#include "resize_gpu.cuh"
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+/* D += A * B, 16x8x32, A row-major, B column-major; U: unsigned 8-bit, S: signed. */
+#define RS_MMA_DEF(name, ta, tb)                                                                   \
+    __device__ __forceinline__ void name(int (&d)[4], unsigned a0, unsigned a1, unsigned a2,       \
+                                         unsigned a3, unsigned b0, unsigned b1)                    \
+    {                                                                                              \
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0,%1,%2,%3}, "     \
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                    \
+                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                              \
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));                      \
+    }
+RS_MMA_DEF(mma_uu, "u8", "u8")
+RS_MMA_DEF(mma_us, "u8", "s8")
+RS_MMA_DEF(mma_su, "s8", "u8")
+
+/* 16 bytes global -> shared, asynchronously; zeros past src_bytes (0..16). */
+__device__ __forceinline__ void mma_cp16(void *dst, const void *src, int src_bytes)
+{
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(src_bytes));
+}
+__device__ __forceinline__ void mma_cp_commit() { asm volatile("cp.async.commit_group;\n"); }
+template <int N> __device__ __forceinline__ void mma_cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+#endif
+
+/* The three planes' sums recombined into Pillow's int32 sum (the half for rounding included
+ * by the caller or here), shifted: the sample before clamping. */
+__device__ __forceinline__ int mma_sum(int lo, int mid, int hi)
+{
+    unsigned s = ((unsigned)hi << 16) + ((unsigned)mid << 8) + (unsigned)lo;
+    return (int)s >> RS_PREC8;
+}
+
+/* The weight of input i for output o of an axis (0 outside its band or past the last output). */
+__device__ __forceinline__ int mma_weight(const int *b, const int *r, const int32_t *k, int ks,
+                                          int size, int o, int i)
+{
+    if (o >= size)
+        return 0;
+    int t = i - b[2 * o];
+    return t >= 0 && t < b[2 * o + 1] ? k[(size_t)r[o] * ks + t] : 0;
+}
+
+/* Four weights as three byte planes (lo, mid: unsigned; hi: signed) packed four to a word, the
+ * way the mma fragments hold them. */
+__device__ __forceinline__ void mma_pack_planes(const int w[4], unsigned pl[3])
+{
+    pl[0] = pl[1] = pl[2] = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        pl[0] |= ((unsigned)w[e] & 255u) << (8 * e);
+        pl[1] |= (((unsigned)w[e] >> 8) & 255u) << (8 * e);
+        pl[2] |= (((unsigned)w[e] >> 16) & 255u) << (8 * e);
+    }
+}
+
+#endif /* TS_RESIZE_MMA_CUH */

@@ -1,0 +1,482 @@
+/* resize_mmai.cu - the opt rung's first choice for 8-bit images without alpha (1 or 3 channels)
+ * on sm_80 and newer: the fused resample on the tensor cores with the samples left interleaved,
+ * as they are in the image.
+ *
+ * What it changes against resize_mma.cu (channel planes), which was issue-bound (tools/results/
+ * nvidia-h100-resize.md: ~140 instructions an output sample around the mma):
+ *   - no reordering of the input: the horizontal product runs over the bytes of a row as they
+ *     lie (k = 3 * x + c for RGB), so the rows go from global to shared memory by cp.async and
+ *     straight into the A fragments. The weight matrix is then zero where the channel differs:
+ *     an n-tile of 8 output samples (2.7 RGB pixels) spans at most 2 k-chunks of 32 bytes at a
+ *     2x reduction, twice the planar kernel's mma count, which the tensor cores absorb;
+ *   - the weight fragments (three byte planes, fragment order) are built once per launch by a
+ *     small kernel (mi_prep) into the job's scratch, not per block; a block copies its columns'
+ *     fragments into shared memory once and walks down a strip of tiles (blockIdx.y, y +
+ *     gridDim.y, ...), so the copy is paid once per strip;
+ *   - the horizontal pass's rows are permuted (fragment row gq is input row 2gq or 2gq + 1, gq + 8
+ *     the other) so each thread's two sums of a column are adjacent rows: one 16-bit store into
+ *     the intermediate (stored column-major: the vertical pass's B operand) instead of two bytes;
+ *   - the vertical pass pairs two n-tiles whose columns interleave (n -> 4 (n / 2) + n % 2, and
+ *     + 2) so each thread holds 4 adjacent output samples of a row: one 32-bit global store,
+ *     no output tile in shared memory; the rounding, clamping and packing of 4 sums is two
+ *     cvt.pack.sat;
+ *   - the next tile's first input rows are in flight while the vertical pass of this one runs.
+ *
+ * The sums are the reference's (resize.h): bit-identical to the CPU and to the planar kernel.
+ * rs_mmai_run declines (the caller falls back to resize_mma.cu) where an n-tile's band needs
+ * more than 2 k-chunks (reductions past ~2.5x), a 16-row band more than MI_NKV, a staged row
+ * more than the thread's chunks, or the scratch has no room for the fragments.
+ */
+#include "resize_mma.cuh"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#define MI_THREADS 256
+#define MI_TY 32             /* output rows of a tile */
+#define MI_NM (MI_TY / 16)   /* 16-row bands of a tile */
+#define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
+#define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
+#define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
+#define MI_HALF (1 << (RS_PREC8 - 1))
+
+/* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128). */
+static __host__ __device__ constexpr int mi_ntw(int C) { return C == 3 ? 3 : 2; }
+
+/* Launch geometry (host-computed, passed by value). */
+struct mi_geom {
+    int C, S;          /* channels, samples per output row (ow * C) */
+    int nkh, nkv;      /* k-chunks per n-tile (1 or 2) and per 16-row band */
+    int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
+    int nmr, nmp;      /* 16-row bands, padded to whole tiles */
+    int gx, nty;       /* blocks across, tiles down */
+    int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
+    size_t off_raw, off_mid, off_wv, smem; /* shared memory (wh at 0) */
+    unsigned char *frag;                   /* device: kbh, fh, vb + vend, fv */
+    size_t off_fh, off_vb, off_fv, frag_bytes;
+};
+
+/* ---------------------------------------------------------------- geometry (host and device) */
+
+/* The first byte (rounded down to 4) and the end of the inputs of n-tile n (samples 8n ..). */
+RS_HD void mi_tile_band(const int *b, int C, int S, int n, int *lo, int *hi)
+{
+    *lo = INT_MAX;
+    *hi = 0;
+    for (int s = 8 * n; s < 8 * n + 8 && s < S; s++) {
+        int px = s / C, c = s - px * C;
+        int first = C * b[2 * px] + c, end = C * (b[2 * px] + b[2 * px + 1] - 1) + c + 1;
+        *lo = first < *lo ? first : *lo;
+        *hi = end > *hi ? end : *hi;
+    }
+    if (*lo != INT_MAX)
+        *lo &= ~3;
+}
+
+/* The first input row (rounded down to 4) and the end of the rows of 16-row band m. */
+RS_HD void mi_row_band(const int *b, int oh, int m, int *lo, int *hi)
+{
+    *lo = INT_MAX;
+    *hi = 0;
+    for (int o = 16 * m; o < 16 * m + 16 && o < oh; o++) {
+        *lo = b[2 * o] < *lo ? b[2 * o] : *lo;
+        *hi = b[2 * o] + b[2 * o + 1] > *hi ? b[2 * o] + b[2 * o + 1] : *hi;
+    }
+    if (*lo != INT_MAX)
+        *lo &= ~3;
+}
+
+static size_t mi_align(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Fragment bytes for an output of ow x oh with C channels, at most (before the tables exist):
+ * what resize.cu's scratch layout reserves. */
+size_t rs_mmai_frag_bound(int ow, int oh, int C)
+{
+    if (C != 1 && C != 3)
+        return 0;
+    size_t txs = 64 * (size_t)mi_ntw(C), ntp = ((size_t)ow * C + txs - 1) / txs * (txs / 8);
+    size_t nmp = ((size_t)oh + MI_TY - 1) / MI_TY * MI_NM;
+    return mi_align(ntp * sizeof(int)) + mi_align(ntp * 2 * 768) + mi_align(nmp * 2 * sizeof(int)) +
+           nmp * MI_NKV * 1536;
+}
+
+/* The geometry of a launch on this plan; -1 where the kernel does not apply. */
+static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
+{
+    const rs_coeffs *ch = p->ch, *cv = p->cv;
+    const int ow = ch->out_size, oh = cv->out_size, ntw = mi_ntw(C), ntb = 8 * ntw;
+    g->C = C;
+    g->S = ow * C;
+    g->nt = (g->S + 7) / 8;
+    g->gx = (g->S + 64 * ntw - 1) / (64 * ntw);
+    g->ntp = g->gx * ntb;
+    g->nty = (oh + MI_TY - 1) / MI_TY;
+    g->nmr = (oh + 15) / 16;
+    g->nmp = g->nty * MI_NM;
+    int *kb = (int *)malloc((size_t)g->ntp * sizeof(int)), lo, hi, nkh = 1, nkv = 1;
+    if (!kb)
+        return -1;
+    for (int n = 0; n < g->nt; n++) {
+        mi_tile_band(ch->bounds, C, g->S, n, &lo, &hi);
+        kb[n] = lo;
+        nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
+    }
+    for (int n = g->nt; n < g->ntp; n++)
+        kb[n] = kb[g->nt - 1];
+    int win = 0;
+    for (int bx = 0; bx < g->gx && nkh <= 2; bx++)
+        for (int n = bx * ntb; n < bx * ntb + ntb; n++)
+            win = kb[n] + 32 * nkh - (kb[bx * ntb] & ~15) > win
+                      ? kb[n] + 32 * nkh - (kb[bx * ntb] & ~15)
+                      : win;
+    free(kb);
+    g->nkh = nkh;
+    g->nch = (win + 15) / 16;
+    if (nkh > 2 || 16 * g->nch > MI_SMAX * MI_THREADS)
+        return -1;
+    g->rb = 16 * (g->nch | 1); /* 16 mod 32 bytes: the A fragments' rows hit distinct banks */
+    for (int m = 0; m < g->nmr; m++) {
+        mi_row_band(cv->bounds, oh, m, &lo, &hi);
+        nkv = (hi - lo + 31) / 32 > nkv ? (hi - lo + 31) / 32 : nkv;
+    }
+    if (nkv > MI_NKV)
+        return -1;
+    g->nkv = nkv;
+    int rows = 0; /* intermediate rows a tile makes or reads */
+    for (int t = 0; t < g->nty; t++) {
+        int base = 0, end = 0, reach = 0;
+        for (int m = t * MI_NM; m < t * MI_NM + MI_NM && m < g->nmr; m++) {
+            mi_row_band(cv->bounds, oh, m, &lo, &hi);
+            if (m == t * MI_NM)
+                base = lo;
+            end = hi > end ? hi : end;
+            reach = lo + 32 * nkv > reach ? lo + 32 * nkv : reach;
+        }
+        int made = (end - base + 15) & ~15;
+        rows = made > rows ? made : rows;
+        rows = reach - base > rows ? reach - base : rows;
+    }
+    g->mr = (rows + 7) & ~7;
+    if (g->mr % 16 == 0)
+        g->mr += 8; /* mr / 4 = 2 mod 4: the 16-bit stores conflict-free, the loads 2-way */
+    size_t txs = 64 * (size_t)ntw;
+    g->off_raw = (size_t)ntb * nkh * 768;
+    g->off_mid = g->off_raw + (size_t)MI_NS * 16 * g->rb;
+    g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
+    g->smem = g->off_wv + 2 * (size_t)MI_NM * nkv * 1536; /* two tiles' vertical fragments */
+    g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
+    g->off_vb = g->off_fh + mi_align((size_t)g->ntp * nkh * 768);
+    g->off_fv = g->off_vb + mi_align((size_t)g->nmp * 2 * sizeof(int));
+    g->frag_bytes = g->off_fv + (size_t)g->nmp * nkv * 1536;
+    g->frag = p->frag;
+    size_t optin = job->dev ? job->dev->smem_per_block_optin : 0;
+    if (!p->frag || g->frag_bytes > p->frag_bytes || g->smem > (optin ? optin : 99 * 1024))
+        return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- device */
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+/* Two sums clamped to 0..255 and packed under c: byte 0 = b, byte 1 = a, bytes 2-3 = c's low half. */
+__device__ __forceinline__ unsigned mi_pack(int a, int b, unsigned c)
+{
+    unsigned d;
+    asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+#endif
+
+/* The fragments of every n-tile and 16-row band, in the order the kernel's lanes read them:
+ * fh[n][k][plane][lane] (uint2: the B fragment of k-chunk k), fv[m][k][plane][lane] (uint4: the A
+ * fragment), kbh[n] (the n-tile's first byte), vb[m], vend[m] (the band's first row, rounded
+ * down to 4, and the end of its rows; 0 for a band past the image). Tiles and bands past the
+ * image get zero weights at the last real one's position. */
+__global__ void mi_prep_kernel(rs_args a, mi_geom g)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x, lane = i & 31, lo, hi;
+    const int nh = g.ntp * g.nkh * 32;
+    if (i < nh) {
+        int k = (i >> 5) % g.nkh, n = (i >> 5) / g.nkh;
+        mi_tile_band(a.bh, g.C, g.S, n < g.nt ? n : g.nt - 1, &lo, &hi);
+        if (k == 0 && lane == 0)
+            ((int *)g.frag)[n] = lo;
+        int s = 8 * n + (lane >> 2), px = s / g.C, c = s - px * g.C;
+        unsigned pl[2][3];
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            int w[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int byte = lo + 32 * k + 4 * (lane & 3) + 16 * j + e, ip = byte / g.C;
+                w[e] = n < g.nt && byte - ip * g.C == c
+                           ? mma_weight(a.bh, a.rh, a.kh, a.ksh, a.ow, px, ip)
+                           : 0;
+            }
+            mma_pack_planes(w, pl[j]);
+        }
+        uint2 *fh = (uint2 *)(g.frag + g.off_fh) + (size_t)(n * g.nkh + k) * 96 + lane;
+#pragma unroll
+        for (int p = 0; p < 3; p++)
+            fh[32 * p] = make_uint2(pl[0][p], pl[1][p]);
+        return;
+    }
+    i -= nh;
+    if (i >= g.nmp * g.nkv * 32)
+        return;
+    int k = (i >> 5) % g.nkv, m = (i >> 5) / g.nkv;
+    mi_row_band(a.bv, a.oh, m < g.nmr ? m : g.nmr - 1, &lo, &hi);
+    int *vb = (int *)(g.frag + g.off_vb);
+    if (k == 0 && lane == 0) {
+        vb[m] = lo;
+        vb[g.nmp + m] = m < g.nmr ? hi : 0;
+    }
+    unsigned pl[4][3];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int o = 16 * m + (lane >> 2) + 8 * (j & 1), w[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            w[e] = m < g.nmr ? mma_weight(a.bv, a.rv, a.kv, a.ksv, a.oh, o,
+                                          lo + 32 * k + 4 * (lane & 3) + 16 * (j >> 1) + e)
+                             : 0;
+        mma_pack_planes(w, pl[j]);
+    }
+    uint4 *fv = (uint4 *)(g.frag + g.off_fv) + (size_t)(m * g.nkv + k) * 96 + lane;
+#pragma unroll
+    for (int p = 0; p < 3; p++)
+        fv[32 * p] = make_uint4(pl[0][p], pl[1][p], pl[2][p], pl[3][p]);
+}
+
+template <int C, int NKH>
+__global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
+{
+#if __CUDA_ARCH__ >= 800
+    constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
+    extern __shared__ __align__(16) unsigned char sm[];
+    const uint2 *wh = (const uint2 *)sm;  /* [NTB][NKH][3][32]: the block's B fragments */
+    unsigned char *raw = sm + g.off_raw;  /* [MI_NS][16][rb]: input rows as they are */
+    unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
+    uint4 *wv = (uint4 *)(sm + g.off_wv); /* [2][MI_NM][nkv][3][32]: A fragments, vertical */
+    const int *kbh = (const int *)g.frag, *vb = (const int *)(g.frag + g.off_vb);
+    const int *vend = vb + g.nmp;
+    const uint4 *fv = (const uint4 *)(g.frag + g.off_fv);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tg = lane & 3;
+    const int n0 = blockIdx.x * NTB, sx0 = 8 * n0, w0 = kbh[n0] & ~15;
+    const int wv_words = MI_NM * g.nkv * 96;
+
+    /* the strip's horizontal fragments, once (in the first tile's first group) */
+    {
+        const uint4 *src = (const uint4 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 48;
+        for (int i = tid; i < NTB * NKH * 48; i += MI_THREADS)
+            mma_cp16((uint4 *)sm + i, src + i, 16);
+    }
+    int koff[NTW];
+#pragma unroll
+    for (int i = 0; i < NTW; i++)
+        koff[i] = kbh[n0 + warp + 8 * i] - w0 + 4 * tg;
+    /* fragment rows gq, gq + 8 <-> input rows 2gq, 2gq + 1 (in an order that keeps the eight
+     * A-fragment rows of a load in distinct banks) */
+    const int ra = (gq < 4 ? 2 * gq : 2 * gq + 1) * g.rb, rbb = (gq < 4 ? 2 * gq + 1 : 2 * gq) * g.rb;
+
+    /* this thread's 16-byte chunks of the 16 rows of a stage */
+    const int rowbytes = a.iw * C;
+    int srow[MI_SMAX], sx[MI_SMAX], sbytes[MI_SMAX];
+#pragma unroll
+    for (int it = 0; it < MI_SMAX; it++) {
+        int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch, x = w0 + 16 * j;
+        srow[it] = r;
+        sx[it] = x;
+        sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - x)) : -1;
+    }
+    auto issue = [&](int rbase, int nst, int st) {
+        if (st < nst) {
+            unsigned char *dst = raw + (size_t)(st % MI_NS) * 16 * g.rb;
+#pragma unroll
+            for (int it = 0; it < MI_SMAX; it++) {
+                if (sbytes[it] < 0)
+                    continue;
+                int y = rbase + 16 * st + srow[it], n = y < a.ih ? sbytes[it] : 0;
+                mma_cp16(dst + srow[it] * g.rb + (sx[it] - w0),
+                         n ? (const void *)(a.in + (size_t)y * a.in_pitch + sx[it])
+                           : (const void *)a.in,
+                         n);
+            }
+        }
+        mma_cp_commit();
+    };
+    /* a tile's rows: the first input row, the 16-row stages, and its vertical fragments */
+    auto tile_rows = [&](int t, int *rbase, int *nst) {
+        int m0 = t * MI_NM, e = 0;
+#pragma unroll
+        for (int m = 0; m < MI_NM; m++)
+            e = max(e, vend[m0 + m]);
+        *rbase = vb[m0];
+        *nst = (e - *rbase + 15) / 16;
+    };
+    auto prologue = [&](int t, int rbase, int nst) {
+        const uint4 *src = fv + (size_t)t * wv_words;
+        uint4 *dst = wv + (size_t)(t / gridDim.y & 1) * wv_words;
+        for (int i = tid; i < wv_words; i += MI_THREADS)
+            mma_cp16(dst + i, src + i, 16);
+#pragma unroll
+        for (int st = 0; st < MI_NS - 1; st++)
+            issue(rbase, nst, st);
+    };
+
+    int t = blockIdx.y, rbase, nst;
+    tile_rows(t, &rbase, &nst);
+    prologue(t, rbase, nst);
+    while (t < g.nty) {
+        /* ---- horizontal pass, 16 input rows a stage, the next three in flight */
+        for (int s = 0; s < nst; s++) {
+            mma_cp_wait<MI_NS - 2>();
+            __syncthreads();
+            issue(rbase, nst, s + MI_NS - 1);
+            const unsigned char *buf = raw + (size_t)(s % MI_NS) * 16 * g.rb;
+#pragma unroll
+            for (int i = 0; i < NTW; i++) {
+                const int n = warp + 8 * i;
+                int acc[3][4] = {{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}};
+                const unsigned char *pa = buf + ra + koff[i], *pb = buf + rbb + koff[i];
+                const uint2 *w = wh + n * NKH * 96 + lane;
+#pragma unroll
+                for (int k = 0; k < NKH; k++) {
+                    unsigned a0 = *(const unsigned *)(pa + 32 * k),
+                             a1 = *(const unsigned *)(pb + 32 * k),
+                             a2 = *(const unsigned *)(pa + 32 * k + 16),
+                             a3 = *(const unsigned *)(pb + 32 * k + 16);
+                    uint2 b0 = w[k * 96], b1 = w[k * 96 + 32], b2 = w[k * 96 + 64];
+                    mma_uu(acc[0], a0, a1, a2, a3, b0.x, b0.y);
+                    mma_uu(acc[1], a0, a1, a2, a3, b1.x, b1.y);
+                    mma_us(acc[2], a0, a1, a2, a3, b2.x, b2.y);
+                }
+                int v[4];
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    v[q] = mma_sum(acc[0][q], acc[1][q], acc[2][q]);
+                /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
+                bool up = gq < 4;
+                unsigned c0 = mi_pack(up ? v[2] : v[0], up ? v[0] : v[2], 0);
+                unsigned c1 = mi_pack(up ? v[3] : v[1], up ? v[1] : v[3], 0);
+                unsigned char *d = mid + (size_t)(8 * n + 2 * tg) * g.mr + 16 * s + 2 * gq;
+                *(unsigned short *)d = (unsigned short)c0;
+                *(unsigned short *)(d + g.mr) = (unsigned short)c1;
+            }
+        }
+        mma_cp_wait<0>();
+        __syncthreads();
+
+        /* the next tile's first rows go in flight while this one's vertical pass runs */
+        const int cur = t, cbase = rbase;
+        t += gridDim.y;
+        if (t < g.nty) {
+            tile_rows(t, &rbase, &nst);
+            prologue(t, rbase, nst);
+        }
+
+        /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved) */
+        const uint4 *wvc = wv + (size_t)(cur / gridDim.y & 1) * wv_words;
+        const int oy0 = cur * MI_TY;
+        for (int u = warp; u < MI_NM * (TXS / 16); u += 8) {
+            const int m = u % MI_NM, p0 = 16 * (u / MI_NM);
+            if (oy0 + 16 * m >= a.oh || sx0 + p0 >= g.S)
+                continue;
+            int acc[2][3][4] = {{{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}},
+                                {{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}}};
+            const unsigned char *p = mid + (size_t)(p0 + 4 * (gq >> 1) + (gq & 1)) * g.mr +
+                                     (vb[cur * MI_NM + m] - cbase) + 4 * tg;
+            const unsigned char *p2 = p + 2 * g.mr;
+            const uint4 *w = wvc + m * g.nkv * 96 + lane;
+            for (int k = 0; k < g.nkv; k++) {
+                uint4 w0v = w[k * 96], w1v = w[k * 96 + 32], w2v = w[k * 96 + 64];
+                unsigned b0 = *(const unsigned *)(p + 32 * k),
+                         b1 = *(const unsigned *)(p + 32 * k + 16);
+                unsigned e0 = *(const unsigned *)(p2 + 32 * k),
+                         e1 = *(const unsigned *)(p2 + 32 * k + 16);
+                mma_uu(acc[0][0], w0v.x, w0v.y, w0v.z, w0v.w, b0, b1);
+                mma_uu(acc[0][1], w1v.x, w1v.y, w1v.z, w1v.w, b0, b1);
+                mma_su(acc[0][2], w2v.x, w2v.y, w2v.z, w2v.w, b0, b1);
+                mma_uu(acc[1][0], w0v.x, w0v.y, w0v.z, w0v.w, e0, e1);
+                mma_uu(acc[1][1], w1v.x, w1v.y, w1v.z, w1v.w, e0, e1);
+                mma_su(acc[1][2], w2v.x, w2v.y, w2v.z, w2v.w, e0, e1);
+            }
+            int v[2][4];
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    v[h][q] = mma_sum(acc[h][0][q], acc[h][1][q], acc[h][2][q]);
+            /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
+            unsigned r0 = mi_pack(v[0][1], v[0][0], mi_pack(v[1][1], v[1][0], 0));
+            unsigned r1 = mi_pack(v[0][3], v[0][2], mi_pack(v[1][3], v[1][2], 0));
+            const int gs = sx0 + p0 + 4 * tg;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int y = oy0 + 16 * m + gq + 8 * h;
+                unsigned word = h ? r1 : r0;
+                if (y >= a.oh)
+                    continue;
+                unsigned char *o = a.out + (size_t)y * a.out_pitch + gs;
+                if (gs + 4 <= g.S) {
+                    *(unsigned *)o = word;
+                } else {
+                    for (int b = 0; gs + b < g.S; b++)
+                        o[b] = (unsigned char)(word >> (8 * b));
+                }
+            }
+        }
+        __syncthreads(); /* mid and this tile's fragments are free */
+    }
+#endif
+}
+
+/* ---------------------------------------------------------------- launch */
+
+template <int C, int NKH>
+static ts_status mi_launch(const rs_plan *p, const ts_job *job, const mi_geom &g)
+{
+    const void *k = (const void *)resize_mmai_kernel<C, NKH>;
+    ts_status st = gpu_allow_smem(k, g.smem);
+    int per_sm = 0;
+    if (st == TS_OK)
+        st = gpu_blocks_per_sm(k, MI_THREADS, g.smem, "resize_mmai_kernel", &per_sm);
+    if (st != TS_OK)
+        return st;
+    /* strips: enough blocks to fill the device once, each walking down ceil(nty / gy) tiles
+     * (the horizontal fragments are copied once a strip); more strips where a block would
+     * otherwise be left with a long tail */
+    int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 1, resident = sms * per_sm;
+    int best = 1;
+    double best_cost = 1e30;
+    for (int gy = 1; gy <= g.nty && gy <= 65535; gy++) {
+        long blocks = (long)g.gx * gy;
+        double waves = (double)((blocks + resident - 1) / resident);
+        double cost = waves * ((g.nty + gy - 1) / gy + 0.5);
+        if (cost < best_cost - 1e-9)
+            best_cost = cost, best = gy;
+    }
+    const rs_args &a = p->a;
+    int prep = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
+    mi_prep_kernel<<<(prep + 255) / 256, 256, 0, job->stream>>>(a, g);
+    TS_LAUNCH_CHECK("mi_prep_kernel");
+    resize_mmai_kernel<C, NKH><<<dim3(g.gx, best), MI_THREADS, g.smem, job->stream>>>(a, g);
+    TS_LAUNCH_CHECK("resize_mmai_kernel");
+    return TS_OK;
+}
+
+ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done)
+{
+    *done = 0;
+    int C = job->in.channels;
+    if ((C != 1 && C != 3) || !rs_mma_usable(job) || !job->dev || job->param)
+        return TS_OK;
+    mi_geom g;
+    if (mi_geom_make(p, C, job, &g) != 0)
+        return TS_OK;
+    ts_status st = C == 3 ? (g.nkh == 1 ? mi_launch<3, 1>(p, job, g) : mi_launch<3, 2>(p, job, g))
+                          : (g.nkh == 1 ? mi_launch<1, 1>(p, job, g) : mi_launch<1, 2>(p, job, g));
+    *done = st == TS_OK;
+    return st;
+}
