@@ -10,9 +10,9 @@
  *     an n-tile of 8 output samples (2.7 RGB pixels) spans at most 2 k-chunks of 32 bytes at a
  *     2x reduction, twice the planar kernel's mma count, which the tensor cores absorb;
  *   - the weight fragments (three byte planes, fragment order) are built once per launch by a
- *     small kernel (mi_prep) into the job's scratch, not per block; a block copies its columns'
- *     fragments into shared memory once and walks down a strip of tiles (blockIdx.y, y +
- *     gridDim.y, ...), so the copy is paid once per strip;
+ *     small kernel (mi_prep) into the job's scratch, not per block; one block per resident
+ *     slot takes an equal run of the column-major list of tiles and copies a column's
+ *     fragments into shared memory when it enters the column (two or three times);
  *   - the horizontal pass's rows are permuted (fragment row gq is input row 2gq or 2gq + 1, gq + 8
  *     the other) so each thread's two sums of a column are adjacent rows: one 16-bit store into
  *     the intermediate (stored column-major: the vertical pass's B operand) instead of two bytes;
@@ -191,41 +191,67 @@ __device__ __forceinline__ unsigned mi_pack(int a, int b, unsigned c)
  * fh[n][k][plane][lane] (uint2: the B fragment of k-chunk k), fv[m][k][plane][lane] (uint4: the A
  * fragment), kbh[n] (the n-tile's first byte), vb[m], vend[m] (the band's first row, rounded
  * down to 4, and the end of its rows; 0 for a band past the image). Tiles and bands past the
- * image get zero weights at the last real one's position. */
+ * image get zero weights at the last real one's position. A warp makes one (tile or band,
+ * k-chunk): its lanes' bounds are loaded once and the band's start is a warp minimum. */
+template <int C>
 __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x, lane = i & 31, lo, hi;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = i & 31, gq = lane >> 2;
     const int nh = g.ntp * g.nkh * 32;
     if (i < nh) {
-        int k = (i >> 5) % g.nkh, n = (i >> 5) / g.nkh;
-        mi_tile_band(a.bh, g.C, g.S, n < g.nt ? n : g.nt - 1, &lo, &hi);
+        int k = (i >> 5) % g.nkh, n = (i >> 5) / g.nkh, nb = n < g.nt ? n : g.nt - 1;
+        int s = 8 * nb + gq, px = s / C, c = s - px * C, b0 = 0, cnt = 0, row = 0;
+        if (s < g.S)
+            b0 = a.bh[2 * px], cnt = a.bh[2 * px + 1], row = a.rh[px];
+        int lo = s < g.S ? C * b0 + c : INT_MAX;
+        for (int o = 4; o < 32; o *= 2)
+            lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        lo &= ~3;
         if (k == 0 && lane == 0)
             ((int *)g.frag)[n] = lo;
-        int s = 8 * n + (lane >> 2), px = s / g.C, c = s - px * g.C;
-        unsigned pl[2][3];
+        if (n != nb)
+            cnt = 0; /* a tile past the row: zero weights */
+        const int32_t *kr = a.kh + (size_t)row * a.ksh;
+        int w[2][4];
 #pragma unroll
-        for (int j = 0; j < 2; j++) {
-            int w[4];
+        for (int j = 0; j < 2; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int byte = lo + 32 * k + 4 * (lane & 3) + 16 * j + e, ip = byte / g.C;
-                w[e] = n < g.nt && byte - ip * g.C == c
-                           ? mma_weight(a.bh, a.rh, a.kh, a.ksh, a.ow, px, ip)
-                           : 0;
+                int byte = lo + 32 * k + 4 * (lane & 3) + 16 * j + e, ip = byte / C,
+                    t = ip - b0;
+                w[j][e] = byte - ip * C == c && t >= 0 && t < cnt ? kr[t] : 0;
             }
-            mma_pack_planes(w, pl[j]);
-        }
+        unsigned pl[2][3];
+        mma_pack_planes(w[0], pl[0]);
+        mma_pack_planes(w[1], pl[1]);
         uint2 *fh = (uint2 *)(g.frag + g.off_fh) + (size_t)(n * g.nkh + k) * 96 + lane;
 #pragma unroll
         for (int p = 0; p < 3; p++)
             fh[32 * p] = make_uint2(pl[0][p], pl[1][p]);
         return;
     }
-    i -= nh;
-    if (i >= g.nmp * g.nkv * 32)
+    const int iv = i - nh;
+    if (iv >= g.nmp * g.nkv * 32)
         return;
-    int k = (i >> 5) % g.nkv, m = (i >> 5) / g.nkv;
-    mi_row_band(a.bv, a.oh, m < g.nmr ? m : g.nmr - 1, &lo, &hi);
+    int k = (iv >> 5) % g.nkv, m = (iv >> 5) / g.nkv, mb = m < g.nmr ? m : g.nmr - 1;
+    int b0[2], cnt[2], row[2], lo = INT_MAX, hi = 0;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        int o = 16 * mb + gq + 8 * h;
+        b0[h] = cnt[h] = row[h] = 0;
+        if (o < a.oh) {
+            b0[h] = a.bv[2 * o], cnt[h] = a.bv[2 * o + 1], row[h] = a.rv[o];
+            lo = min(lo, b0[h]);
+            hi = max(hi, b0[h] + cnt[h]);
+        }
+        if (m != mb)
+            cnt[h] = 0;
+    }
+    for (int o = 4; o < 32; o *= 2) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+    }
+    lo &= ~3;
     int *vb = (int *)(g.frag + g.off_vb);
     if (k == 0 && lane == 0) {
         vb[m] = lo;
@@ -234,12 +260,13 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
     unsigned pl[4][3];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        int o = 16 * m + (lane >> 2) + 8 * (j & 1), w[4];
+        int h = j & 1, w[4];
+        const int32_t *kr = a.kv + (size_t)row[h] * a.ksv;
 #pragma unroll
-        for (int e = 0; e < 4; e++)
-            w[e] = m < g.nmr ? mma_weight(a.bv, a.rv, a.kv, a.ksv, a.oh, o,
-                                          lo + 32 * k + 4 * (lane & 3) + 16 * (j >> 1) + e)
-                             : 0;
+        for (int e = 0; e < 4; e++) {
+            int t = lo + 32 * k + 4 * (lane & 3) + 16 * (j >> 1) + e - b0[h];
+            w[e] = t >= 0 && t < cnt[h] ? kr[t] : 0;
+        }
         mma_pack_planes(w, pl[j]);
     }
     uint4 *fv = (uint4 *)(g.frag + g.off_fv) + (size_t)(m * g.nkv + k) * 96 + lane;
@@ -263,33 +290,33 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     const uint4 *fv = (const uint4 *)(g.frag + g.off_fv);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tg = lane & 3;
-    const int n0 = blockIdx.x * NTB, sx0 = 8 * n0, w0 = kbh[n0] & ~15;
-    const int wv_words = MI_NM * g.nkv * 96;
-
-    /* the strip's horizontal fragments, once (in the first tile's first group) */
-    {
-        const uint4 *src = (const uint4 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 48;
-        for (int i = tid; i < NTB * NKH * 48; i += MI_THREADS)
-            mma_cp16((uint4 *)sm + i, src + i, 16);
-    }
-    int koff[NTW];
-#pragma unroll
-    for (int i = 0; i < NTW; i++)
-        koff[i] = kbh[n0 + warp + 8 * i] - w0 + 4 * tg;
+    const int wv_words = MI_NM * g.nkv * 96, rowbytes = a.iw * C;
     /* fragment rows gq, gq + 8 <-> input rows 2gq, 2gq + 1 (in an order that keeps the eight
      * A-fragment rows of a load in distinct banks) */
     const int ra = (gq < 4 ? 2 * gq : 2 * gq + 1) * g.rb, rbb = (gq < 4 ? 2 * gq + 1 : 2 * gq) * g.rb;
 
-    /* this thread's 16-byte chunks of the 16 rows of a stage */
-    const int rowbytes = a.iw * C;
-    int srow[MI_SMAX], sx[MI_SMAX], sbytes[MI_SMAX];
+    /* The column of tiles being worked on: its first n-tile, first staged byte, the warp's
+     * A-fragment offsets and this thread's 16-byte chunks of a stage's 16 rows. */
+    int col = -1, sx0 = 0, w0 = 0, koff[NTW], srow[MI_SMAX], sx[MI_SMAX], sbytes[MI_SMAX];
+    auto set_column = [&](int x) { /* copies the column's B fragments (committed with the next stage) */
+        const int n0 = x * NTB;
+        col = x;
+        sx0 = 8 * n0;
+        w0 = kbh[n0] & ~15;
 #pragma unroll
-    for (int it = 0; it < MI_SMAX; it++) {
-        int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch, x = w0 + 16 * j;
-        srow[it] = r;
-        sx[it] = x;
-        sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - x)) : -1;
-    }
+        for (int i = 0; i < NTW; i++)
+            koff[i] = kbh[n0 + warp + 8 * i] - w0 + 4 * tg;
+#pragma unroll
+        for (int it = 0; it < MI_SMAX; it++) {
+            int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch, xb = w0 + 16 * j;
+            srow[it] = r;
+            sx[it] = xb;
+            sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - xb)) : -1;
+        }
+        const uint4 *src = (const uint4 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 48;
+        for (int i = tid; i < NTB * NKH * 48; i += MI_THREADS)
+            mma_cp16((uint4 *)sm + i, src + i, 16);
+    };
     auto issue = [&](int rbase, int nst, int st) {
         if (st < nst) {
             unsigned char *dst = raw + (size_t)(st % MI_NS) * 16 * g.rb;
@@ -315,9 +342,9 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         *rbase = vb[m0];
         *nst = (e - *rbase + 15) / 16;
     };
-    auto prologue = [&](int t, int rbase, int nst) {
+    auto prologue = [&](int t, int rbase, int nst, int slot) {
         const uint4 *src = fv + (size_t)t * wv_words;
-        uint4 *dst = wv + (size_t)(t / gridDim.y & 1) * wv_words;
+        uint4 *dst = wv + (size_t)slot * wv_words;
         for (int i = tid; i < wv_words; i += MI_THREADS)
             mma_cp16(dst + i, src + i, 16);
 #pragma unroll
@@ -325,10 +352,18 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             issue(rbase, nst, st);
     };
 
-    int t = blockIdx.y, rbase, nst;
-    tile_rows(t, &rbase, &nst);
-    prologue(t, rbase, nst);
-    while (t < g.nty) {
+    /* This block's tiles: a contiguous run of the column-major tile list (the same count
+     * for every block, +-1, and at most two or three columns, so few fragment copies). */
+    const long items = (long)g.gx * g.nty;
+    int it = (int)(items * blockIdx.x / gridDim.x), end = (int)(items * (blockIdx.x + 1) / gridDim.x);
+    int t = 0, rbase = 0, nst = 0, slot = 0;
+    if (it < end) {
+        set_column(it / g.nty);
+        t = it % g.nty;
+        tile_rows(t, &rbase, &nst);
+        prologue(t, rbase, nst, slot);
+    }
+    while (it < end) {
         /* ---- horizontal pass, 16 input rows a stage, the next three in flight */
         for (int s = 0; s < nst; s++) {
             mma_cp_wait<MI_NS - 2>();
@@ -369,19 +404,22 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         __syncthreads();
 
         /* the next tile's first rows go in flight while this one's vertical pass runs */
-        const int cur = t, cbase = rbase;
-        t += gridDim.y;
-        if (t < g.nty) {
+        const int cur = t, cbase = rbase, csx0 = sx0;
+        const uint4 *wvc = wv + (size_t)slot * wv_words;
+        if (++it < end) {
+            if (it / g.nty != col)
+                set_column(it / g.nty);
+            t = it % g.nty;
+            slot ^= 1;
             tile_rows(t, &rbase, &nst);
-            prologue(t, rbase, nst);
+            prologue(t, rbase, nst, slot);
         }
 
         /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved) */
-        const uint4 *wvc = wv + (size_t)(cur / gridDim.y & 1) * wv_words;
         const int oy0 = cur * MI_TY;
         for (int u = warp; u < MI_NM * (TXS / 16); u += 8) {
             const int m = u % MI_NM, p0 = 16 * (u / MI_NM);
-            if (oy0 + 16 * m >= a.oh || sx0 + p0 >= g.S)
+            if (oy0 + 16 * m >= a.oh || csx0 + p0 >= g.S)
                 continue;
             int acc[2][3][4] = {{{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}},
                                 {{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}}};
@@ -411,7 +449,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
             unsigned r0 = mi_pack(v[0][1], v[0][0], mi_pack(v[1][1], v[1][0], 0));
             unsigned r1 = mi_pack(v[0][3], v[0][2], mi_pack(v[1][3], v[1][2], 0));
-            const int gs = sx0 + p0 + 4 * tg;
+            const int gs = csx0 + p0 + 4 * tg;
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 int y = oy0 + 16 * m + gq + 8 * h;
@@ -444,24 +482,14 @@ static ts_status mi_launch(const rs_plan *p, const ts_job *job, const mi_geom &g
         st = gpu_blocks_per_sm(k, MI_THREADS, g.smem, "resize_mmai_kernel", &per_sm);
     if (st != TS_OK)
         return st;
-    /* strips: enough blocks to fill the device once, each walking down ceil(nty / gy) tiles
-     * (the horizontal fragments are copied once a strip); more strips where a block would
-     * otherwise be left with a long tail */
-    int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 1, resident = sms * per_sm;
-    int best = 1;
-    double best_cost = 1e30;
-    for (int gy = 1; gy <= g.nty && gy <= 65535; gy++) {
-        long blocks = (long)g.gx * gy;
-        double waves = (double)((blocks + resident - 1) / resident);
-        double cost = waves * ((g.nty + gy - 1) / gy + 0.5);
-        if (cost < best_cost - 1e-9)
-            best_cost = cost, best = gy;
-    }
+    /* one block per resident slot, each with an equal run of tiles */
+    int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 1;
+    long items = (long)g.gx * g.nty, blocks = (long)sms * per_sm < items ? (long)sms * per_sm : items;
     const rs_args &a = p->a;
     int prep = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
-    mi_prep_kernel<<<(prep + 255) / 256, 256, 0, job->stream>>>(a, g);
+    mi_prep_kernel<C><<<(prep + 255) / 256, 256, 0, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("mi_prep_kernel");
-    resize_mmai_kernel<C, NKH><<<dim3(g.gx, best), MI_THREADS, g.smem, job->stream>>>(a, g);
+    resize_mmai_kernel<C, NKH><<<(unsigned)blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("resize_mmai_kernel");
     return TS_OK;
 }
