@@ -39,8 +39,6 @@
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
 #define MI_HALF (1 << (RS_PREC8 - 1))
-/* Where intermediate column x starts (mr bytes a column; see mi_geom_make). */
-#define MI_MID(x, mr) ((size_t)(x) * (mr) + (((x) >> 3) & 1) * 32)
 
 /* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128). */
 static __host__ __device__ constexpr int mi_ntw(int C) { return C == 3 ? 3 : 2; }
@@ -158,15 +156,13 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
         rows = made > rows ? made : rows;
         rows = reach - base > rows ? reach - base : rows;
     }
-    /* mr = 16 mod 32 bytes, and samples 8..15 of every 16 shifted by 32 bytes (MI_MID):
-     * the horizontal pass's 16-bit stores and the vertical pass's B loads hit 32 banks */
-    g->mr = (rows + 15) & ~15;
-    if (g->mr % 32 == 0)
-        g->mr += 16;
+    g->mr = (rows + 7) & ~7;
+    if (g->mr % 16 == 0)
+        g->mr += 8; /* mr / 4 = 2 mod 4: the 16-bit stores conflict-free, the loads 2-way */
     size_t txs = 64 * (size_t)ntw;
     g->off_raw = (size_t)ntb * nkh * 768;
     g->off_mid = g->off_raw + (size_t)MI_NS * 16 * g->rb;
-    g->off_wv = (g->off_mid + txs * g->mr + 32 + 15) & ~(size_t)15;
+    g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
     g->smem = g->off_wv + 2 * (size_t)MI_NM * nkv * 1536; /* two tiles' vertical fragments */
     g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
     g->off_vb = g->off_fh + mi_align((size_t)g->ntp * nkh * 768);
@@ -287,7 +283,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     extern __shared__ __align__(16) unsigned char sm[];
     const uint2 *wh = (const uint2 *)sm;  /* [NTB][NKH][3][32]: the block's B fragments */
     unsigned char *raw = sm + g.off_raw;  /* [MI_NS][16][rb]: input rows as they are */
-    unsigned char *mid = sm + g.off_mid;  /* [TXS][mr] (MI_MID): the intermediate, column-major */
+    unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
     uint4 *wv = (uint4 *)(sm + g.off_wv); /* [2][MI_NM][nkv][3][32]: A fragments, vertical */
     const int *kbh = (const int *)g.frag, *vb = (const int *)(g.frag + g.off_vb);
     const int *vend = vb + g.nmp;
@@ -399,7 +395,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 bool up = gq < 4;
                 unsigned c0 = mi_pack(up ? v[2] : v[0], up ? v[0] : v[2], 0);
                 unsigned c1 = mi_pack(up ? v[3] : v[1], up ? v[1] : v[3], 0);
-                unsigned char *d = mid + MI_MID(8 * n + 2 * tg, g.mr) + 16 * s + 2 * gq;
+                unsigned char *d = mid + (size_t)(8 * n + 2 * tg) * g.mr + 16 * s + 2 * gq;
                 *(unsigned short *)d = (unsigned short)c0;
                 *(unsigned short *)(d + g.mr) = (unsigned short)c1;
             }
@@ -427,7 +423,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 continue;
             int acc[2][3][4] = {{{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}},
                                 {{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}}};
-            const unsigned char *p = mid + MI_MID(p0 + 4 * (gq >> 1) + (gq & 1), g.mr) +
+            const unsigned char *p = mid + (size_t)(p0 + 4 * (gq >> 1) + (gq & 1)) * g.mr +
                                      (vb[cur * MI_NM + m] - cbase) + 4 * tg;
             const unsigned char *p2 = p + 2 * g.mr;
             const uint4 *w = wvc + m * g.nkv * 96 + lane;
