@@ -13,9 +13,9 @@
  *     small kernel (mi_prep) into the job's scratch, not per block; one block per resident
  *     slot takes an equal run of the column-major list of tiles and copies a column's
  *     fragments into shared memory when it enters the column (two or three times);
- *   - the horizontal pass's rows are permuted (fragment row gq is input row 2gq or 2gq + 1, gq + 8
- *     the other) so each thread's two sums of a column are adjacent rows: one 16-bit store into
- *     the intermediate (stored column-major: the vertical pass's B operand) instead of two bytes;
+ *   - the horizontal pass's rows are permuted as they are staged (fragment rows gq and gq + 8
+ *     hold input rows 2gq and 2gq + 1) so each thread's two sums of a column are adjacent rows:
+ *     one 16-bit store into the intermediate (column-major: the vertical pass's B operand);
  *   - the vertical pass pairs two n-tiles whose columns interleave (n -> 4 (n / 2) + n % 2, and
  *     + 2) so each thread holds 4 adjacent output samples of a row: one 32-bit global store,
  *     no output tile in shared memory; the rounding, clamping and packing of 4 sums is two
@@ -39,6 +39,8 @@
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
 #define MI_HALF (1 << (RS_PREC8 - 1))
+/* The shared-memory slot of row r (0..15) of a stage: even rows 0..7, odd rows 8..15. */
+#define MI_SLOT(r) (((r) >> 1) + ((r) & 1) * 8)
 
 /* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128). */
 static __host__ __device__ constexpr int mi_ntw(int C) { return C == 3 ? 3 : 2; }
@@ -291,9 +293,9 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tg = lane & 3;
     const int wv_words = MI_NM * g.nkv * 96, rowbytes = a.iw * C;
-    /* fragment rows gq, gq + 8 <-> input rows 2gq, 2gq + 1 (in an order that keeps the eight
-     * A-fragment rows of a load in distinct banks) */
-    const int ra = (gq < 4 ? 2 * gq : 2 * gq + 1) * g.rb, rbb = (gq < 4 ? 2 * gq + 1 : 2 * gq) * g.rb;
+    /* A fragment rows gq and gq + 8 are slots gq and gq + 8 of a stage, which hold input rows
+     * 2gq and 2gq + 1 (mi_slot): each thread's two sums of a column are adjacent rows */
+    const int ra = gq * g.rb, rbb = (gq + 8) * g.rb;
 
     /* The column of tiles being worked on: its first n-tile, first staged byte, the warp's
      * A-fragment offsets and this thread's 16-byte chunks of a stage's 16 rows. */
@@ -325,7 +327,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 if (sbytes[it] < 0)
                     continue;
                 int y = rbase + 16 * st + srow[it], n = y < a.ih ? sbytes[it] : 0;
-                mma_cp16(dst + srow[it] * g.rb + (sx[it] - w0),
+                mma_cp16(dst + MI_SLOT(srow[it]) * g.rb + (sx[it] - w0),
                          n ? (const void *)(a.in + (size_t)y * a.in_pitch + sx[it])
                            : (const void *)a.in,
                          n);
@@ -370,32 +372,36 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             __syncthreads();
             issue(rbase, nst, s + MI_NS - 1);
             const unsigned char *buf = raw + (size_t)(s % MI_NS) * 16 * g.rb;
+            /* the warp's n-tiles side by side (k outer): three independent mma chains */
+            int acc[NTW][3][4];
+#pragma unroll
+            for (int i = 0; i < NTW; i++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    acc[i][0][q] = MI_HALF, acc[i][1][q] = acc[i][2][q] = 0;
+#pragma unroll
+            for (int k = 0; k < NKH; k++)
+#pragma unroll
+                for (int i = 0; i < NTW; i++) {
+                    const unsigned char *pa = buf + ra + koff[i] + 32 * k,
+                                        *pb = buf + rbb + koff[i] + 32 * k;
+                    const uint2 *w = wh + ((warp + 8 * i) * NKH + k) * 96 + lane;
+                    unsigned a0 = *(const unsigned *)pa, a1 = *(const unsigned *)pb,
+                             a2 = *(const unsigned *)(pa + 16), a3 = *(const unsigned *)(pb + 16);
+                    uint2 b0 = w[0], b1 = w[32], b2 = w[64];
+                    mma_uu(acc[i][0], a0, a1, a2, a3, b0.x, b0.y);
+                    mma_uu(acc[i][1], a0, a1, a2, a3, b1.x, b1.y);
+                    mma_us(acc[i][2], a0, a1, a2, a3, b2.x, b2.y);
+                }
 #pragma unroll
             for (int i = 0; i < NTW; i++) {
-                const int n = warp + 8 * i;
-                int acc[3][4] = {{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}};
-                const unsigned char *pa = buf + ra + koff[i], *pb = buf + rbb + koff[i];
-                const uint2 *w = wh + n * NKH * 96 + lane;
-#pragma unroll
-                for (int k = 0; k < NKH; k++) {
-                    unsigned a0 = *(const unsigned *)(pa + 32 * k),
-                             a1 = *(const unsigned *)(pb + 32 * k),
-                             a2 = *(const unsigned *)(pa + 32 * k + 16),
-                             a3 = *(const unsigned *)(pb + 32 * k + 16);
-                    uint2 b0 = w[k * 96], b1 = w[k * 96 + 32], b2 = w[k * 96 + 64];
-                    mma_uu(acc[0], a0, a1, a2, a3, b0.x, b0.y);
-                    mma_uu(acc[1], a0, a1, a2, a3, b1.x, b1.y);
-                    mma_us(acc[2], a0, a1, a2, a3, b2.x, b2.y);
-                }
                 int v[4];
 #pragma unroll
                 for (int q = 0; q < 4; q++)
-                    v[q] = mma_sum(acc[0][q], acc[1][q], acc[2][q]);
+                    v[q] = mma_sum(acc[i][0][q], acc[i][1][q], acc[i][2][q]);
                 /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
-                bool up = gq < 4;
-                unsigned c0 = mi_pack(up ? v[2] : v[0], up ? v[0] : v[2], 0);
-                unsigned c1 = mi_pack(up ? v[3] : v[1], up ? v[1] : v[3], 0);
-                unsigned char *d = mid + (size_t)(8 * n + 2 * tg) * g.mr + 16 * s + 2 * gq;
+                unsigned c0 = mi_pack(v[2], v[0], 0), c1 = mi_pack(v[3], v[1], 0);
+                unsigned char *d = mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + 16 * s + 2 * gq;
                 *(unsigned short *)d = (unsigned short)c0;
                 *(unsigned short *)(d + g.mr) = (unsigned short)c1;
             }
