@@ -53,7 +53,7 @@ struct mi_geom {
     int nmr, nmp;      /* 16-row bands, padded to whole tiles */
     int gx, nty;       /* blocks across, tiles down */
     int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
-    size_t off_raw, off_mid, off_wv, smem; /* shared memory */
+    size_t off_raw, off_mid, off_wv, smem; /* shared memory (wh at 0) */
     unsigned char *frag;                   /* device: kbh, fh, vb + vend, fv */
     size_t off_fh, off_vb, off_fv, frag_bytes;
 };
@@ -162,7 +162,7 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
     if (g->mr % 16 == 0)
         g->mr += 8; /* mr / 4 = 2 mod 4: the 16-bit stores conflict-free, the loads 2-way */
     size_t txs = 64 * (size_t)ntw;
-    g->off_raw = 0;
+    g->off_raw = (size_t)ntb * nkh * 768;
     g->off_mid = g->off_raw + (size_t)MI_NS * 16 * g->rb;
     g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
     g->smem = g->off_wv + 2 * (size_t)MI_NM * nkv * 1536; /* two tiles' vertical fragments */
@@ -278,11 +278,12 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 }
 
 template <int C, int NKH>
-__global__ void __launch_bounds__(MI_THREADS, 3) resize_mmai_kernel(rs_args a, mi_geom g)
+__global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
     extern __shared__ __align__(16) unsigned char sm[];
+    const uint2 *wh = (const uint2 *)sm;  /* [NTB][NKH][3][32]: the block's B fragments */
     unsigned char *raw = sm + g.off_raw;  /* [MI_NS][16][rb]: input rows as they are */
     unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
     uint4 *wv = (uint4 *)(sm + g.off_wv); /* [2][MI_NM][nkv][3][32]: A fragments, vertical */
@@ -299,8 +300,7 @@ __global__ void __launch_bounds__(MI_THREADS, 3) resize_mmai_kernel(rs_args a, m
     /* The column of tiles being worked on: its first n-tile, first staged byte, the warp's
      * A-fragment offsets and this thread's 16-byte chunks of a stage's 16 rows. */
     int col = -1, sx0 = 0, w0 = 0, koff[NTW], srow[MI_SMAX], sx[MI_SMAX], sbytes[MI_SMAX];
-    const uint2 *wh = NULL; /* the column's B fragments [NTB][NKH][3][32], read through L1 */
-    auto set_column = [&](int x) {
+    auto set_column = [&](int x) { /* copies the column's B fragments (committed with the next stage) */
         const int n0 = x * NTB;
         col = x;
         sx0 = 8 * n0;
@@ -315,7 +315,9 @@ __global__ void __launch_bounds__(MI_THREADS, 3) resize_mmai_kernel(rs_args a, m
             sx[it] = xb;
             sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - xb)) : -1;
         }
-        wh = (const uint2 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 96;
+        const uint4 *src = (const uint4 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 48;
+        for (int i = tid; i < NTB * NKH * 48; i += MI_THREADS)
+            mma_cp16((uint4 *)sm + i, src + i, 16);
     };
     auto issue = [&](int rbase, int nst, int st) {
         if (st < nst) {
@@ -386,7 +388,7 @@ __global__ void __launch_bounds__(MI_THREADS, 3) resize_mmai_kernel(rs_args a, m
                     const uint2 *w = wh + ((warp + 8 * i) * NKH + k) * 96 + lane;
                     unsigned a0 = *(const unsigned *)pa, a1 = *(const unsigned *)pb,
                              a2 = *(const unsigned *)(pa + 16), a3 = *(const unsigned *)(pb + 16);
-                    uint2 b0 = __ldg(w), b1 = __ldg(w + 32), b2 = __ldg(w + 64);
+                    uint2 b0 = w[0], b1 = w[32], b2 = w[64];
                     mma_uu(acc[i][0], a0, a1, a2, a3, b0.x, b0.y);
                     mma_uu(acc[i][1], a0, a1, a2, a3, b1.x, b1.y);
                     mma_us(acc[i][2], a0, a1, a2, a3, b2.x, b2.y);
