@@ -35,7 +35,7 @@
 #define MI_THREADS 256
 #define MI_TY 32             /* output rows of a tile */
 #define MI_NM (MI_TY / 16)   /* 16-row bands of a tile */
-#define MI_NS 3              /* ring of 16-row input stages: two in flight, one in use */
+#define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
 #define MI_HALF (1 << (RS_PREC8 - 1))
@@ -43,7 +43,7 @@
 #define MI_SLOT(r) (((r) >> 1) + ((r) & 1) * 8)
 
 /* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128). */
-static __host__ __device__ constexpr int mi_ntw(int C) { return C == 3 ? 2 : 2; }
+static __host__ __device__ constexpr int mi_ntw(int C) { return C == 3 ? 3 : 2; }
 
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
@@ -278,7 +278,7 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 }
 
 template <int C, int NKH>
-__global__ void __launch_bounds__(MI_THREADS, 3) resize_mmai_kernel(rs_args a, mi_geom g)
+__global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
