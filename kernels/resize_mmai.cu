@@ -299,7 +299,9 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 
     /* The column of tiles being worked on: its first n-tile, first staged byte, the warp's
      * A-fragment offsets and this thread's 16-byte chunks of a stage's 16 rows. */
-    int col = -1, sx0 = 0, w0 = 0, koff[NTW], srow[MI_SMAX], sx[MI_SMAX], sbytes[MI_SMAX];
+    int col = -1, sx0 = 0, w0 = 0, koff[NTW], srow[MI_SMAX], sx[MI_SMAX], sdst[MI_SMAX];
+    int sbytes[MI_SMAX], slim[MI_SMAX];
+    const unsigned char *ssrc[MI_SMAX]; /* the chunk's source in the next stage to issue */
     auto set_column = [&](int x) { /* copies the column's B fragments (committed with the next stage) */
         const int n0 = x * NTB;
         col = x;
@@ -313,27 +315,35 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch, xb = w0 + 16 * j;
             srow[it] = r;
             sx[it] = xb;
+            sdst[it] = MI_SLOT(r) * g.rb + 16 * j;
             sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - xb)) : -1;
         }
         const uint4 *src = (const uint4 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 48;
         for (int i = tid; i < NTB * NKH * 48; i += MI_THREADS)
             mma_cp16((uint4 *)sm + i, src + i, 16);
     };
-    auto issue = [&](int rbase, int nst, int st) {
+    const size_t step = 16 * a.in_pitch;
+    /* stage st of the tile whose first row is rbase; called for st = 0, 1, 2, ... in order */
+    auto issue = [&](int nst, int st) {
         if (st < nst) {
             unsigned char *dst = raw + (size_t)(st % MI_NS) * 16 * g.rb;
 #pragma unroll
             for (int it = 0; it < MI_SMAX; it++) {
                 if (sbytes[it] < 0)
-                    continue;
-                int y = rbase + 16 * st + srow[it], n = y < a.ih ? sbytes[it] : 0;
-                mma_cp16(dst + MI_SLOT(srow[it]) * g.rb + (sx[it] - w0),
-                         n ? (const void *)(a.in + (size_t)y * a.in_pitch + sx[it])
-                           : (const void *)a.in,
-                         n);
+                    break;
+                int n = 16 * st < slim[it] ? sbytes[it] : 0;
+                mma_cp16(dst + sdst[it], n ? (const void *)ssrc[it] : (const void *)a.in, n);
+                ssrc[it] += step;
             }
         }
         mma_cp_commit();
+    };
+    auto issue_start = [&](int rbase) {
+#pragma unroll
+        for (int it = 0; it < MI_SMAX; it++) {
+            ssrc[it] = a.in + (size_t)(rbase + srow[it]) * a.in_pitch + sx[it];
+            slim[it] = a.ih - rbase - srow[it];
+        }
     };
     /* a tile's rows: the first input row, the 16-row stages, and its vertical fragments */
     auto tile_rows = [&](int t, int *rbase, int *nst) {
@@ -349,9 +359,10 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         uint4 *dst = wv + (size_t)slot * wv_words;
         for (int i = tid; i < wv_words; i += MI_THREADS)
             mma_cp16(dst + i, src + i, 16);
+        issue_start(rbase);
 #pragma unroll
         for (int st = 0; st < MI_NS - 1; st++)
-            issue(rbase, nst, st);
+            issue(nst, st);
     };
 
     /* This block's tiles: a contiguous run of the column-major tile list (the same count
@@ -370,7 +381,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         for (int s = 0; s < nst; s++) {
             mma_cp_wait<MI_NS - 2>();
             __syncthreads();
-            issue(rbase, nst, s + MI_NS - 1);
+            issue(nst, s + MI_NS - 1);
             const unsigned char *buf = raw + (size_t)(s % MI_NS) * 16 * g.rb;
             /* the warp's n-tiles side by side (k outer): three independent mma chains */
             int acc[NTW][3][4];
