@@ -69,9 +69,9 @@ ts_status rs_run(const ts_job *job, rs_launcher launch);
 int rs_mma_usable(const ts_job *job);
 int rs_mma_fits(const ts_job *job); /* usable, and the default tile fits (bounds, no tables) */
 ts_status rs_mma_run(const rs_plan *p, const ts_job *job, int *done);
-/* The interleaved tensor-core path (resize_mmai.cu): 8-bit, 1 or 3 channels, sm_80+; tried
- * first by opt, *done left 0 where it does not apply. frag_bound: the scratch its weight
- * fragments may need (0: never used for this channel count). */
+/* The interleaved tensor-core path (resize_mmai.cu): 8-bit, sm_80+, aligned images; tried first
+ * by opt, *done left 0 where it does not apply (the planar path above is next). frag_bound:
+ * the scratch its weight fragments may need. */
 ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done);
 size_t rs_mmai_frag_bound(int ow, int oh, int C);
 /* The widest k-chunk count (32 inputs) a band of n outputs may span: a bound from the sizes,

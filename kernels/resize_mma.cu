@@ -1,6 +1,8 @@
-/* resize_mma.cu - the opt rung's fast path for 8-bit images (1-4 channels) on sm_80 and newer:
- * both passes of the resample fused per output tile, each pass a banded matrix product on the
- * tensor cores (mma.sync m16n8k32, 8-bit operands, 32-bit sums), exact.
+/* resize_mma.cu - the opt rung's second tensor-core path for 8-bit images (1-4 channels) on sm_80
+ * and newer, with the samples split into channel planes: where resize_mmai.cu (interleaved,
+ * tried first) declines, i.e. reductions past ~2.5x, whose bands it cannot hold; `opt/6` in the
+ * benchmark forces it. Both passes of the resample fused per output tile, each pass a banded
+ * matrix product on the tensor cores (mma.sync m16n8k32, 8-bit operands, 32-bit sums), exact.
  *
  * Why tensor cores, and why exact: a tap is a multiply-add of an 8-bit sample by a 22-bit weight
  * (Pillow's fixed point, resize.h), summed in int32. The CUDA cores do that one IMAD per tap (half
@@ -155,15 +157,6 @@ __device__ __forceinline__ void mma_planes(const int *b, const int *r, const int
     for (int e = 0; e < 4; e++)
         w[e] = mma_weight(b, r, k, ks, size, o, i + e);
     mma_pack_planes(w, pl);
-}
-
-/* 255 * c / a (floor), clamped: rs_unpremul for 8 bits in 32-bit arithmetic. */
-__device__ __forceinline__ unsigned mma_unpremul(unsigned c, unsigned a)
-{
-    if (a == 0 || a == 255)
-        return c;
-    unsigned v = 255u * c / a;
-    return v > 255u ? 255u : v;
 }
 
 /* Four pixels' samples (C words as loaded) -> C words, one per channel plane, premultiplied. */
@@ -519,7 +512,7 @@ static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done,
  * 64 x 32 without the pipeline was the fastest for 8K -> 4K (2x). A stronger reduction makes
  * the intermediate taller and leaves room for fewer blocks: then the 32 x 32 tile with the
  * pipeline was (8K -> 1080p, 4x). job->param 1..5 (3 channels) pick the shapes the benchmark
- * compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not. */
+ * compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not.  * Any job->param makes rs_mmai_run decline, so `opt/6` is this default rule on every job. */
 template <int C>
 static ts_status mma_pick(const rs_plan *p, const ts_job *job, int *done)
 {

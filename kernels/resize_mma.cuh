@@ -72,4 +72,49 @@ __device__ __forceinline__ void mma_pack_planes(const int w[4], unsigned pl[3])
     }
 }
 
+/* 255 * c / a (floor), clamped: rs_unpremul for 8 bits in 32-bit arithmetic. */
+__device__ __forceinline__ unsigned mma_unpremul(unsigned c, unsigned a)
+{
+    if (a == 0 || a == 255)
+        return c;
+    unsigned v = 255u * c / a;
+    return v > 255u ? 255u : v;
+}
+
+/* Pillow's RGBA -> RGBa (rs_premul, 8 bits) on one 32-bit word of samples in place: C = 4, one
+ * pixel (alpha in byte 3; red and blue side by side in 16-bit lanes); C = 2, two pixels. */
+template <int C>
+__device__ __forceinline__ unsigned mma_premul_word(unsigned w)
+{
+    if (C == 4) {
+        unsigned a = w >> 24, rb = (w & 0x00FF00FFu) * a + 0x00800080u,
+                 g = ((w >> 8) & 255u) * a + 128u;
+        rb = ((rb + ((rb >> 8) & 0x00FF00FFu)) >> 8) & 0x00FF00FFu;
+        g = ((g + (g >> 8)) >> 8) & 255u;
+        return rb | (g << 8) | (a << 24);
+    }
+    unsigned x = (w & 255u) * ((w >> 8) & 255u) + 128u, y = ((w >> 16) & 255u) * (w >> 24) + 128u;
+    x = (x + (x >> 8)) >> 8;
+    y = (y + (y >> 8)) >> 8;
+    return (w & 0xFF00FF00u) | x | (y << 16);
+}
+
+/* The inverse on a word of output samples (rs_unpremul: alpha 0 and 255 leave it as it is). */
+template <int C>
+__device__ __forceinline__ unsigned mma_unpremul_word(unsigned w)
+{
+#pragma unroll
+    for (int p = 0; p < 4 / C; p++) {
+        unsigned a = (w >> (8 * (C * p + C - 1))) & 255u;
+        if (a == 0 || a == 255)
+            continue;
+#pragma unroll
+        for (int c = 0; c < C - 1; c++) {
+            int sh = 8 * (C * p + c);
+            w = (w & ~(255u << sh)) | (mma_unpremul((w >> sh) & 255u, a) << sh);
+        }
+    }
+    return w;
+}
+
 #endif /* TS_RESIZE_MMA_CUH */

@@ -1,6 +1,7 @@
-/* resize_mmai.cu - the opt rung's first choice for 8-bit images without alpha (1 or 3 channels)
- * on sm_80 and newer: the fused resample on the tensor cores with the samples left interleaved,
- * as they are in the image.
+/* resize_mmai.cu - the opt rung's first choice for 8-bit images (1-4 channels) on sm_80 and
+ * newer: the fused resample on the tensor cores with the samples left interleaved, as they are in
+ * the image. With alpha, each thread premultiplies the 16-byte chunks it staged (Pillow's RGBa)
+ * and unpremultiplies the pixel or two of each 32-bit word it stores.
  *
  * What it changes against resize_mma.cu (channel planes), which was issue-bound (tools/results/
  * nvidia-h100-resize.md: ~140 instructions an output sample around the mma):
@@ -43,7 +44,7 @@
 #define MI_SLOT(r) (((r) >> 1) + ((r) & 1) * 8)
 
 /* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128). */
-static __host__ __device__ constexpr int mi_ntw(int C) { return C == 3 ? 3 : 2; }
+static __host__ __device__ constexpr int mi_ntw(int C) { return C >= 3 ? 3 : 2; }
 
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
@@ -94,7 +95,7 @@ static size_t mi_align(size_t n) { return (n + 255) & ~(size_t)255; }
  * what resize.cu's scratch layout reserves. */
 size_t rs_mmai_frag_bound(int ow, int oh, int C)
 {
-    if (C != 1 && C != 3)
+    if (C < 1 || C > 4)
         return 0;
     size_t txs = 64 * (size_t)mi_ntw(C), ntp = ((size_t)ow * C + txs - 1) / txs * (txs / 8);
     size_t nmp = ((size_t)oh + MI_TY - 1) / MI_TY * MI_NM;
@@ -380,6 +381,19 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         /* ---- horizontal pass, 16 input rows a stage, the next three in flight */
         for (int s = 0; s < nst; s++) {
             mma_cp_wait<MI_NS - 2>();
+            if (C == 2 || C == 4) { /* this thread's chunks of the stage, premultiplied */
+                unsigned char *own = raw + (size_t)(s % MI_NS) * 16 * g.rb;
+#pragma unroll
+                for (int it = 0; it < MI_SMAX; it++) {
+                    if (sbytes[it] < 0)
+                        break;
+                    uint4 *q = (uint4 *)(own + sdst[it]);
+                    uint4 v = *q;
+                    v.x = mma_premul_word<C>(v.x), v.y = mma_premul_word<C>(v.y);
+                    v.z = mma_premul_word<C>(v.z), v.w = mma_premul_word<C>(v.w);
+                    *q = v;
+                }
+            }
             __syncthreads();
             issue(nst, s + MI_NS - 1);
             const unsigned char *buf = raw + (size_t)(s % MI_NS) * 16 * g.rb;
@@ -471,6 +485,8 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             for (int h = 0; h < 2; h++) {
                 int y = oy0 + 16 * m + gq + 8 * h;
                 unsigned word = h ? r1 : r0;
+                if (C == 2 || C == 4)
+                    word = mma_unpremul_word<C>(word);
                 if (y >= a.oh)
                     continue;
                 unsigned char *o = a.out + (size_t)y * a.out_pitch + gs;
@@ -515,13 +531,18 @@ ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done)
 {
     *done = 0;
     int C = job->in.channels;
-    if ((C != 1 && C != 3) || !rs_mma_usable(job) || !job->dev || job->param)
+    if (!rs_mma_usable(job) || !job->dev || job->param)
         return TS_OK;
     mi_geom g;
     if (mi_geom_make(p, C, job, &g) != 0)
         return TS_OK;
-    ts_status st = C == 3 ? (g.nkh == 1 ? mi_launch<3, 1>(p, job, g) : mi_launch<3, 2>(p, job, g))
-                          : (g.nkh == 1 ? mi_launch<1, 1>(p, job, g) : mi_launch<1, 2>(p, job, g));
+    ts_status st;
+    switch (C) {
+    case 1: st = g.nkh == 1 ? mi_launch<1, 1>(p, job, g) : mi_launch<1, 2>(p, job, g); break;
+    case 2: st = g.nkh == 1 ? mi_launch<2, 1>(p, job, g) : mi_launch<2, 2>(p, job, g); break;
+    case 3: st = g.nkh == 1 ? mi_launch<3, 1>(p, job, g) : mi_launch<3, 2>(p, job, g); break;
+    default: st = g.nkh == 1 ? mi_launch<4, 1>(p, job, g) : mi_launch<4, 2>(p, job, g); break;
+    }
     *done = st == TS_OK;
     return st;
 }
