@@ -512,7 +512,8 @@ static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done,
  * 64 x 32 without the pipeline was the fastest for 8K -> 4K (2x). A stronger reduction makes
  * the intermediate taller and leaves room for fewer blocks: then the 32 x 32 tile with the
  * pipeline was (8K -> 1080p, 4x). job->param 1..5 (3 channels) pick the shapes the benchmark
- * compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not.  * Any job->param makes rs_mmai_run decline, so `opt/6` is this default rule on every job. */
+ * compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not. Any job->param makes
+ * rs_mmai_run decline, so `opt/6` is this default rule on every job. */
 template <int C>
 static ts_status mma_pick(const rs_plan *p, const ts_job *job, int *done)
 {
