@@ -117,6 +117,7 @@ ts_status batch_encode(const batch *b, gpu_worker *w, item *it, const ts_image *
 {
     ts_status st = TS_ERR_UNSUPPORTED;
     ts_image host;
+    char passed[256] = ""; /* what a codec that passed the image on said (why it did) */
     snprintf(err, errlen, "no encoder takes this image");
     for (size_t c = 0; c < N_CODECS && st == TS_ERR_UNSUPPORTED; c++) {
         if (!usable(b, codecs[c], w))
@@ -128,6 +129,13 @@ ts_status batch_encode(const batch *b, gpu_worker *w, item *it, const ts_image *
             on_device = 0;
         }
         st = codecs[c]->encode(b, w, it, im, on_device, notice, noticelen, err, errlen);
+        if (st == TS_ERR_UNSUPPORTED && noticelen && notice[0])
+            snprintf(passed, sizeof passed, "%s", notice);
+    }
+    if (st == TS_OK && passed[0] && noticelen) {
+        char own[256];
+        snprintf(own, sizeof own, "%s", notice);
+        snprintf(notice, noticelen, own[0] ? "%s; %s" : "%s%s", passed, own);
     }
     return st;
 }

@@ -29,6 +29,7 @@
 
 struct gpu_pool {
     pthread_mutex_t lock;
+    pthread_mutex_t retry; /* one encoder of the device at a time retries after running out */
     ts_image *im;
     size_t *cap;
     int n, len;
@@ -86,6 +87,23 @@ void batch_gpu_give(device_slot *d, ts_image *im, size_t *cap)
     pthread_mutex_unlock(&p->lock);
     memset(im, 0, sizeof *im);
     *cap = 0;
+}
+
+static ts_status fake_nomem(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "nvjpegEncodeImage: allocation failed (TESSERA_TEST_GPU_ENCODE_NOMEM)");
+    return TS_ERR_NOMEM;
+}
+
+/* Gives the device's cached buffers back to CUDA: an encoder that ran out of device memory
+ * needs it more than the next image's decode, which allocates again when it must. */
+static void pool_trim(device_slot *d)
+{
+    pthread_mutex_lock(&d->pool->lock);
+    for (int k = 0; k < d->pool->n; k++)
+        ts_gpu_image_free(&d->pool->im[k]);
+    d->pool->n = 0;
+    pthread_mutex_unlock(&d->pool->lock);
 }
 
 /* ---------------------------------------------------------------- open and close */
@@ -149,6 +167,7 @@ void batch_gpu_open(batch *b)
             continue;
         b->devs[i].pool = xcalloc(1, sizeof *b->devs[i].pool);
         pthread_mutex_init(&b->devs[i].pool->lock, NULL);
+        pthread_mutex_init(&b->devs[i].pool->retry, NULL);
     }
     char why[512];
     double t0 = now_ms();
@@ -200,6 +219,7 @@ void batch_gpu_close(batch *b)
         free(p->im);
         free(p->cap);
         pthread_mutex_destroy(&p->lock);
+        pthread_mutex_destroy(&p->retry);
         free(p);
         b->devs[i].pool = NULL;
     }
@@ -432,7 +452,30 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
     unsigned char *jpg = NULL;
     size_t n = 0;
     double t0 = now_ms();
-    ts_status st = gj_encode(w->gj, im, &eo, &jpg, &n, err, errlen);
+    /* tests: TESSERA_TEST_GPU_ENCODE_NOMEM=once fails the first try as if the device were full,
+     * =1 every try */
+    const char *nomem = getenv("TESSERA_TEST_GPU_ENCODE_NOMEM");
+    int fake = 0;
+    if (nomem)
+        fake = !strcmp(nomem, "1") ? 2 : !strcmp(nomem, "once") ? 1 : 0;
+    ts_status st =
+        fake ? fake_nomem(err, errlen) : gj_encode(w->gj, im, &eo, &jpg, &n, err, errlen);
+    if (st == TS_ERR_NOMEM && w->d->pool) {
+        /* The device is full (other images in flight, nvJPEG's own buffers: a 268 MP image
+         * holds 6-8 GB): the cached buffers go back to CUDA and one encoder of the device at a
+         * time tries again; failing that, the CPU encoder takes the image (batch_encode
+         * downloads it), and the file says so. */
+        pool_trim(w->d);
+        pthread_mutex_lock(&w->d->pool->retry);
+        st = fake == 2 ? fake_nomem(err, errlen)
+                       : gj_encode(w->gj, im, &eo, &jpg, &n, err, errlen);
+        pthread_mutex_unlock(&w->d->pool->retry);
+        if (st == TS_ERR_NOMEM) {
+            it->ms[ST_ENCODE] = now_ms() - t0;
+            snprintf(notice, noticelen, "the GPU was out of memory: encoded on the CPU");
+            return TS_ERR_UNSUPPORTED;
+        }
+    }
     it->ms[ST_ENCODE] = now_ms() - t0;
     if (st != TS_OK) {
         free(jpg);

@@ -456,26 +456,30 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
                                                         : NVJPEG_CSS_420;
     nvjpegStatus_t e;
     const char *stage = "";
-#define ENC_TRY(call)                                                                              \
+#define ENC_TRY(name, call)                                                                        \
     do {                                                                                           \
-        stage = #call;                                                                             \
+        stage = name;                                                                              \
         if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                 \
             goto fail;                                                                             \
     } while (0)
-    ENC_TRY(NV.nvjpegEncoderParamsSetQuality(c->encp, q, c->stream));
-    ENC_TRY(NV.nvjpegEncoderParamsSetSamplingFactors(c->encp, css, c->stream));
+    ENC_TRY("nvjpegEncoderParamsSetQuality", NV.nvjpegEncoderParamsSetQuality(c->encp, q, c->stream));
+    ENC_TRY("nvjpegEncoderParamsSetSamplingFactors",
+            NV.nvjpegEncoderParamsSetSamplingFactors(c->encp, css, c->stream));
     nvjpegImage_t src;
     memset(&src, 0, sizeof src);
     src.channel[0] = d_im->data;
     src.pitch[0] = d_im->pitch;
     if (d_im->channels == 3)
-        ENC_TRY(NV.nvjpegEncodeImage(c->dev->he, c->enc, c->encp, &src, NVJPEG_INPUT_RGBI,
-                                       d_im->width, d_im->height, c->stream));
+        ENC_TRY("nvjpegEncodeImage",
+                NV.nvjpegEncodeImage(c->dev->he, c->enc, c->encp, &src, NVJPEG_INPUT_RGBI,
+                                     d_im->width, d_im->height, c->stream));
     else
-        ENC_TRY(NV.nvjpegEncodeYUV(c->dev->he, c->enc, c->encp, &src, NVJPEG_CSS_GRAY, d_im->width,
-                                     d_im->height, c->stream));
+        ENC_TRY("nvjpegEncodeYUV",
+                NV.nvjpegEncodeYUV(c->dev->he, c->enc, c->encp, &src, NVJPEG_CSS_GRAY, d_im->width,
+                                   d_im->height, c->stream));
     size_t n = 0;
-    ENC_TRY(NV.nvjpegEncodeRetrieveBitstream(c->dev->he, c->enc, NULL, &n, c->stream));
+    ENC_TRY("nvjpegEncodeRetrieveBitstream",
+            NV.nvjpegEncodeRetrieveBitstream(c->dev->he, c->enc, NULL, &n, c->stream));
     unsigned char *buf = malloc(n ? n : 1);
     if (!buf)
         return gj_fail_msg(err, errlen, TS_ERR_NOMEM, "out of memory for a %zu-byte JPEG", n);
@@ -492,7 +496,11 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
     return TS_OK;
 fail:
 #undef ENC_TRY
-    return gj_fail_msg(err, errlen, TS_ERR_CUDA, "%s: %s", stage, gj_nvj_str(e));
+    cudaGetLastError();
+    /* out of device memory is TS_ERR_NOMEM: the caller may free some and try again */
+    return gj_fail_msg(err, errlen,
+                       e == NVJPEG_STATUS_ALLOCATOR_FAILURE ? TS_ERR_NOMEM : TS_ERR_CUDA,
+                       "%s: %s", stage, gj_nvj_str(e));
 }
 
 #else /* built without CUDA or without nvjpeg.h: the same API, always unavailable */

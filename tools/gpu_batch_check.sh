@@ -1,8 +1,8 @@
 #!/bin/sh
 # tools/gpu_batch_check.sh - the batch converter's GPU path (nvJPEG codec, device-resident chain,
 # --devices) on a GPU machine in one call.
-# Usage: sh tools/gpu_batch_check.sh OUTDIR [steps...]; steps: build test batch compare multi
-# sanitize (default: all). Within the device's 10-minute limit per command: run "build test"
+# Usage: sh tools/gpu_batch_check.sh OUTDIR [steps...]; steps: build test nomem batch compare
+# multi sanitize (default: all). Within the device's 10-minute limit per command: run "build test"
 # first, then "batch compare multi sanitize" (build outputs stay between calls).
 # Logs in OUTDIR (8 files at most): build.log, tests.log, batch.log (every batch's summary, decode
 # path counts, memory peaks), compare.log (GPU against CPU), report_camera.json,
@@ -13,7 +13,7 @@
 # only where the system has no jpeglib.h), .carry/corpus/{camera,shipped}.
 set -u
 OUT=${1:?usage: gpu_batch_check.sh OUTDIR [steps...]}; shift
-STEPS=${*:-build test batch compare multi sanitize}
+STEPS=${*:-build test nomem batch compare multi sanitize}
 mkdir -p "$OUT"
 J=${JOBS:-$(nproc)}
 STB=${STB_INC:-$PWD/.carry/stb}
@@ -106,6 +106,39 @@ one_batch() {
     [ -s "$W/$name.smi" ] && echo "  GPU memory used peak $(sort -n "$W/$name.smi" | tail -1) MiB (whole device, sampled)"
     count_paths "$W/$name.json"
 }
+
+if has nomem; then
+    # nvJPEG's encoder out of device memory (TESSERA_TEST_GPU_ENCODE_NOMEM): =once, the retry after
+    # the pool's buffers go back to CUDA encodes every image on the GPU; =1, the CPU encoder takes
+    # each one with a notice. Either way every image is written, the exit is 0 and the files
+    # are JPEGs of the input's size (rotate:90 swaps it).
+    log "encoder out of device memory" | tee "$OUT/nomem.log"
+    n_in=$(ls "$CORPUS/camera" | wc -l)
+    for mode in once 1; do
+        rm -rf "$W/nomem"; mkdir -p "$W/nomem"
+        TESSERA_TEST_GPU_ENCODE_NOMEM=$mode "$T" --headless -j "$J" --backend "$GPU" -o "$W/nomem" \
+            --format jpg --ops "$OPS" "$CORPUS/camera" >"$W/nomem.out" 2>&1
+        rc=$?
+        n_out=$(ls "$W/nomem" | wc -l)
+        n_cpu=$(grep -c "encoded on the CPU" "$W/nomem.out")
+        "$PY" - "$CORPUS/camera" "$W/nomem" >"$W/nomem.py" 2>&1 <<'PY'
+import os, sys
+from PIL import Image
+src, dst = sys.argv[1:3]
+bad = 0
+for f in sorted(os.listdir(src)):
+    w, h = Image.open(os.path.join(src, f)).size
+    o = Image.open(os.path.join(dst, os.path.splitext(f)[0] + ".jpg"))
+    if o.format != "JPEG" or o.size != (h, w):
+        bad += 1
+print("bad outputs", bad)
+PY
+        want_cpu=0; [ $mode = 1 ] && want_cpu=$n_in
+        verdict=ok
+        [ $rc = 0 ] && [ "$n_out" = "$n_in" ] && [ "$n_cpu" = "$want_cpu" ] && grep -q "bad outputs 0" "$W/nomem.py" || verdict=FAIL
+        echo "$verdict nomem=$mode: exit $rc, $n_out of $n_in written, $n_cpu encoded on the CPU (want $want_cpu), $(tail -1 "$W/nomem.py")" | tee -a "$OUT/nomem.log"
+    done
+fi
 
 if has batch; then
     log "batches: --ops $OPS, -j $J" | tee "$OUT/batch.log"
