@@ -462,7 +462,8 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
         if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                 \
             goto fail;                                                                             \
     } while (0)
-    ENC_TRY("nvjpegEncoderParamsSetQuality", NV.nvjpegEncoderParamsSetQuality(c->encp, q, c->stream));
+    ENC_TRY("nvjpegEncoderParamsSetQuality",
+            NV.nvjpegEncoderParamsSetQuality(c->encp, q, c->stream));
     ENC_TRY("nvjpegEncoderParamsSetSamplingFactors",
             NV.nvjpegEncoderParamsSetSamplingFactors(c->encp, css, c->stream));
     nvjpegImage_t src;

@@ -97,8 +97,8 @@ static const ts_variant table[] = {
             "conflict-free), vector loads, runs merged",
      .supports = hist_opt_supports, .scratch = hist_opt_scratch, .run = hist_opt},
 #endif
-    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mma.cu): resize, thumbnail,
-     * crop */
+    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mmai.cu, resize_mma.cu):
+     * resize, thumbnail, crop */
     CPU_VARIANT(TS_FAM_RESIZE),
 #ifdef TS_HAVE_CUDA
     {TS_FAM_RESIZE, "naive", "horizontal then vertical pass, one thread per sample, every tap "

@@ -181,7 +181,8 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
 /* ---------------------------------------------------------------- device */
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-/* Two sums clamped to 0..255 and packed under c: byte 0 = b, byte 1 = a, bytes 2-3 = c's low half. */
+/* Two sums clamped to 0..255 and packed under c: byte 0 = b, byte 1 = a, bytes 2-3 = c's low
+ * half. */
 __device__ __forceinline__ unsigned mi_pack(int a, int b, unsigned c)
 {
     unsigned d;
@@ -303,7 +304,8 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     int col = -1, sx0 = 0, w0 = 0, koff[NTW], srow[MI_SMAX], sx[MI_SMAX], sdst[MI_SMAX];
     int sbytes[MI_SMAX], slim[MI_SMAX];
     const unsigned char *ssrc[MI_SMAX]; /* the chunk's source in the next stage to issue */
-    auto set_column = [&](int x) { /* copies the column's B fragments (committed with the next stage) */
+    /* enters column x; copies its B fragments (committed with the next stage) */
+    auto set_column = [&](int x) {
         const int n0 = x * NTB;
         col = x;
         sx0 = 8 * n0;
@@ -369,7 +371,8 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     /* This block's tiles: a contiguous run of the column-major tile list (the same count
      * for every block, +-1, and at most two or three columns, so few fragment copies). */
     const long items = (long)g.gx * g.nty;
-    int it = (int)(items * blockIdx.x / gridDim.x), end = (int)(items * (blockIdx.x + 1) / gridDim.x);
+    int it = (int)(items * blockIdx.x / gridDim.x);
+    const int end = (int)(items * (blockIdx.x + 1) / gridDim.x);
     int t = 0, rbase = 0, nst = 0, slot = 0;
     if (it < end) {
         set_column(it / g.nty);
@@ -426,7 +429,8 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                     v[q] = mma_sum(acc[i][0][q], acc[i][1][q], acc[i][2][q]);
                 /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
                 unsigned c0 = mi_pack(v[2], v[0], 0), c1 = mi_pack(v[3], v[1], 0);
-                unsigned char *d = mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + 16 * s + 2 * gq;
+                unsigned char *d =
+                    mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + 16 * s + 2 * gq;
                 *(unsigned short *)d = (unsigned short)c0;
                 *(unsigned short *)(d + g.mr) = (unsigned short)c1;
             }
@@ -517,7 +521,8 @@ static ts_status mi_launch(const rs_plan *p, const ts_job *job, const mi_geom &g
         return st;
     /* one block per resident slot, each with an equal run of tiles */
     int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 1;
-    long items = (long)g.gx * g.nty, blocks = (long)sms * per_sm < items ? (long)sms * per_sm : items;
+    long items = (long)g.gx * g.nty, resident = (long)sms * per_sm;
+    long blocks = resident < items ? resident : items;
     const rs_args &a = p->a;
     int prep = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
     mi_prep_kernel<C><<<(prep + 255) / 256, 256, 0, job->stream>>>(a, g);

@@ -51,8 +51,8 @@ int hist_opt_supports(const ts_job *job);
 size_t hist_opt_scratch(const ts_job *job);
 ts_status hist_opt(const ts_job *job);
 
-/* resize.cu, resize_opt.cu, resize_mma.cu: resize, thumbnail, crop (weights from resize.h,
- * shared scratch) */
+/* resize.cu, resize_opt.cu, resize_mmai.cu, resize_mma.cu: resize, thumbnail, crop (weights
+ * from resize.h, shared scratch) */
 size_t resize_scratch(const ts_job *job);
 ts_status resize_naive(const ts_job *job);
 int resize_tiled_supports(const ts_job *job);
