@@ -84,7 +84,7 @@ endif
 KERNEL_C = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
            kernels/ref_resize.c
 APP_C    = $(filter-out app/main.c,$(wildcard app/*.c))
-TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c tests/jpeg_ref.c
+TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c tests/stb_png.c tests/jpeg_ref.c
 
 ifneq ($(NVCC),)
   HAVE_CUDA = 1

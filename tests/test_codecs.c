@@ -12,19 +12,6 @@
 #include <jpeglib.h>
 #include <zlib.h>
 
-/* A private stb_image with only its PNG decoder, static: the oracle for "the same pixels". */
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#define STBI_NO_STDIO
-#if defined(__GNUC__) /* not popped: the unused static declarations are reported at the end */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#endif
-#include <stb_image.h>
-
 /* ---------------------------------------------------------------- a PNG writer for tests */
 
 static uint8_t *put32(uint8_t *p, uint32_t v)
@@ -151,10 +138,10 @@ TEST(codec_png_pixels_match_stb_for_every_type_depth_trns_and_adam7)
                 char err[256];
                 ts_status st = tsio_load_memory(png, len, NULL, &im, err, sizeof err);
                 int sw, sh, sn;
-                void *ref = depth == 16 ? (void *)stbi_load_16_from_memory(png, (int)len, &sw, &sh, &sn, 0)
-                                        : (void *)stbi_load_from_memory(png, (int)len, &sw, &sh, &sn, 0);
+                const char *why;
+                void *ref = tu_stb_png(png, len, depth == 16, &sw, &sh, &sn, &why);
                 CHECKF(st == TS_OK && ref, "ct %d depth %d trns %d adam7 %d: %s / %s", ct, depth,
-                       trns, adam7, err, ref ? "" : stbi_failure_reason());
+                       trns, adam7, err, why);
                 CHECKF(im.width == sw && im.height == sh && im.channels == sn &&
                            im.bytes == (depth == 16 ? 2 : 1),
                        "ct %d depth %d trns %d: %dx%d ch %d bytes %d, stb ch %d", ct, depth, trns,
@@ -162,7 +149,7 @@ TEST(codec_png_pixels_match_stb_for_every_type_depth_trns_and_adam7)
                 CHECKF(memcmp(im.data, ref, im.pitch * (size_t)h) == 0,
                        "ct %d depth %d trns %d adam7 %d: pixels differ from stb's", ct, depth, trns,
                        adam7);
-                stbi_image_free(ref);
+                tu_stb_free(ref);
                 ts_image_free(&im);
                 free(png);
                 free(s);

@@ -13,18 +13,6 @@
 
 #include <zlib.h>
 
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#define STBI_NO_STDIO
-#if defined(__GNUC__) /* not popped: the unused static declarations are reported at the end */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#endif
-#include <stb_image.h>
-
 /* The encoder's output in memory; NULL (and the status in *st) on failure. */
 static unsigned char *encode_mem(const ts_image *im, int level, const tsio_meta *meta,
                                  size_t *len, ts_status *st, char *err, size_t errlen)
@@ -158,14 +146,13 @@ static int decodes_to(const unsigned char *png, size_t len, const ts_image *im, 
         return 0;
     }
     int w, h, ch;
-    void *s = im->bytes == 2 ? (void *)stbi_load_16_from_memory(png, (int)len, &w, &h, &ch, 0)
-                             : (void *)stbi_load_from_memory(png, (int)len, &w, &h, &ch, 0);
+    void *s = tu_stb_png(png, len, im->bytes == 2, &w, &h, &ch, NULL);
     size_t n = ts_row_bytes(im);
     same = s && w == im->width && h == im->height && ch == im->channels;
     for (int y = 0; same && y < h; y++)
         same = !memcmp((unsigned char *)s + (size_t)y * n,
                        (const unsigned char *)im->data + (size_t)y * im->pitch, n);
-    stbi_image_free(s);
+    tu_stb_free(s);
     if (!same)
         snprintf(why, whylen, "stb decodes other pixels");
     return same;

@@ -31,6 +31,12 @@ ts_image tu_band_image(int w, int h, int channels, int bytes, unsigned lo, unsig
 /* Largest |a - b| over all samples; -1 if the shapes differ. Where it occurs in *x, *y, *c. */
 long tu_max_diff(const ts_image *a, const ts_image *b, int *x, int *y, int *c);
 
+/* The independent PNG oracle (tests/stb_png.c, a private stb_image): the pixels of a PNG in
+ * memory, rows packed, 8-bit or (sixteen) 16-bit samples, NULL and *why on failure. */
+void *tu_stb_png(const void *png, size_t len, int sixteen, int *w, int *h, int *channels,
+                 const char **why);
+void tu_stb_free(void *pixels);
+
 /* GPU: the device if one is usable, else NULL. With TESSERA_REQUIRE_GPU=1 a missing GPU fails the
  * test instead of skipping it. */
 const ts_device *tu_gpu(void);

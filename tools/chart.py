@@ -36,6 +36,17 @@ def num(text):
     return v if math.isfinite(v) else None
 
 
+def have_matplotlib(who):
+    """Whether matplotlib imports; says once, on stderr, why no chart is drawn when it does not."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("%s: matplotlib is not installed for %s: no chart drawn" % (who, sys.executable),
+              file=sys.stderr)
+        return False
+    return True
+
+
 def read_rows(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
@@ -165,11 +176,7 @@ def main(argv):
     except OSError as e:
         print("chart: cannot read %s: %s" % (args.csv, e), file=sys.stderr)
         return 1
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("chart: matplotlib is not installed for %s: no chart drawn" % sys.executable,
-              file=sys.stderr)
+    if not have_matplotlib("chart"):
         return 1
     device = rows[0].get("device", "?") if rows else "?"
     date = rows[0].get("date", "?") if rows else "?"

@@ -18,9 +18,10 @@ path counts). Needs matplotlib (Agg backend, no display). Missing rows, columns 
 bars out, never crash; when the same row (corpus, chain, images) is in two files the later wins.
 """
 import argparse
-import math
 import os
 import sys
+
+from chart import have_matplotlib, num  # tools/chart.py: the same number parsing and check
 
 CHAIN_NAME = {"jpg2jpg": "JPEG->JPEG", "jpg2png": "JPEG->PNG", "png2png": "PNG->PNG"}
 CHAIN_ORDER = ["jpg2jpg", "jpg2png", "png2png"]
@@ -32,15 +33,6 @@ SYSTEMS = [
     ("tessera", "tessera (whole process)", "#1f77b4", "", False),
     ("tessera_work", "tessera without start-up", "#1f77b4", "//", True),
 ]
-
-
-def num(text):
-    """A float from a table cell, or None when it is '-', empty or not a number."""
-    try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def read_tables(path):
@@ -200,11 +192,7 @@ def main(argv):
     ap.add_argument("--title", default="", help="a second title line: device, date, commit")
     args = ap.parse_args(argv)
     out = args.output or os.path.splitext(args.tables[0])[0] + ".png"
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("chart_batch: matplotlib is not installed for %s: no chart drawn" % sys.executable,
-              file=sys.stderr)
+    if not have_matplotlib("chart_batch"):
         return 1
     groups = gather(args.tables)
     draw(groups, args.title, out)
