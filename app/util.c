@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -215,10 +216,19 @@ double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int cpu_count(void)
+static int cpu_n;
+static void cpu_count_once(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+    cpu_n = n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* Asked once (glibc reads /sys for it on every call; the batch asks per decode step). */
+int cpu_count(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, cpu_count_once);
+    return cpu_n;
 }
 
 unsigned char *read_file(const char *path, size_t cap, const void *magic, size_t nmagic,
