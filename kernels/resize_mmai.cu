@@ -49,12 +49,12 @@ static __host__ __device__ constexpr int mi_ntw(int C) { return C >= 3 ? 3 : 2; 
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
-    int nkh, nkv;      /* k-chunks per n-tile (1 or 2) and per 16-row band */
+    int nkh, nkv;      /* k-chunks per n-tile (1 or 2) and per 16-row band (1, 2 or 4) */
     int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
     int nmr, nmp;      /* 16-row bands, padded to whole tiles */
     int gx, nty;       /* blocks across, tiles down */
     int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
-    size_t off_raw, off_mid, off_wv, smem; /* shared memory (wh at 0) */
+    size_t off_mid, off_wv, smem;          /* shared memory (the stages at 0) */
     unsigned char *frag;                   /* device: kbh, fh, vb + vend, fv */
     size_t off_fh, off_vb, off_fv, frag_bytes;
 };
@@ -103,6 +103,20 @@ size_t rs_mmai_frag_bound(int ow, int oh, int C)
            nmp * MI_NKV * 1536;
 }
 
+/* The n-tiles' first bytes (kb) and the k-chunks the widest one spans. */
+static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
+{
+    int lo, hi, nkh = 1;
+    for (int n = 0; n < g->nt; n++) {
+        mi_tile_band(ch->bounds, g->C, g->S, n, &lo, &hi);
+        kb[n] = lo;
+        nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
+    }
+    for (int n = g->nt; n < g->ntp; n++)
+        kb[n] = kb[g->nt - 1];
+    return nkh;
+}
+
 /* The geometry of a launch on this plan; -1 where the kernel does not apply. */
 static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
 {
@@ -116,16 +130,10 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
     g->nty = (oh + MI_TY - 1) / MI_TY;
     g->nmr = (oh + 15) / 16;
     g->nmp = g->nty * MI_NM;
-    int *kb = (int *)malloc((size_t)g->ntp * sizeof(int)), lo, hi, nkh = 1, nkv = 1;
+    int *kb = (int *)malloc((size_t)g->ntp * sizeof(int)), lo, hi, nkv = 1;
     if (!kb)
         return -1;
-    for (int n = 0; n < g->nt; n++) {
-        mi_tile_band(ch->bounds, C, g->S, n, &lo, &hi);
-        kb[n] = lo;
-        nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
-    }
-    for (int n = g->nt; n < g->ntp; n++)
-        kb[n] = kb[g->nt - 1];
+    int nkh = mi_hbands(ch, g, kb);
     int win = 0;
     for (int bx = 0; bx < g->gx && nkh <= 2; bx++)
         for (int n = bx * ntb; n < bx * ntb + ntb; n++)
@@ -144,8 +152,10 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
     }
     if (nkv > MI_NKV)
         return -1;
-    g->nkv = nkv;
-    int rows = 0; /* intermediate rows a tile makes or reads */
+    g->nkv = nkv = nkv == 3 ? 4 : nkv; /* the kernel is built for 1, 2 or 4 */
+    /* intermediate rows a tile holds (kept from the tile before + its stages: fewer than
+     * end - base + 16) or reads (its bands' k-chunks) */
+    int rows = 0;
     for (int t = 0; t < g->nty; t++) {
         int base = 0, end = 0, reach = 0;
         for (int m = t * MI_NM; m < t * MI_NM + MI_NM && m < g->nmr; m++) {
@@ -155,16 +165,14 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
             end = hi > end ? hi : end;
             reach = lo + 32 * nkv > reach ? lo + 32 * nkv : reach;
         }
-        int made = (end - base + 15) & ~15;
-        rows = made > rows ? made : rows;
+        rows = end - base + 16 > rows ? end - base + 16 : rows;
         rows = reach - base > rows ? reach - base : rows;
     }
     g->mr = (rows + 7) & ~7;
     if (g->mr % 16 == 0)
         g->mr += 8; /* mr / 4 = 2 mod 4: the 16-bit stores conflict-free, the loads 2-way */
     size_t txs = 64 * (size_t)ntw;
-    g->off_raw = (size_t)ntb * nkh * 768;
-    g->off_mid = g->off_raw + (size_t)MI_NS * 16 * g->rb;
+    g->off_mid = (size_t)MI_NS * 16 * g->rb;
     g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
     g->smem = g->off_wv + 2 * (size_t)MI_NM * nkv * 1536; /* two tiles' vertical fragments */
     g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
@@ -228,10 +236,10 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
         unsigned pl[2][3];
         mma_pack_planes(w[0], pl[0]);
         mma_pack_planes(w[1], pl[1]);
-        uint2 *fh = (uint2 *)(g.frag + g.off_fh) + (size_t)(n * g.nkh + k) * 96 + lane;
+        uint2 *fh = (uint2 *)(g.frag + g.off_fh) + ((size_t)(n * 32 + lane) * g.nkh + k) * 3;
 #pragma unroll
         for (int p = 0; p < 3; p++)
-            fh[32 * p] = make_uint2(pl[0][p], pl[1][p]);
+            fh[p] = make_uint2(pl[0][p], pl[1][p]);
         return;
     }
     const int iv = i - nh;
@@ -279,240 +287,339 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
         fv[32 * p] = make_uint4(pl[0][p], pl[1][p], pl[2][p], pl[3][p]);
 }
 
-template <int C, int NKH>
+/* 16 bytes global -> shared (a shared-window address); the zero-filling form for a chunk that
+ * ends the row (src_bytes 0..15). */
+__device__ __forceinline__ void mi_cp16(unsigned dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+__device__ __forceinline__ void mi_cp16z(unsigned dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes));
+}
+/* acc << 8 (+ the rounding half): between two planes of a chained sum. The chain runs hi, mid,
+ * lo, so every partial value is the final sum less lower planes' sums: no overflow. */
+__device__ __forceinline__ void mi_shift(int (&acc)[4], int add)
+{
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        acc[q] = (int)(((unsigned)acc[q] << 8) + (unsigned)add);
+}
+
+template <int C, int NKH, int NKV>
 __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
+    static_assert(MI_NM == 2, "a warp's vertical band is warp % 2");
     extern __shared__ __align__(16) unsigned char sm[];
-    const uint2 *wh = (const uint2 *)sm;  /* [NTB][NKH][3][32]: the block's B fragments */
-    unsigned char *raw = sm + g.off_raw;  /* [MI_NS][16][rb]: input rows as they are */
+    unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
     unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
-    uint4 *wv = (uint4 *)(sm + g.off_wv); /* [2][MI_NM][nkv][3][32]: A fragments, vertical */
+    const uint4 *wv = (const uint4 *)(sm + g.off_wv); /* [2][MI_NM][NKV][3][32]: vertical A */
+    const unsigned raw_s = (unsigned)__cvta_generic_to_shared(raw);
+    const unsigned wv_s = (unsigned)__cvta_generic_to_shared(sm + g.off_wv);
     const int *kbh = (const int *)g.frag, *vb = (const int *)(g.frag + g.off_vb);
     const int *vend = vb + g.nmp;
+    const uint2 *fh = (const uint2 *)(g.frag + g.off_fh);
     const uint4 *fv = (const uint4 *)(g.frag + g.off_fv);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tg = lane & 3;
-    const int wv_words = MI_NM * g.nkv * 96, rowbytes = a.iw * C;
+    const int wv_words = MI_NM * NKV * 96, rowbytes = a.iw * C, rb = g.rb;
     /* A fragment rows gq and gq + 8 are slots gq and gq + 8 of a stage, which hold input rows
-     * 2gq and 2gq + 1 (mi_slot): each thread's two sums of a column are adjacent rows */
-    const int ra = gq * g.rb, rbb = (gq + 8) * g.rb;
+     * 2gq and 2gq + 1 (MI_SLOT): each thread's two sums of a column are adjacent rows */
+    const int ra = gq * rb + 4 * tg, rbb = (gq + 8) * rb + 4 * tg;
 
-    /* The column of tiles being worked on: its first n-tile, first staged byte, the warp's
-     * A-fragment offsets and this thread's 16-byte chunks of a stage's 16 rows. */
-    int col = -1, sx0 = 0, w0 = 0, koff[NTW], srow[MI_SMAX], sx[MI_SMAX], sdst[MI_SMAX];
-    int sbytes[MI_SMAX], slim[MI_SMAX];
+    /* The column of tiles being worked on: its first sample, the warp's n-tiles' first bytes
+     * (from the column's first staged byte w0) and this thread's 16-byte chunks of a stage. */
+    int col = -1, sx0 = 0, w0 = 0, full = 0, kx[NTW], sdst[MI_SMAX], sbytes[MI_SMAX], slim[MI_SMAX];
+    int srow[MI_SMAX], sx[MI_SMAX];
+    uint2 bh[NTW][NKH][3]; /* the warp's B fragments (weights) of the column, for every stage */
     const unsigned char *ssrc[MI_SMAX]; /* the chunk's source in the next stage to issue */
-    /* enters column x; copies its B fragments (committed with the next stage) */
     auto set_column = [&](int x) {
         const int n0 = x * NTB;
         col = x;
         sx0 = 8 * n0;
         w0 = kbh[n0] & ~15;
+        full = w0 + 16 * g.nch <= rowbytes;
 #pragma unroll
         for (int i = 0; i < NTW; i++)
-            koff[i] = kbh[n0 + warp + 8 * i] - w0 + 4 * tg;
+            kx[i] = kbh[n0 + warp + 8 * i] - w0;
 #pragma unroll
         for (int it = 0; it < MI_SMAX; it++) {
-            int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch, xb = w0 + 16 * j;
+            int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch;
+            sdst[it] = MI_SLOT(r) * rb + 16 * j;
+            sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - w0 - 16 * j)) : -1;
             srow[it] = r;
-            sx[it] = xb;
-            sdst[it] = MI_SLOT(r) * g.rb + 16 * j;
-            sbytes[it] = e < 16 * g.nch ? max(0, min(16, rowbytes - xb)) : -1;
+            sx[it] = sbytes[it] > 0 ? w0 + 16 * j : 0;
         }
-        const uint4 *src = (const uint4 *)(g.frag + g.off_fh) + (size_t)n0 * NKH * 48;
-        for (int i = tid; i < NTB * NKH * 48; i += MI_THREADS)
-            mma_cp16((uint4 *)sm + i, src + i, 16);
+#pragma unroll
+        for (int i = 0; i < NTW; i++) {
+            const uint2 *src = fh + ((size_t)(n0 + warp + 8 * i) * 32 + lane) * (NKH * 3);
+#pragma unroll
+            for (int k = 0; k < NKH; k++)
+#pragma unroll
+                for (int p = 0; p < 3; p++)
+                    bh[i][k][p] = src[3 * k + p];
+        }
     };
     const size_t step = 16 * a.in_pitch;
-    /* stage st of the tile whose first row is rbase; called for st = 0, 1, 2, ... in order */
-    auto issue = [&](int nst, int st) {
-        if (st < nst) {
-            unsigned char *dst = raw + (size_t)(st % MI_NS) * 16 * g.rb;
-#pragma unroll
-            for (int it = 0; it < MI_SMAX; it++) {
-                if (sbytes[it] < 0)
-                    break;
-                int n = 16 * st < slim[it] ? sbytes[it] : 0;
-                mma_cp16(dst + sdst[it], n ? (const void *)ssrc[it] : (const void *)a.in, n);
-                ssrc[it] += step;
-            }
-        }
-        mma_cp_commit();
-    };
-    auto issue_start = [&](int rbase) {
+    /* the chunks' sources for stages from input row fr on; a row past the image repeats the
+     * last one (its weights are zero) */
+    auto issue_start = [&](int fr) {
 #pragma unroll
         for (int it = 0; it < MI_SMAX; it++) {
-            ssrc[it] = a.in + (size_t)(rbase + srow[it]) * a.in_pitch + sx[it];
-            slim[it] = a.ih - rbase - srow[it];
+            slim[it] = a.ih - fr - srow[it];
+            ssrc[it] = a.in + (size_t)min(fr + srow[it], a.ih - 1) * a.in_pitch + sx[it];
         }
     };
-    /* a tile's rows: the first input row, the 16-row stages, and its vertical fragments */
-    auto tile_rows = [&](int t, int *rbase, int *nst) {
-        int m0 = t * MI_NM, e = 0;
-#pragma unroll
-        for (int m = 0; m < MI_NM; m++)
-            e = max(e, vend[m0 + m]);
-        *rbase = vb[m0];
-        *nst = (e - *rbase + 15) / 16;
-    };
-    auto prologue = [&](int t, int rbase, int nst, int slot) {
-        const uint4 *src = fv + (size_t)t * wv_words;
-        uint4 *dst = wv + (size_t)slot * wv_words;
-        for (int i = tid; i < wv_words; i += MI_THREADS)
-            mma_cp16(dst + i, src + i, 16);
-        issue_start(rbase);
-#pragma unroll
-        for (int st = 0; st < MI_NS - 1; st++)
-            issue(nst, st);
-    };
-
-    /* This block's tiles: a contiguous run of the column-major tile list (the same count
-     * for every block, +-1, and at most two or three columns, so few fragment copies). */
-    const long items = (long)g.gx * g.nty;
-    int it = (int)(items * blockIdx.x / gridDim.x);
-    const int end = (int)(items * (blockIdx.x + 1) / gridDim.x);
-    int t = 0, rbase = 0, nst = 0, slot = 0;
-    if (it < end) {
-        set_column(it / g.nty);
-        t = it % g.nty;
-        tile_rows(t, &rbase, &nst);
-        prologue(t, rbase, nst, slot);
-    }
-    while (it < end) {
-        /* ---- horizontal pass, 16 input rows a stage, the next three in flight */
-        for (int s = 0; s < nst; s++) {
-            mma_cp_wait<MI_NS - 2>();
-            if (C == 2 || C == 4) { /* this thread's chunks of the stage, premultiplied */
-                unsigned char *own = raw + (size_t)(s % MI_NS) * 16 * g.rb;
+    /* stage st of the tile; called for st = 0, 1, 2, ... in order */
+    auto issue = [&](int nst, int st) {
+        if (st < nst) {
+            const unsigned dst = raw_s + (unsigned)((st % MI_NS) * 16 * rb);
+            if (full) { /* every chunk of the column's window inside the row */
 #pragma unroll
                 for (int it = 0; it < MI_SMAX; it++) {
                     if (sbytes[it] < 0)
                         break;
-                    uint4 *q = (uint4 *)(own + sdst[it]);
-                    uint4 v = *q;
-                    v.x = mma_premul_word<C>(v.x), v.y = mma_premul_word<C>(v.y);
-                    v.z = mma_premul_word<C>(v.z), v.w = mma_premul_word<C>(v.w);
-                    *q = v;
+                    mi_cp16(dst + sdst[it], ssrc[it]);
+                    if (16 * (st + 1) < slim[it])
+                        ssrc[it] += step;
+                }
+            } else {
+#pragma unroll
+                for (int it = 0; it < MI_SMAX; it++) {
+                    if (sbytes[it] < 0)
+                        break;
+                    mi_cp16z(dst + sdst[it], ssrc[it], sbytes[it]);
+                    if (16 * (st + 1) < slim[it])
+                        ssrc[it] += step;
                 }
             }
-            __syncthreads();
-            issue(nst, s + MI_NS - 1);
-            const unsigned char *buf = raw + (size_t)(s % MI_NS) * 16 * g.rb;
-            /* the warp's n-tiles side by side (k outer): three independent mma chains */
-            int acc[NTW][3][4];
+        }
+        mma_cp_commit();
+    };
+    auto prologue = [&](int t, int fr, int nst, int slot) {
+        const uint4 *src = fv + (size_t)t * wv_words;
+        for (int i = tid; i < wv_words; i += MI_THREADS)
+            mi_cp16(wv_s + 16u * (unsigned)(slot * wv_words + i), src + i);
+        issue_start(fr);
+#pragma unroll 1
+        for (int st = 0; st < MI_NS - 1; st++)
+            issue(nst, st);
+    };
+
+    /* This block's tiles: a contiguous run of the column-major tile list (the same count for
+     * every block, +-1). Down a column the intermediate rows a tile shares with the one before
+     * (the filter's reach, ~12 rows at 2x) are kept: moved to the front of mid, not recomputed. */
+    const long items = (long)g.gx * g.nty;
+    int it = (int)(items * blockIdx.x / gridDim.x);
+    const int end = (int)(items * (blockIdx.x + 1) / gridDim.x);
+    int t = 0, rbase = 0, first = 0, nst = 0, slot = 0, mdone = 0, cshift = 0, clen = 0;
+    /* mid row 0 is input row rbase; rows [rbase, mdone) are computed; stages start at first */
+    auto enter = [&](int item) {
+        const bool carry = item / g.nty == col;
+        if (!carry)
+            set_column(item / g.nty);
+        t = item % g.nty;
+        int e = 0;
 #pragma unroll
-            for (int i = 0; i < NTW; i++)
+        for (int m = 0; m < MI_NM; m++)
+            e = max(e, vend[t * MI_NM + m]);
+        const int r0 = vb[t * MI_NM];
+        if (carry && mdone > r0) {
+            cshift = r0 - rbase;
+            clen = mdone - r0;
+            first = mdone;
+        } else {
+            cshift = clen = 0;
+            first = r0;
+        }
+        rbase = r0;
+        nst = e > first ? (e - first + 15) / 16 : 0;
+        prologue(t, first, nst, slot);
+    };
+    /* one pass per tile and one before the first (which only enters it): enter() is inlined
+     * once, the code stays small enough for the instruction cache */
+    for (int cit = it - 1; cit < end; cit++) {
+        const bool work = cit >= it;
+        int cur = t, cbase = rbase, csx0 = sx0;
+        const uint4 *wvc = wv + (size_t)slot * wv_words;
+        if (work) {
+            /* the rows kept from the tile before move to the front (after its vertical pass) */
+            if (clen > 0 && cshift > 0)
+                for (int c = tid; c < TXS; c += MI_THREADS) {
+                    unsigned *q = (unsigned *)(mid + (size_t)c * g.mr);
+                    for (int w = 0; w < clen / 4; w++)
+                        q[w] = q[w + cshift / 4];
+                }
+
+            /* ---- horizontal pass, 16 input rows a stage, the next three in flight */
+            const int off0 = first - rbase;
+            for (int s = 0; s < nst; s++) {
+                mma_cp_wait<MI_NS - 2>();
+                const int sb = (s % MI_NS) * 16 * rb;
+                if (C == 2 || C == 4) { /* this thread's chunks of the stage, premultiplied */
 #pragma unroll
-                for (int q = 0; q < 4; q++)
-                    acc[i][0][q] = MI_HALF, acc[i][1][q] = acc[i][2][q] = 0;
+                    for (int it = 0; it < MI_SMAX; it++) {
+                        if (sbytes[it] < 0)
+                            break;
+                        uint4 *q = (uint4 *)(raw + sb + sdst[it]);
+                        uint4 v = *q;
+                        v.x = mma_premul_word<C>(v.x), v.y = mma_premul_word<C>(v.y);
+                        v.z = mma_premul_word<C>(v.z), v.w = mma_premul_word<C>(v.w);
+                        *q = v;
+                    }
+                }
+                __syncthreads();
+                issue(nst, s + MI_NS - 1);
+                unsigned af[NTW][NKH][4];
 #pragma unroll
-            for (int k = 0; k < NKH; k++)
+                for (int i = 0; i < NTW; i++)
+#pragma unroll
+                    for (int k = 0; k < NKH; k++) {
+                        const unsigned char *pa = raw + sb + ra + kx[i] + 32 * k,
+                                            *pb = raw + sb + rbb + kx[i] + 32 * k;
+                        af[i][k][0] = *(const unsigned *)pa;
+                        af[i][k][1] = *(const unsigned *)pb;
+                        af[i][k][2] = *(const unsigned *)(pa + 16);
+                        af[i][k][3] = *(const unsigned *)(pb + 16);
+                    }
+                /* one chain a tile, planes hi, mid, lo; the warp's tiles side by side */
+                int acc[NTW][4] = {};
+#pragma unroll
+                for (int k = 0; k < NKH; k++)
+#pragma unroll
+                    for (int i = 0; i < NTW; i++)
+                        mma_us(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
+                               bh[i][k][2].x, bh[i][k][2].y);
+#pragma unroll
+                for (int i = 0; i < NTW; i++)
+                    mi_shift(acc[i], 0);
+#pragma unroll
+                for (int k = 0; k < NKH; k++)
+#pragma unroll
+                    for (int i = 0; i < NTW; i++)
+                        mma_uu(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
+                               bh[i][k][1].x, bh[i][k][1].y);
+#pragma unroll
+                for (int i = 0; i < NTW; i++)
+                    mi_shift(acc[i], MI_HALF);
+#pragma unroll
+                for (int k = 0; k < NKH; k++)
+#pragma unroll
+                    for (int i = 0; i < NTW; i++)
+                        mma_uu(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
+                               bh[i][k][0].x, bh[i][k][0].y);
 #pragma unroll
                 for (int i = 0; i < NTW; i++) {
-                    const unsigned char *pa = buf + ra + koff[i] + 32 * k,
-                                        *pb = buf + rbb + koff[i] + 32 * k;
-                    const uint2 *w = wh + ((warp + 8 * i) * NKH + k) * 96 + lane;
-                    unsigned a0 = *(const unsigned *)pa, a1 = *(const unsigned *)pb,
-                             a2 = *(const unsigned *)(pa + 16), a3 = *(const unsigned *)(pb + 16);
-                    uint2 b0 = w[0], b1 = w[32], b2 = w[64];
-                    mma_uu(acc[i][0], a0, a1, a2, a3, b0.x, b0.y);
-                    mma_uu(acc[i][1], a0, a1, a2, a3, b1.x, b1.y);
-                    mma_us(acc[i][2], a0, a1, a2, a3, b2.x, b2.y);
+                    /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
+                    unsigned c0 = mi_pack(acc[i][2] >> RS_PREC8, acc[i][0] >> RS_PREC8, 0),
+                             c1 = mi_pack(acc[i][3] >> RS_PREC8, acc[i][1] >> RS_PREC8, 0);
+                    unsigned char *d =
+                        mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + off0 + 16 * s + 2 * gq;
+                    *(unsigned short *)d = (unsigned short)c0;
+                    *(unsigned short *)(d + g.mr) = (unsigned short)c1;
                 }
-#pragma unroll
-            for (int i = 0; i < NTW; i++) {
-                int v[4];
-#pragma unroll
-                for (int q = 0; q < 4; q++)
-                    v[q] = mma_sum(acc[i][0][q], acc[i][1][q], acc[i][2][q]);
-                /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
-                unsigned c0 = mi_pack(v[2], v[0], 0), c1 = mi_pack(v[3], v[1], 0);
-                unsigned char *d =
-                    mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + 16 * s + 2 * gq;
-                *(unsigned short *)d = (unsigned short)c0;
-                *(unsigned short *)(d + g.mr) = (unsigned short)c1;
             }
+            mdone = first + 16 * nst;
+            mma_cp_wait<0>();
+            __syncthreads();
         }
-        mma_cp_wait<0>();
-        __syncthreads();
-
         /* the next tile's first rows go in flight while this one's vertical pass runs */
-        const int cur = t, cbase = rbase, csx0 = sx0;
-        const uint4 *wvc = wv + (size_t)slot * wv_words;
-        if (++it < end) {
-            if (it / g.nty != col)
-                set_column(it / g.nty);
-            t = it % g.nty;
-            slot ^= 1;
-            tile_rows(t, &rbase, &nst);
-            prologue(t, rbase, nst, slot);
+        if (cit + 1 < end) {
+            if (work)
+                slot ^= 1;
+            enter(cit + 1);
         }
-
-        /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved) */
-        const int oy0 = cur * MI_TY;
-        for (int u = warp; u < MI_NM * (TXS / 16); u += 8) {
-            const int m = u % MI_NM, p0 = 16 * (u / MI_NM);
-            if (oy0 + 16 * m >= a.oh || csx0 + p0 >= g.S)
-                continue;
-            int acc[2][3][4] = {{{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}},
-                                {{MI_HALF, MI_HALF, MI_HALF, MI_HALF}, {}, {}}};
-            const unsigned char *p = mid + (size_t)(p0 + 4 * (gq >> 1) + (gq & 1)) * g.mr +
-                                     (vb[cur * MI_NM + m] - cbase) + 4 * tg;
-            const unsigned char *p2 = p + 2 * g.mr;
-            const uint4 *w = wvc + m * g.nkv * 96 + lane;
-            for (int k = 0; k < g.nkv; k++) {
-                uint4 w0v = w[k * 96], w1v = w[k * 96 + 32], w2v = w[k * 96 + 64];
-                unsigned b0 = *(const unsigned *)(p + 32 * k),
-                         b1 = *(const unsigned *)(p + 32 * k + 16);
-                unsigned e0 = *(const unsigned *)(p2 + 32 * k),
-                         e1 = *(const unsigned *)(p2 + 32 * k + 16);
-                mma_uu(acc[0][0], w0v.x, w0v.y, w0v.z, w0v.w, b0, b1);
-                mma_uu(acc[0][1], w1v.x, w1v.y, w1v.z, w1v.w, b0, b1);
-                mma_su(acc[0][2], w2v.x, w2v.y, w2v.z, w2v.w, b0, b1);
-                mma_uu(acc[1][0], w0v.x, w0v.y, w0v.z, w0v.w, e0, e1);
-                mma_uu(acc[1][1], w1v.x, w1v.y, w1v.z, w1v.w, e0, e1);
-                mma_su(acc[1][2], w2v.x, w2v.y, w2v.z, w2v.w, e0, e1);
-            }
-            int v[2][4];
+        if (work) {
+            /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved);
+             * the warp's band is always warp % 2, its A fragments loaded once a tile */
+            const int m = warp & 1, oy0 = cur * MI_TY + 16 * m;
+            if (oy0 < a.oh) {
+                /* held in registers at 1 or 2 k-chunks; at 4 (48 registers) read per step */
+                constexpr int NW = NKV <= 2 ? NKV : 1;
+                const uint4 *wsrc = wvc + m * NKV * 96 + lane;
+                uint4 wr[NW][3];
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+                for (int k = 0; k < NW; k++)
 #pragma unroll
-                for (int q = 0; q < 4; q++)
-                    v[h][q] = mma_sum(acc[h][0][q], acc[h][1][q], acc[h][2][q]);
-            /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
-            unsigned r0 = mi_pack(v[0][1], v[0][0], mi_pack(v[1][1], v[1][0], 0));
-            unsigned r1 = mi_pack(v[0][3], v[0][2], mi_pack(v[1][3], v[1][2], 0));
-            const int gs = csx0 + p0 + 4 * tg;
+                    for (int p = 0; p < 3; p++)
+                        wr[k][p] = wsrc[k * 96 + 32 * p];
+                const int roff = vb[cur * MI_NM + m] - cbase + 4 * tg;
+                for (int u = warp; u < MI_NM * (TXS / 16); u += 8) {
+                    const int p0 = 16 * (u / MI_NM);
+                    if (csx0 + p0 >= g.S)
+                        break;
+                    const unsigned char *p =
+                        mid + (size_t)(p0 + 4 * (gq >> 1) + (gq & 1)) * g.mr + roff;
+                    const unsigned char *p2 = p + 2 * g.mr;
+                    unsigned bb[NKV][2][2];
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                int y = oy0 + 16 * m + gq + 8 * h;
-                unsigned word = h ? r1 : r0;
-                if (C == 2 || C == 4)
-                    word = mma_unpremul_word<C>(word);
-                if (y >= a.oh)
-                    continue;
-                unsigned char *o = a.out + (size_t)y * a.out_pitch + gs;
-                if (gs + 4 <= g.S) {
-                    *(unsigned *)o = word;
-                } else {
-                    for (int b = 0; gs + b < g.S; b++)
-                        o[b] = (unsigned char)(word >> (8 * b));
+                    for (int k = 0; k < NKV; k++) {
+                        bb[k][0][0] = *(const unsigned *)(p + 32 * k);
+                        bb[k][0][1] = *(const unsigned *)(p + 32 * k + 16);
+                        bb[k][1][0] = *(const unsigned *)(p2 + 32 * k);
+                        bb[k][1][1] = *(const unsigned *)(p2 + 32 * k + 16);
+                    }
+                    int acc[2][4] = {};
+#pragma unroll
+                    for (int pl = 2; pl >= 0; pl--) {
+#pragma unroll
+                        for (int k = 0; k < NKV; k++)
+#pragma unroll
+                            for (int h = 0; h < 2; h++) {
+                                uint4 w;
+                                if constexpr (NKV <= 2)
+                                    w = wr[k][pl];
+                                else
+                                    w = wsrc[k * 96 + 32 * pl];
+                                if (pl == 2)
+                                    mma_su(acc[h], w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
+                                else
+                                    mma_uu(acc[h], w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
+                            }
+                        if (pl > 0) {
+                            mi_shift(acc[0], pl == 1 ? MI_HALF : 0);
+                            mi_shift(acc[1], pl == 1 ? MI_HALF : 0);
+                        }
+                    }
+                    /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
+                    unsigned r0 = mi_pack(acc[0][1] >> RS_PREC8, acc[0][0] >> RS_PREC8,
+                                          mi_pack(acc[1][1] >> RS_PREC8, acc[1][0] >> RS_PREC8, 0));
+                    unsigned r1 = mi_pack(acc[0][3] >> RS_PREC8, acc[0][2] >> RS_PREC8,
+                                          mi_pack(acc[1][3] >> RS_PREC8, acc[1][2] >> RS_PREC8, 0));
+                    const int gs = csx0 + p0 + 4 * tg;
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        int y = oy0 + gq + 8 * h;
+                        unsigned word = h ? r1 : r0;
+                        if (C == 2 || C == 4)
+                            word = mma_unpremul_word<C>(word);
+                        if (y >= a.oh)
+                            continue;
+                        unsigned char *o = a.out + (size_t)y * a.out_pitch + gs;
+                        if (gs + 4 <= g.S) {
+                            *(unsigned *)o = word;
+                        } else {
+                            for (int b = 0; gs + b < g.S; b++)
+                                o[b] = (unsigned char)(word >> (8 * b));
+                        }
+                    }
                 }
             }
+            __syncthreads(); /* mid and this tile's fragments are free */
         }
-        __syncthreads(); /* mid and this tile's fragments are free */
     }
 #endif
 }
 
 /* ---------------------------------------------------------------- launch */
 
-template <int C, int NKH>
+template <int C, int NKH, int NKV>
 static ts_status mi_launch(const rs_plan *p, const ts_job *job, const mi_geom &g)
 {
-    const void *k = (const void *)resize_mmai_kernel<C, NKH>;
+    const void *k = (const void *)resize_mmai_kernel<C, NKH, NKV>;
     ts_status st = gpu_allow_smem(k, g.smem);
     int per_sm = 0;
     if (st == TS_OK)
@@ -527,9 +634,23 @@ static ts_status mi_launch(const rs_plan *p, const ts_job *job, const mi_geom &g
     int prep = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
     mi_prep_kernel<C><<<(prep + 255) / 256, 256, 0, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("mi_prep_kernel");
-    resize_mmai_kernel<C, NKH><<<(unsigned)blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
+    resize_mmai_kernel<C, NKH, NKV><<<(unsigned)blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("resize_mmai_kernel");
     return TS_OK;
+}
+
+/* The kernel built for the geometry's k-chunk counts (nkh 1 or 2, nkv 1, 2 or 4). */
+template <int C, int NKH>
+static ts_status mi_pick_v(const rs_plan *p, const ts_job *job, const mi_geom &g)
+{
+    return g.nkv == 1   ? mi_launch<C, NKH, 1>(p, job, g)
+           : g.nkv == 2 ? mi_launch<C, NKH, 2>(p, job, g)
+                        : mi_launch<C, NKH, 4>(p, job, g);
+}
+template <int C>
+static ts_status mi_pick(const rs_plan *p, const ts_job *job, const mi_geom &g)
+{
+    return g.nkh == 1 ? mi_pick_v<C, 1>(p, job, g) : mi_pick_v<C, 2>(p, job, g);
 }
 
 ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done)
@@ -543,10 +664,10 @@ ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done)
         return TS_OK;
     ts_status st;
     switch (C) {
-    case 1: st = g.nkh == 1 ? mi_launch<1, 1>(p, job, g) : mi_launch<1, 2>(p, job, g); break;
-    case 2: st = g.nkh == 1 ? mi_launch<2, 1>(p, job, g) : mi_launch<2, 2>(p, job, g); break;
-    case 3: st = g.nkh == 1 ? mi_launch<3, 1>(p, job, g) : mi_launch<3, 2>(p, job, g); break;
-    default: st = g.nkh == 1 ? mi_launch<4, 1>(p, job, g) : mi_launch<4, 2>(p, job, g); break;
+    case 1: st = mi_pick<1>(p, job, g); break;
+    case 2: st = mi_pick<2>(p, job, g); break;
+    case 3: st = mi_pick<3>(p, job, g); break;
+    default: st = mi_pick<4>(p, job, g); break;
     }
     *done = st == TS_OK;
     return st;
