@@ -34,7 +34,7 @@
 #include <stdlib.h>
 
 #define MI_THREADS 256
-#define MI_TY 32             /* output rows of a tile */
+#define MI_TY 64             /* output rows of a tile */
 #define MI_NM (MI_TY / 16)   /* 16-row bands of a tile */
 #define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
-    static_assert(MI_NM == 2, "a warp's vertical band is warp % 2");
+    static_assert(8 % MI_NM == 0, "a warp's vertical band is warp % MI_NM");
     extern __shared__ __align__(16) unsigned char sm[];
     unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
     unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
@@ -486,7 +486,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                         af[i][k][3] = *(const unsigned *)(pb + 16);
                     }
                 /* one chain a tile, planes hi, mid, lo; the warp's tiles side by side */
-                int acc[NTW][4] = {};
+                int acc[NTW][4] = {}, v[NTW][4];
 #pragma unroll
                 for (int k = 0; k < NKH; k++)
 #pragma unroll
@@ -512,10 +512,14 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                         mma_uu(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
                                bh[i][k][0].x, bh[i][k][0].y);
 #pragma unroll
+                for (int i = 0; i < NTW; i++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        v[i][q] = acc[i][q] >> RS_PREC8;
+#pragma unroll
                 for (int i = 0; i < NTW; i++) {
                     /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
-                    unsigned c0 = mi_pack(acc[i][2] >> RS_PREC8, acc[i][0] >> RS_PREC8, 0),
-                             c1 = mi_pack(acc[i][3] >> RS_PREC8, acc[i][1] >> RS_PREC8, 0);
+                    unsigned c0 = mi_pack(v[i][2], v[i][0], 0), c1 = mi_pack(v[i][3], v[i][1], 0);
                     unsigned char *d =
                         mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + off0 + 16 * s + 2 * gq;
                     *(unsigned short *)d = (unsigned short)c0;
@@ -534,9 +538,18 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         }
         if (work) {
             /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved);
-             * the warp's band is always warp % 2, its A fragments loaded once a tile */
-            const int m = warp & 1, oy0 = cur * MI_TY + 16 * m;
+             * the warp's band is always warp % MI_NM, its A fragments loaded once a tile */
+            const int m = warp % MI_NM, oy0 = cur * MI_TY + 16 * m;
             if (oy0 < a.oh) {
+                /* this thread's two output rows (null past the image), and whether the tile's
+                 * samples all lie inside the row: 32-bit stores, no checks */
+                unsigned char *orow[2];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int y = oy0 + gq + 8 * h;
+                    orow[h] = y < a.oh ? a.out + (size_t)y * a.out_pitch + csx0 + 4 * tg : nullptr;
+                }
+                const bool inside = csx0 + TXS <= g.S;
                 /* held in registers at 1 or 2 k-chunks; at 4 (48 registers) read per step */
                 constexpr int NW = NKV <= 2 ? NKV : 1;
                 const uint4 *wsrc = wvc + m * NKV * 96 + lane;
@@ -549,7 +562,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 const int roff = vb[cur * MI_NM + m] - cbase + 4 * tg;
                 for (int u = warp; u < MI_NM * (TXS / 16); u += 8) {
                     const int p0 = 16 * (u / MI_NM);
-                    if (csx0 + p0 >= g.S)
+                    if (!inside && csx0 + p0 >= g.S)
                         break;
                     const unsigned char *p =
                         mid + (size_t)(p0 + 4 * (gq >> 1) + (gq & 1)) * g.mr + roff;
@@ -562,7 +575,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                         bb[k][1][0] = *(const unsigned *)(p2 + 32 * k);
                         bb[k][1][1] = *(const unsigned *)(p2 + 32 * k + 16);
                     }
-                    int acc[2][4] = {};
+                    int acc[2][4] = {}, v[2][4];
 #pragma unroll
                     for (int pl = 2; pl >= 0; pl--) {
 #pragma unroll
@@ -584,25 +597,27 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                             mi_shift(acc[1], pl == 1 ? MI_HALF : 0);
                         }
                     }
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int q = 0; q < 4; q++)
+                            v[h][q] = acc[h][q] >> RS_PREC8;
                     /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
-                    unsigned r0 = mi_pack(acc[0][1] >> RS_PREC8, acc[0][0] >> RS_PREC8,
-                                          mi_pack(acc[1][1] >> RS_PREC8, acc[1][0] >> RS_PREC8, 0));
-                    unsigned r1 = mi_pack(acc[0][3] >> RS_PREC8, acc[0][2] >> RS_PREC8,
-                                          mi_pack(acc[1][3] >> RS_PREC8, acc[1][2] >> RS_PREC8, 0));
-                    const int gs = csx0 + p0 + 4 * tg;
+                    unsigned r0 = mi_pack(v[0][1], v[0][0], mi_pack(v[1][1], v[1][0], 0));
+                    unsigned r1 = mi_pack(v[0][3], v[0][2], mi_pack(v[1][3], v[1][2], 0));
+                    const int rest = g.S - (csx0 + p0 + 4 * tg); /* samples left in the row */
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        int y = oy0 + gq + 8 * h;
                         unsigned word = h ? r1 : r0;
                         if (C == 2 || C == 4)
                             word = mma_unpremul_word<C>(word);
-                        if (y >= a.oh)
+                        if (!orow[h])
                             continue;
-                        unsigned char *o = a.out + (size_t)y * a.out_pitch + gs;
-                        if (gs + 4 <= g.S) {
+                        unsigned char *o = orow[h] + p0;
+                        if (inside || rest >= 4) {
                             *(unsigned *)o = word;
                         } else {
-                            for (int b = 0; gs + b < g.S; b++)
+                            for (int b = 0; b < rest; b++)
                                 o[b] = (unsigned char)(word >> (8 * b));
                         }
                     }
