@@ -217,17 +217,28 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
     a->kv = (const int32_t *)(a->rv + a->oh);
     a->first = p->cv->first;
     a->last = p->cv->last;
-    /* From pageable memory the copy is staged before the call returns, so the cache may change
-     * right after; the upload is ordered before the kernels on the same stream. */
-    cudaError_t e = cudaMemcpyAsync(s + l.h, eh->up, eh->up_bytes, cudaMemcpyHostToDevice,
-                                    job->stream);
+    p->up_h = eh->up, p->up_v = ev->up;
+    p->up_h_bytes = eh->up_bytes, p->up_v_bytes = ev->up_bytes;
+    return TS_OK;
+}
+
+ts_status rs_plan_upload(rs_plan *p, const ts_job *job)
+{
+    if (p->uploaded)
+        return TS_OK;
+    /* From pageable memory the copy is staged before the call returns (the host may wait for
+     * the stream to get there: a cached plan of resize_mmai.cu skips this), so the cache may
+     * change right after; the upload is ordered before the kernels on the same stream. */
+    cudaError_t e = cudaMemcpyAsync((void *)p->a.bh, p->up_h, p->up_h_bytes,
+                                    cudaMemcpyHostToDevice, job->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(s + l.v, ev->up, ev->up_bytes, cudaMemcpyHostToDevice, job->stream);
+        e = cudaMemcpyAsync((void *)p->a.bv, p->up_v, p->up_v_bytes, cudaMemcpyHostToDevice,
+                            job->stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        rs_plan_free(p);
         return ts_fail(TS_ERR_CUDA, "resize: weight upload: %s", cudaGetErrorString(e));
     }
+    p->uploaded = 1;
     return TS_OK;
 }
 
@@ -308,8 +319,11 @@ __global__ void resize_v_naive_kernel(rs_args a)
 static unsigned grid_rows(int n) { return (unsigned)(n < 65535 ? n : 65535); }
 
 template <typename T, int C>
-static ts_status naive_launch(const rs_plan *p, const ts_job *job)
+static ts_status naive_launch(rs_plan *p, const ts_job *job)
 {
+    ts_status up = rs_plan_upload(p, job);
+    if (up != TS_OK)
+        return up;
     const rs_args &a = p->a;
     dim3 block(128);
     dim3 gh(gpu_div_up((size_t)a.ow, 128), grid_rows(a.last - a.first));
@@ -534,8 +548,11 @@ __global__ void resize_v_tiled_kernel(rs_args a, int ty, int span)
 }
 
 template <typename T, int C>
-static ts_status tiled_launch(const rs_plan *p, const ts_job *job)
+static ts_status tiled_launch(rs_plan *p, const ts_job *job)
 {
+    ts_status up = rs_plan_upload(p, job);
+    if (up != TS_OK)
+        return up;
     const rs_args &a = p->a;
     tiled_cfg cfg;
     int px = px_bytes(C, (int)sizeof(T));

@@ -50,16 +50,23 @@ struct rs_plan {
     const rs_coeffs *ch, *cv;
     unsigned char *frag; /* scratch for resize_mmai.cu's weight fragments (NULL: none) */
     size_t frag_bytes;
+    const int32_t *up_h, *up_v; /* the host tables (the cache's, locked) and their bytes */
+    size_t up_h_bytes, up_v_bytes;
+    int uploaded; /* rs_plan_upload done */
     int locked;
 };
 
 /* Builds the weights (or finds them in the cache: a lanczos3 table of 8K -> 4K costs ~10^5 sin
- * calls, milliseconds, against a kernel of tens of microseconds), uploads them into job->scratch
- * and fills the plan. A crop or an unchanged size is done right here (a 2-D copy) and *done is
- * set. After TS_OK, rs_plan_free releases the cache (a failure has released it). */
+ * calls, milliseconds, against a kernel of tens of microseconds) and fills the plan; the upload
+ * into job->scratch is rs_plan_upload's. A crop or an unchanged size is done right here (a 2-D
+ * copy) and *done is set. After TS_OK, rs_plan_free releases the cache (a failure has released
+ * it). */
 ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done);
+/* Copies the host tables into the job's scratch (a.bh, a.bv), once; every launcher calls it
+ * before kernels that read them (a cached resize_mmai.cu plan needs none). */
+ts_status rs_plan_upload(rs_plan *p, const ts_job *job);
 void rs_plan_free(rs_plan *p);
-typedef ts_status (*rs_launcher)(const rs_plan *p, const ts_job *job);
+typedef ts_status (*rs_launcher)(rs_plan *p, const ts_job *job);
 /* Plans the job, runs launch on the plan (unless rs_plan_make did the job itself) and releases
  * it: the body of every resize entry point. */
 ts_status rs_run(const ts_job *job, rs_launcher launch);
@@ -72,7 +79,7 @@ ts_status rs_mma_run(const rs_plan *p, const ts_job *job, int *done);
 /* The interleaved tensor-core path (resize_mmai.cu): 8-bit, sm_80+, aligned images; tried first
  * by opt, *done left 0 where it does not apply (the planar path above is next). frag_bound:
  * the scratch its weight fragments may need. */
-ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done);
+ts_status rs_mmai_run(rs_plan *p, const ts_job *job, int *done);
 size_t rs_mmai_frag_bound(int ow, int oh, int C);
 /* The widest k-chunk count (32 inputs) a band of n outputs may span: a bound from the sizes,
  * for supports() (the launch computes the exact one). */

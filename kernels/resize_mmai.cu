@@ -31,11 +31,15 @@
 #include "resize_mma.cuh"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MI_THREADS 256
-#define MI_TY 64             /* output rows of a tile */
-#define MI_NM (MI_TY / 16)   /* 16-row bands of a tile */
+#define MI_SMEM_TWO (112 * 1024) /* shared memory a block for two an SM (228 KB, 1 KB each
+                                  * reserved) */
+#define MI_NMAX 4            /* 16-row bands of a tile: 4 (64 rows), or 2 where 4 leave one block
+                              * an SM (strong reductions) */
 #define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
@@ -51,7 +55,7 @@ struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
     int nkh, nkv;      /* k-chunks per n-tile (1 or 2) and per 16-row band (1, 2 or 4) */
     int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
-    int nmr, nmp;      /* 16-row bands, padded to whole tiles */
+    int nm, nmr, nmp;  /* 16-row bands: a tile's (2 or 4), of the image, padded to whole tiles */
     int gx, nty;       /* blocks across, tiles down */
     int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
     size_t off_mid, off_wv, smem;          /* shared memory (the stages at 0) */
@@ -98,7 +102,7 @@ size_t rs_mmai_frag_bound(int ow, int oh, int C)
     if (C < 1 || C > 4)
         return 0;
     size_t txs = 64 * (size_t)mi_ntw(C), ntp = ((size_t)ow * C + txs - 1) / txs * (txs / 8);
-    size_t nmp = ((size_t)oh + MI_TY - 1) / MI_TY * MI_NM;
+    size_t nmp = ((size_t)oh + 16 * MI_NMAX - 1) / (16 * MI_NMAX) * MI_NMAX; /* >= at 2 bands */
     return mi_align(ntp * sizeof(int)) + mi_align(ntp * 2 * 768) + mi_align(nmp * 2 * sizeof(int)) +
            nmp * MI_NKV * 1536;
 }
@@ -118,7 +122,7 @@ static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
 }
 
 /* The geometry of a launch on this plan; -1 where the kernel does not apply. */
-static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
+static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_geom *g)
 {
     const rs_coeffs *ch = p->ch, *cv = p->cv;
     const int ow = ch->out_size, oh = cv->out_size, ntw = mi_ntw(C), ntb = 8 * ntw;
@@ -127,9 +131,10 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
     g->nt = (g->S + 7) / 8;
     g->gx = (g->S + 64 * ntw - 1) / (64 * ntw);
     g->ntp = g->gx * ntb;
-    g->nty = (oh + MI_TY - 1) / MI_TY;
+    g->nty = (oh + 16 * nm - 1) / (16 * nm);
     g->nmr = (oh + 15) / 16;
-    g->nmp = g->nty * MI_NM;
+    g->nm = nm;
+    g->nmp = g->nty * nm;
     int *kb = (int *)malloc((size_t)g->ntp * sizeof(int)), lo, hi, nkv = 1;
     if (!kb)
         return -1;
@@ -158,9 +163,9 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
     int rows = 0;
     for (int t = 0; t < g->nty; t++) {
         int base = 0, end = 0, reach = 0;
-        for (int m = t * MI_NM; m < t * MI_NM + MI_NM && m < g->nmr; m++) {
+        for (int m = t * nm; m < t * nm + nm && m < g->nmr; m++) {
             mi_row_band(cv->bounds, oh, m, &lo, &hi);
-            if (m == t * MI_NM)
+            if (m == t * nm)
                 base = lo;
             end = hi > end ? hi : end;
             reach = lo + 32 * nkv > reach ? lo + 32 * nkv : reach;
@@ -174,16 +179,22 @@ static int mi_geom_make(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
     size_t txs = 64 * (size_t)ntw;
     g->off_mid = (size_t)MI_NS * 16 * g->rb;
     g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
-    g->smem = g->off_wv + 2 * (size_t)MI_NM * nkv * 1536; /* two tiles' vertical fragments */
+    g->smem = g->off_wv + 2 * (size_t)nm * nkv * 1536; /* two tiles' vertical fragments */
     g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
     g->off_vb = g->off_fh + mi_align((size_t)g->ntp * nkh * 768);
     g->off_fv = g->off_vb + mi_align((size_t)g->nmp * 2 * sizeof(int));
     g->frag_bytes = g->off_fv + (size_t)g->nmp * nkv * 1536;
-    g->frag = p->frag;
+    g->frag = NULL; /* the caller's: a plan-cache slot or the job's scratch */
     size_t optin = job->dev ? job->dev->smem_per_block_optin : 0;
-    if (!p->frag || g->frag_bytes > p->frag_bytes || g->smem > (optin ? optin : 99 * 1024))
-        return -1;
-    return 0;
+    return g->smem > (optin ? optin : 99 * 1024) ? -1 : 0;
+}
+
+/* 64-row tiles, or 32 where those would leave one block an SM; -1 where neither applies. */
+static int mi_geom_pick(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
+{
+    if (mi_geom_make(p, C, MI_NMAX, job, g) == 0 && g->smem <= MI_SMEM_TWO)
+        return 0;
+    return mi_geom_make(p, C, 2, job, g);
 }
 
 /* ---------------------------------------------------------------- device */
@@ -312,11 +323,11 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
-    static_assert(8 % MI_NM == 0, "a warp's vertical band is warp % MI_NM");
+    const int nm = g.nm; /* 2 or 4: 8 % nm == 0, so a warp's vertical band is warp % nm */
     extern __shared__ __align__(16) unsigned char sm[];
     unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
     unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
-    const uint4 *wv = (const uint4 *)(sm + g.off_wv); /* [2][MI_NM][NKV][3][32]: vertical A */
+    const uint4 *wv = (const uint4 *)(sm + g.off_wv); /* [2][nm][NKV][3][32]: vertical A */
     const unsigned raw_s = (unsigned)__cvta_generic_to_shared(raw);
     const unsigned wv_s = (unsigned)__cvta_generic_to_shared(sm + g.off_wv);
     const int *kbh = (const int *)g.frag, *vb = (const int *)(g.frag + g.off_vb);
@@ -325,7 +336,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     const uint4 *fv = (const uint4 *)(g.frag + g.off_fv);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tg = lane & 3;
-    const int wv_words = MI_NM * NKV * 96, rowbytes = a.iw * C, rb = g.rb;
+    const int wv_words = nm * NKV * 96, rowbytes = a.iw * C, rb = g.rb;
     /* A fragment rows gq and gq + 8 are slots gq and gq + 8 of a stage, which hold input rows
      * 2gq and 2gq + 1 (MI_SLOT): each thread's two sums of a column are adjacent rows */
     const int ra = gq * rb + 4 * tg, rbb = (gq + 8) * rb + 4 * tg;
@@ -424,9 +435,9 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         t = item % g.nty;
         int e = 0;
 #pragma unroll
-        for (int m = 0; m < MI_NM; m++)
-            e = max(e, vend[t * MI_NM + m]);
-        const int r0 = vb[t * MI_NM];
+        for (int m = 0; m < nm; m++)
+            e = max(e, vend[t * nm + m]);
+        const int r0 = vb[t * nm];
         if (carry && mdone > r0) {
             cshift = r0 - rbase;
             clen = mdone - r0;
@@ -538,8 +549,8 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         }
         if (work) {
             /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved);
-             * the warp's band is always warp % MI_NM, its A fragments loaded once a tile */
-            const int m = warp % MI_NM, oy0 = cur * MI_TY + 16 * m;
+             * the warp's band is always warp % nm, its A fragments loaded once a tile */
+            const int m = warp % nm, oy0 = (cur * nm + m) * 16;
             if (oy0 < a.oh) {
                 /* this thread's two output rows (null past the image), and whether the tile's
                  * samples all lie inside the row: 32-bit stores, no checks */
@@ -559,9 +570,9 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 #pragma unroll
                     for (int p = 0; p < 3; p++)
                         wr[k][p] = wsrc[k * 96 + 32 * p];
-                const int roff = vb[cur * MI_NM + m] - cbase + 4 * tg;
-                for (int u = warp; u < MI_NM * (TXS / 16); u += 8) {
-                    const int p0 = 16 * (u / MI_NM);
+                const int roff = vb[cur * nm + m] - cbase + 4 * tg;
+                for (int u = warp; u < nm * (TXS / 16); u += 8) {
+                    const int p0 = 16 * (u / nm);
                     if (!inside && csx0 + p0 >= g.S)
                         break;
                     const unsigned char *p =
@@ -631,59 +642,197 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 
 /* ---------------------------------------------------------------- launch */
 
+/* Launches the fragment build (prep; then records ready, if given) and the resampler, on
+ * blocks blocks (0: one per resident slot, found here). */
+typedef ts_status (*mi_launcher)(const rs_args &a, const ts_job *job, const mi_geom &g, int prep,
+                                 cudaEvent_t ready, int *blocks);
 template <int C, int NKH, int NKV>
-static ts_status mi_launch(const rs_plan *p, const ts_job *job, const mi_geom &g)
+static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g, int prep,
+                           cudaEvent_t ready, int *blocks)
 {
     const void *k = (const void *)resize_mmai_kernel<C, NKH, NKV>;
-    ts_status st = gpu_allow_smem(k, g.smem);
-    int per_sm = 0;
-    if (st == TS_OK)
-        st = gpu_blocks_per_sm(k, MI_THREADS, g.smem, "resize_mmai_kernel", &per_sm);
-    if (st != TS_OK)
-        return st;
-    /* one block per resident slot, each with an equal run of tiles */
-    int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 1;
-    long items = (long)g.gx * g.nty, resident = (long)sms * per_sm;
-    long blocks = resident < items ? resident : items;
-    const rs_args &a = p->a;
-    int prep = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
-    mi_prep_kernel<C><<<(prep + 255) / 256, 256, 0, job->stream>>>(a, g);
-    TS_LAUNCH_CHECK("mi_prep_kernel");
-    resize_mmai_kernel<C, NKH, NKV><<<(unsigned)blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
+    if (*blocks <= 0) {
+        ts_status st = gpu_allow_smem(k, g.smem);
+        int per_sm = 0;
+        if (st == TS_OK)
+            st = gpu_blocks_per_sm(k, MI_THREADS, g.smem, "resize_mmai_kernel", &per_sm);
+        if (st != TS_OK)
+            return st;
+        /* one block per resident slot, each with an equal run of tiles */
+        long items = (long)g.gx * g.nty, resident = (long)job->dev->sms * per_sm;
+        *blocks = (int)(resident < items ? resident : items);
+    }
+    if (prep) {
+        int n = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
+        mi_prep_kernel<C><<<(n + 255) / 256, 256, 0, job->stream>>>(a, g);
+        TS_LAUNCH_CHECK("mi_prep_kernel");
+        if (ready)
+            TS_CUDA_TRY(cudaEventRecord(ready, job->stream));
+    }
+    resize_mmai_kernel<C, NKH, NKV><<<(unsigned)*blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("resize_mmai_kernel");
     return TS_OK;
 }
 
-/* The kernel built for the geometry's k-chunk counts (nkh 1 or 2, nkv 1, 2 or 4). */
-template <int C, int NKH>
-static ts_status mi_pick_v(const rs_plan *p, const ts_job *job, const mi_geom &g)
+/* The kernel built for the geometry's channels and k-chunk counts (nkh 1 or 2, nkv 1, 2, 4). */
+#define MI_L(C, H) {&mi_launch<C, H, 1>, &mi_launch<C, H, 2>, &mi_launch<C, H, 4>}
+static const mi_launcher mi_launchers[4][2][3] = {
+    {MI_L(1, 1), MI_L(1, 2)}, {MI_L(2, 1), MI_L(2, 2)},
+    {MI_L(3, 1), MI_L(3, 2)}, {MI_L(4, 1), MI_L(4, 2)}};
+#undef MI_L
+static mi_launcher mi_pick(const mi_geom &g)
 {
-    return g.nkv == 1   ? mi_launch<C, NKH, 1>(p, job, g)
-           : g.nkv == 2 ? mi_launch<C, NKH, 2>(p, job, g)
-                        : mi_launch<C, NKH, 4>(p, job, g);
-}
-template <int C>
-static ts_status mi_pick(const rs_plan *p, const ts_job *job, const mi_geom &g)
-{
-    return g.nkh == 1 ? mi_pick_v<C, 1>(p, job, g) : mi_pick_v<C, 2>(p, job, g);
+    return mi_launchers[g.C - 1][g.nkh - 1][g.nkv == 4 ? 2 : g.nkv - 1];
 }
 
-ts_status rs_mmai_run(const rs_plan *p, const ts_job *job, int *done)
+/* ---------------------------------------------------------------- plan cache */
+
+/* The fragments of recent geometries stay on the device, as an FFT library keeps a plan: a
+ * repeat of a geometry (a batch of photos of one size, the benchmark's runs) launches the
+ * resampler alone, without the tables' upload and mi_prep_kernel (12 us of 101 at 8K -> 4K RGB
+ * on an H100). Slots per device, least recently used rewritten, and only after the launches
+ * that read it are done (an event per stream that used it); a launch from another stream than
+ * the build waits for the build's event. TESSERA_RESIZE_PLAN_CACHE=0 turns it off. */
+#define MI_DEVS 16
+#define MI_SLOTS 6
+#define MI_USERS 4
+struct mi_slot {
+    int iw, ih, ow, oh, filter, C; /* the key; C 0: empty */
+    unsigned long long used;
+    unsigned char *buf; /* fragments, on this slot's device */
+    size_t cap;
+    mi_geom g;          /* g.frag == buf */
+    int blocks;
+    cudaEvent_t ready;  /* recorded after the build */
+    cudaStream_t user[MI_USERS];
+    cudaEvent_t done[MI_USERS]; /* recorded after the last launch from user[i] */
+    int nuser;
+};
+static mi_slot mi_slots[MI_DEVS][MI_SLOTS];
+static unsigned long long mi_tick;
+static pthread_mutex_t mi_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int mi_cache_on(void)
+{
+    static int on = -1; /* a benign race: every thread computes the same value */
+    if (on < 0) {
+        const char *e = getenv("TESSERA_RESIZE_PLAN_CACHE");
+        on = !(e && strcmp(e, "0") == 0);
+    }
+    return on;
+}
+
+/* Waits for every launch that read the slot (before it is rewritten). */
+static ts_status mi_slot_drain(mi_slot *s)
+{
+    for (int i = 0; i < s->nuser; i++)
+        TS_CUDA_TRY(cudaEventSynchronize(s->done[i]));
+    return TS_OK;
+}
+
+/* Marks a launch on stream st as reading the slot. */
+static ts_status mi_slot_used(mi_slot *s, cudaStream_t st)
+{
+    int i = 0;
+    while (i < s->nuser && s->user[i] != st)
+        i++;
+    if (i == s->nuser) {
+        if (s->nuser < MI_USERS) {
+            TS_CUDA_TRY(cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
+            s->nuser++;
+        } else { /* more streams than events: reuse the oldest stream's, once it is done */
+            i = (int)(mi_tick % MI_USERS);
+            TS_CUDA_TRY(cudaEventSynchronize(s->done[i]));
+        }
+        s->user[i] = st;
+    }
+    TS_CUDA_TRY(cudaEventRecord(s->done[i], st));
+    return TS_OK;
+}
+
+/* With mi_lock held: the job from the slot of its geometry, built into the least recently used
+ * slot when missing. *done 0: the kernel does not apply, or the slot could not be had (the
+ * caller goes on without the cache). */
+static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, int *done)
+{
+    const int C = job->in.channels, f = (int)job->op->resize.filter;
+    mi_slot *victim = &set[0];
+    for (int i = 0; i < MI_SLOTS; i++) {
+        mi_slot *s = &set[i];
+        if (s->C == C && s->iw == p->a.iw && s->ih == p->a.ih && s->ow == p->a.ow &&
+            s->oh == p->a.oh && s->filter == f) {
+            s->used = ++mi_tick;
+            TS_CUDA_TRY(cudaStreamWaitEvent(job->stream, s->ready, 0));
+            ts_status st = mi_pick(s->g)(p->a, job, s->g, 0, NULL, &s->blocks);
+            if (st == TS_OK)
+                st = mi_slot_used(s, job->stream);
+            *done = st == TS_OK;
+            return st;
+        }
+        if (!s->C || s->used < victim->used)
+            victim = s;
+    }
+    mi_geom g;
+    if (mi_geom_pick(p, C, job, &g) != 0)
+        return TS_OK;
+    mi_slot *s = victim;
+    ts_status st = mi_slot_drain(s);
+    if (st != TS_OK)
+        return st;
+    s->C = 0; /* empty until built */
+    if (s->cap < g.frag_bytes) {
+        cudaFree(s->buf); /* drained: nothing reads it */
+        s->buf = NULL;
+        s->cap = 0;
+        if (cudaMalloc(&s->buf, g.frag_bytes) != cudaSuccess) {
+            cudaGetLastError();
+            s->buf = NULL;
+            return TS_OK; /* no room: the scratch path */
+        }
+        s->cap = g.frag_bytes;
+    }
+    if (!s->ready)
+        TS_CUDA_TRY(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
+    if ((st = rs_plan_upload(p, job)) != TS_OK)
+        return st;
+    g.frag = s->buf;
+    s->blocks = 0;
+    if ((st = mi_pick(g)(p->a, job, g, 1, s->ready, &s->blocks)) != TS_OK ||
+        (st = mi_slot_used(s, job->stream)) != TS_OK)
+        return st;
+    s->g = g;
+    s->iw = p->a.iw, s->ih = p->a.ih, s->ow = p->a.ow, s->oh = p->a.oh, s->filter = f;
+    s->C = C;
+    s->used = ++mi_tick;
+    *done = 1;
+    return TS_OK;
+}
+
+ts_status rs_mmai_run(rs_plan *p, const ts_job *job, int *done)
 {
     *done = 0;
-    int C = job->in.channels;
+    int C = job->in.channels, cur = -1;
     if (!rs_mma_usable(job) || !job->dev || job->param)
         return TS_OK;
-    mi_geom g;
-    if (mi_geom_make(p, C, job, &g) != 0)
-        return TS_OK;
-    ts_status st;
-    switch (C) {
-    case 1: st = mi_pick<1>(p, job, g); break;
-    case 2: st = mi_pick<2>(p, job, g); break;
-    case 3: st = mi_pick<3>(p, job, g); break;
-    default: st = mi_pick<4>(p, job, g); break;
+    if (mi_cache_on() && job->dev->id >= 0 && job->dev->id < MI_DEVS &&
+        cudaGetDevice(&cur) == cudaSuccess && cur == job->dev->id) {
+        pthread_mutex_lock(&mi_lock);
+        ts_status st = mi_cached(p, job, mi_slots[cur], done);
+        pthread_mutex_unlock(&mi_lock);
+        if (st != TS_OK || *done)
+            return st;
     }
+    /* without the cache: the fragments in the job's scratch, built every time */
+    mi_geom g;
+    if (mi_geom_pick(p, C, job, &g) != 0)
+        return TS_OK;
+    if (!p->frag || g.frag_bytes > p->frag_bytes)
+        return TS_OK;
+    g.frag = p->frag;
+    int blocks = 0;
+    ts_status st = rs_plan_upload(p, job);
+    if (st == TS_OK)
+        st = mi_pick(g)(p->a, job, g, 1, NULL, &blocks);
     *done = st == TS_OK;
     return st;
 }

@@ -144,10 +144,12 @@ __global__ void __launch_bounds__(OPT_THREADS)
 }
 
 template <typename T, int C>
-static ts_status opt_launch(const rs_plan *p, const ts_job *job)
+static ts_status opt_launch(rs_plan *p, const ts_job *job)
 {
     int done = 0;
-    ts_status st = rs_mmai_run(p, job, &done);
+    ts_status st = rs_mmai_run(p, job, &done); /* uploads the tables only where it needs them */
+    if (st == TS_OK && !done)
+        st = rs_plan_upload(p, job);
     if (st == TS_OK && !done)
         st = rs_mma_run(p, job, &done);
     if (st != TS_OK || done)

@@ -225,6 +225,32 @@ TEST(gpu_resize_thumbnail_and_crop)
     }
 }
 
+/* opt keeps the weight fragments of recent geometries on the device (resize_mmai.cu's plan
+ * cache): each job runs twice on new pixels (the second from the cache), over more geometries
+ * than the cache holds, so slots are rewritten and rebuilt on the way. */
+TEST(gpu_resize_plan_cache_repeats_and_turnover)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *opt = ts_variant_find(TS_FAM_RESIZE, "opt");
+    CHECK(opt != NULL);
+    if (!opt || !tu_variant_selected("opt"))
+        return;
+    uint64_t rng = tu_seed() ^ 0xcac4e;
+    char msg[MSG];
+    static const char *const ops[] = {"resize:150x101",       "resize:100x67:triangle",
+                                      "resize:200x150:cubic", "resize:120x90:box",
+                                      "resize:151x100",       "resize:149x102",
+                                      "resize:140x99",        "resize:150x101"};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (int ch = 3; ch <= 4; ch++)
+            for (int rep = 0; rep < 2; rep++) {
+                ts_image in = tu_random_image(301, 203, ch, 1, &rng);
+                int bad = check(&opt, 1, ops[o], &in, msg, sizeof msg);
+                ts_image_free(&in);
+                CHECKF(!bad, "%s (run %d of the geometry)", msg, rep + 1);
+            }
+}
+
 /* A chain whose sizes change at every step gives on the GPU what it gives on the CPU. */
 TEST(gpu_resize_chain_matches_cpu)
 {
