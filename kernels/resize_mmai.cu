@@ -10,13 +10,19 @@
  *     straight into the A fragments. The weight matrix is then zero where the channel differs:
  *     an n-tile of 8 output samples (2.7 RGB pixels) spans at most 2 k-chunks of 32 bytes at a
  *     2x reduction, twice the planar kernel's mma count, which the tensor cores absorb;
- *   - the weight fragments (three byte planes, fragment order) are built once per launch by a
- *     small kernel (mi_prep) into the job's scratch, not per block; one block per resident
- *     slot takes an equal run of the column-major list of tiles and copies a column's
- *     fragments into shared memory when it enters the column (two or three times);
+ *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
+ *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
+ *     one block per resident slot takes an equal run of the column-major list of tiles and
+ *     holds its warps' B fragments of the column in registers (loaded when it enters the column,
+ *     two or three times);
+ *   - the three byte planes' sums are chained in one accumulator: hi, then acc << 8 plus mid,
+ *     then acc << 8 plus the rounding half plus lo. Each partial value is the final sum less the
+ *     lower planes' sums, so it stays in int32;
  *   - the horizontal pass's rows are permuted as they are staged (fragment rows gq and gq + 8
  *     hold input rows 2gq and 2gq + 1) so each thread's two sums of a column are adjacent rows:
- *     one 16-bit store into the intermediate (column-major: the vertical pass's B operand);
+ *     one 16-bit store into the intermediate (column-major: the vertical pass's B operand). Down
+ *     a column, the intermediate rows a tile shares with the tile before are moved to the front,
+ *     not recomputed;
  *   - the vertical pass pairs two n-tiles whose columns interleave (n -> 4 (n / 2) + n % 2, and
  *     + 2) so each thread holds 4 adjacent output samples of a row: one 32-bit global store,
  *     no output tile in shared memory; the rounding, clamping and packing of 4 sums is two
@@ -26,7 +32,7 @@
  * The sums are the reference's (resize.h): bit-identical to the CPU and to the planar kernel.
  * rs_mmai_run declines (the caller falls back to resize_mma.cu) where an n-tile's band needs
  * more than 2 k-chunks (reductions past ~2.5x), a 16-row band more than MI_NKV, a staged row
- * more than the thread's chunks, or the scratch has no room for the fragments.
+ * more than the thread's chunks, or shared memory is short.
  */
 #include "resize_mma.cuh"
 
