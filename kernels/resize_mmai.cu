@@ -324,6 +324,32 @@ __device__ __forceinline__ void mi_shift(int (&acc)[4], int add)
         acc[q] = (int)(((unsigned)acc[q] << 8) + (unsigned)add);
 }
 
+/* The chained sums of NT accumulators over NK k-chunks, planes hi, mid, lo (mma(t, k, pl, acc)
+ * issues plane pl's product of k-chunk k for accumulator t), shifted down to the samples before
+ * clamping. */
+template <int NT, int NK, class Mma>
+__device__ __forceinline__ void mi_chain(int (&acc)[NT][4], Mma mma)
+{
+#pragma unroll
+    for (int pl = 2; pl >= 0; pl--) {
+#pragma unroll
+        for (int k = 0; k < NK; k++)
+#pragma unroll
+            for (int t = 0; t < NT; t++)
+                mma(t, k, pl, acc[t]);
+        if (pl > 0) {
+#pragma unroll
+            for (int t = 0; t < NT; t++)
+                mi_shift(acc[t], pl == 1 ? MI_HALF : 0);
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            acc[t][q] >>= RS_PREC8;
+}
+
 template <int C, int NKH, int NKV>
 __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
@@ -502,41 +528,21 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                         af[i][k][2] = *(const unsigned *)(pa + 16);
                         af[i][k][3] = *(const unsigned *)(pb + 16);
                     }
-                /* one chain a tile, planes hi, mid, lo; the warp's tiles side by side */
-                int acc[NTW][4] = {}, v[NTW][4];
-#pragma unroll
-                for (int k = 0; k < NKH; k++)
-#pragma unroll
-                    for (int i = 0; i < NTW; i++)
-                        mma_us(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
-                               bh[i][k][2].x, bh[i][k][2].y);
-#pragma unroll
-                for (int i = 0; i < NTW; i++)
-                    mi_shift(acc[i], 0);
-#pragma unroll
-                for (int k = 0; k < NKH; k++)
-#pragma unroll
-                    for (int i = 0; i < NTW; i++)
-                        mma_uu(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
-                               bh[i][k][1].x, bh[i][k][1].y);
-#pragma unroll
-                for (int i = 0; i < NTW; i++)
-                    mi_shift(acc[i], MI_HALF);
-#pragma unroll
-                for (int k = 0; k < NKH; k++)
-#pragma unroll
-                    for (int i = 0; i < NTW; i++)
-                        mma_uu(acc[i], af[i][k][0], af[i][k][1], af[i][k][2], af[i][k][3],
-                               bh[i][k][0].x, bh[i][k][0].y);
-#pragma unroll
-                for (int i = 0; i < NTW; i++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        v[i][q] = acc[i][q] >> RS_PREC8;
+                /* one chain a tile, the warp's tiles side by side */
+                int acc[NTW][4] = {};
+                mi_chain<NTW, NKH>(acc, [&](int i, int k, int pl, int(&d)[4]) {
+                    const unsigned *f = af[i][k];
+                    const uint2 w = bh[i][k][pl];
+                    if (pl == 2)
+                        mma_us(d, f[0], f[1], f[2], f[3], w.x, w.y);
+                    else
+                        mma_uu(d, f[0], f[1], f[2], f[3], w.x, w.y);
+                });
 #pragma unroll
                 for (int i = 0; i < NTW; i++) {
                     /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
-                    unsigned c0 = mi_pack(v[i][2], v[i][0], 0), c1 = mi_pack(v[i][3], v[i][1], 0);
+                    unsigned c0 = mi_pack(acc[i][2], acc[i][0], 0),
+                             c1 = mi_pack(acc[i][3], acc[i][1], 0);
                     unsigned char *d =
                         mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + off0 + 16 * s + 2 * gq;
                     *(unsigned short *)d = (unsigned short)c0;
@@ -592,36 +598,21 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                         bb[k][1][0] = *(const unsigned *)(p2 + 32 * k);
                         bb[k][1][1] = *(const unsigned *)(p2 + 32 * k + 16);
                     }
-                    int acc[2][4] = {}, v[2][4];
-#pragma unroll
-                    for (int pl = 2; pl >= 0; pl--) {
-#pragma unroll
-                        for (int k = 0; k < NKV; k++)
-#pragma unroll
-                            for (int h = 0; h < 2; h++) {
-                                uint4 w;
-                                if constexpr (NKV <= 2)
-                                    w = wr[k][pl];
-                                else
-                                    w = wsrc[k * 96 + 32 * pl];
-                                if (pl == 2)
-                                    mma_su(acc[h], w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
-                                else
-                                    mma_uu(acc[h], w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
-                            }
-                        if (pl > 0) {
-                            mi_shift(acc[0], pl == 1 ? MI_HALF : 0);
-                            mi_shift(acc[1], pl == 1 ? MI_HALF : 0);
-                        }
-                    }
-#pragma unroll
-                    for (int h = 0; h < 2; h++)
-#pragma unroll
-                        for (int q = 0; q < 4; q++)
-                            v[h][q] = acc[h][q] >> RS_PREC8;
+                    int acc[2][4] = {};
+                    mi_chain<2, NKV>(acc, [&](int h, int k, int pl, int(&d)[4]) {
+                        uint4 w;
+                        if constexpr (NKV <= 2)
+                            w = wr[k][pl];
+                        else
+                            w = wsrc[k * 96 + 32 * pl];
+                        if (pl == 2)
+                            mma_su(d, w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
+                        else
+                            mma_uu(d, w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
+                    });
                     /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
-                    unsigned r0 = mi_pack(v[0][1], v[0][0], mi_pack(v[1][1], v[1][0], 0));
-                    unsigned r1 = mi_pack(v[0][3], v[0][2], mi_pack(v[1][3], v[1][2], 0));
+                    unsigned r0 = mi_pack(acc[0][1], acc[0][0], mi_pack(acc[1][1], acc[1][0], 0));
+                    unsigned r1 = mi_pack(acc[0][3], acc[0][2], mi_pack(acc[1][3], acc[1][2], 0));
                     const int rest = g.S - (csx0 + p0 + 4 * tg); /* samples left in the row */
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
@@ -757,9 +748,11 @@ static ts_status mi_slot_used(mi_slot *s, cudaStream_t st)
 }
 
 /* With mi_lock held: the job from the slot of its geometry, built into the least recently used
- * slot when missing. *done 0: the kernel does not apply, or the slot could not be had (the
- * caller goes on without the cache). */
-static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, int *done)
+ * slot when missing. On a miss the geometry is made into *g and *geom says how it went (1 made,
+ * -1 the kernel does not apply; 0: a hit, not made). *done 0 with *geom 1: the slot could not
+ * be had (the caller goes on without the cache, with *g). */
+static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, mi_geom *g, int *geom,
+                           int *done)
 {
     const int C = job->in.channels, f = (int)job->op->resize.filter;
     mi_slot *victim = &set[0];
@@ -778,35 +771,35 @@ static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, int *don
         if (!s->C || s->used < victim->used)
             victim = s;
     }
-    mi_geom g;
-    if (mi_geom_pick(p, C, job, &g) != 0)
+    *geom = mi_geom_pick(p, C, job, g) == 0 ? 1 : -1;
+    if (*geom < 0)
         return TS_OK;
     mi_slot *s = victim;
     ts_status st = mi_slot_drain(s);
     if (st != TS_OK)
         return st;
     s->C = 0; /* empty until built */
-    if (s->cap < g.frag_bytes) {
+    if (s->cap < g->frag_bytes) {
         cudaFree(s->buf); /* drained: nothing reads it */
         s->buf = NULL;
         s->cap = 0;
-        if (cudaMalloc(&s->buf, g.frag_bytes) != cudaSuccess) {
+        if (cudaMalloc(&s->buf, g->frag_bytes) != cudaSuccess) {
             cudaGetLastError();
             s->buf = NULL;
             return TS_OK; /* no room: the scratch path */
         }
-        s->cap = g.frag_bytes;
+        s->cap = g->frag_bytes;
     }
     if (!s->ready)
         TS_CUDA_TRY(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
     if ((st = rs_plan_upload(p, job)) != TS_OK)
         return st;
-    g.frag = s->buf;
+    g->frag = s->buf;
     s->blocks = 0;
-    if ((st = mi_pick(g)(p->a, job, g, 1, s->ready, &s->blocks)) != TS_OK ||
+    if ((st = mi_pick(*g)(p->a, job, *g, 1, s->ready, &s->blocks)) != TS_OK ||
         (st = mi_slot_used(s, job->stream)) != TS_OK)
         return st;
-    s->g = g;
+    s->g = *g;
     s->iw = p->a.iw, s->ih = p->a.ih, s->ow = p->a.ow, s->oh = p->a.oh, s->filter = f;
     s->C = C;
     s->used = ++mi_tick;
@@ -817,20 +810,20 @@ static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, int *don
 ts_status rs_mmai_run(rs_plan *p, const ts_job *job, int *done)
 {
     *done = 0;
-    int C = job->in.channels, cur = -1;
+    int C = job->in.channels, cur = -1, geom = 0;
     if (!rs_mma_usable(job) || !job->dev || job->param)
         return TS_OK;
+    mi_geom g;
     if (mi_cache_on() && job->dev->id >= 0 && job->dev->id < MI_DEVS &&
         cudaGetDevice(&cur) == cudaSuccess && cur == job->dev->id) {
         pthread_mutex_lock(&mi_lock);
-        ts_status st = mi_cached(p, job, mi_slots[cur], done);
+        ts_status st = mi_cached(p, job, mi_slots[cur], &g, &geom, done);
         pthread_mutex_unlock(&mi_lock);
-        if (st != TS_OK || *done)
+        if (st != TS_OK || *done || geom < 0)
             return st;
     }
     /* without the cache: the fragments in the job's scratch, built every time */
-    mi_geom g;
-    if (mi_geom_pick(p, C, job, &g) != 0)
+    if (geom == 0 && mi_geom_pick(p, C, job, &g) != 0)
         return TS_OK;
     if (!p->frag || g.frag_bytes > p->frag_bytes)
         return TS_OK;
