@@ -1,8 +1,9 @@
 /* resize_mma.cu - the opt rung's second tensor-core path for 8-bit images (1-4 channels) on sm_80
  * and newer, with the samples split into channel planes: where resize_mmai.cu (interleaved,
- * tried first) declines, i.e. reductions past ~2.5x, whose bands it cannot hold; `opt/6` in the
- * benchmark forces it. Both passes of the resample fused per output tile, each pass a banded
- * matrix product on the tensor cores (mma.sync m16n8k32, 8-bit operands, 32-bit sums), exact.
+ * tried first) declines, i.e. reductions past ~5x (lanczos3 RGB), whose bands it cannot hold;
+ * `opt/6` in the benchmark forces it. Both passes of the resample fused per output tile, each
+ * pass a banded matrix product on the tensor cores (mma.sync m16n8k32, 8-bit operands, 32-bit
+ * sums), exact.
  *
  * Why tensor cores, and why exact: a tap is a multiply-add of an 8-bit sample by a 22-bit weight
  * (Pillow's fixed point, resize.h), summed in int32. The CUDA cores do that one IMAD per tap (half

@@ -9,7 +9,9 @@
  *     lie (k = 3 * x + c for RGB), so the rows go from global to shared memory by cp.async and
  *     straight into the A fragments. The weight matrix is then zero where the channel differs:
  *     an n-tile of 8 output samples (2.7 RGB pixels) spans at most 2 k-chunks of 32 bytes at a
- *     2x reduction, twice the planar kernel's mma count, which the tensor cores absorb;
+ *     2x reduction, twice the planar kernel's mma count, which the tensor cores absorb; at 4x
+ *     (8K -> 1080p) 4 k-chunks, with 2 n-tiles a warp (columns of 128 samples) so that the
+ *     weights still fit the registers;
  *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
  *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
  *     one block per resident slot takes an equal run of the column-major list of tiles and
@@ -31,8 +33,8 @@
  *
  * The sums are the reference's (resize.h): bit-identical to the CPU and to the planar kernel.
  * rs_mmai_run declines (the caller falls back to resize_mma.cu) where an n-tile's band needs
- * more than 2 k-chunks (reductions past ~2.5x), a 16-row band more than MI_NKV, a staged row
- * more than the thread's chunks, or shared memory is short.
+ * more than MI_NKH k-chunks (lanczos3 RGB reductions past ~5x), a 16-row band more than
+ * MI_NKV, a staged row more than the thread's chunks, or shared memory is short.
  */
 #include "resize_mma.cuh"
 
@@ -48,18 +50,23 @@
                               * an SM (strong reductions) */
 #define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
+#define MI_NKH 4             /* k-chunks (32 bytes) an n-tile of 8 samples may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
 #define MI_HALF (1 << (RS_PREC8 - 1))
 /* The shared-memory slot of row r (0..15) of a stage: even rows 0..7, odd rows 8..15. */
 #define MI_SLOT(r) (((r) >> 1) + ((r) & 1) * 8)
 
-/* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128). */
-static __host__ __device__ constexpr int mi_ntw(int C) { return C >= 3 ? 3 : 2; }
+/* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128);
+ * 2 where an n-tile spans 4 k-chunks (reductions past ~2.5x: the weights' registers). */
+static __host__ __device__ constexpr int mi_ntw(int C, int nkh)
+{
+    return nkh > 2 || C < 3 ? 2 : 3;
+}
 
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
-    int nkh, nkv;      /* k-chunks per n-tile (1 or 2) and per 16-row band (1, 2 or 4) */
+    int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
     int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
     int nm, nmr, nmp;  /* 16-row bands: a tile's (2 or 4), of the image, padded to whole tiles */
     int gx, nty;       /* blocks across, tiles down */
@@ -107,13 +114,17 @@ size_t rs_mmai_frag_bound(int ow, int oh, int C)
 {
     if (C < 1 || C > 4)
         return 0;
-    size_t txs = 64 * (size_t)mi_ntw(C), ntp = ((size_t)ow * C + txs - 1) / txs * (txs / 8);
+    size_t ntp = 0; /* n-tiles padded to whole blocks, at 2 or 3 a warp */
+    for (int w = 2; w <= 3; w++) {
+        size_t txs = 64 * (size_t)w, n = ((size_t)ow * C + txs - 1) / txs * (txs / 8);
+        ntp = n > ntp ? n : ntp;
+    }
     size_t nmp = ((size_t)oh + 16 * MI_NMAX - 1) / (16 * MI_NMAX) * MI_NMAX; /* >= at 2 bands */
-    return mi_align(ntp * sizeof(int)) + mi_align(ntp * 2 * 768) + mi_align(nmp * 2 * sizeof(int)) +
-           nmp * MI_NKV * 1536;
+    return mi_align(ntp * sizeof(int)) + mi_align(ntp * MI_NKH * 768) +
+           mi_align(nmp * 2 * sizeof(int)) + nmp * MI_NKV * 1536;
 }
 
-/* The n-tiles' first bytes (kb) and the k-chunks the widest one spans. */
+/* The n-tiles' first bytes (kb, nt of them) and the k-chunks the widest one spans. */
 static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
 {
     int lo, hi, nkh = 1;
@@ -122,8 +133,6 @@ static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
         kb[n] = lo;
         nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
     }
-    for (int n = g->nt; n < g->ntp; n++)
-        kb[n] = kb[g->nt - 1];
     return nkh;
 }
 
@@ -131,22 +140,26 @@ static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
 static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_geom *g)
 {
     const rs_coeffs *ch = p->ch, *cv = p->cv;
-    const int ow = ch->out_size, oh = cv->out_size, ntw = mi_ntw(C), ntb = 8 * ntw;
+    const int ow = ch->out_size, oh = cv->out_size;
     g->C = C;
     g->S = ow * C;
     g->nt = (g->S + 7) / 8;
-    g->gx = (g->S + 64 * ntw - 1) / (64 * ntw);
-    g->ntp = g->gx * ntb;
     g->nty = (oh + 16 * nm - 1) / (16 * nm);
     g->nmr = (oh + 15) / 16;
     g->nm = nm;
     g->nmp = g->nty * nm;
-    int *kb = (int *)malloc((size_t)g->ntp * sizeof(int)), lo, hi, nkv = 1;
+    int *kb = (int *)malloc(((size_t)g->nt + 24) * sizeof(int)), lo, hi, nkv = 1;
     if (!kb)
         return -1;
     int nkh = mi_hbands(ch, g, kb);
+    nkh = nkh == 3 ? 4 : nkh; /* the kernel is built for 1, 2 or 4 */
+    const int ntw = mi_ntw(C, nkh), ntb = 8 * ntw;
+    g->gx = (g->S + 64 * ntw - 1) / (64 * ntw);
+    g->ntp = g->gx * ntb; /* < nt + 24 */
+    for (int n = g->nt; n < g->ntp; n++)
+        kb[n] = kb[g->nt - 1];
     int win = 0;
-    for (int bx = 0; bx < g->gx && nkh <= 2; bx++)
+    for (int bx = 0; bx < g->gx && nkh <= MI_NKH; bx++)
         for (int n = bx * ntb; n < bx * ntb + ntb; n++)
             win = kb[n] + 32 * nkh - (kb[bx * ntb] & ~15) > win
                       ? kb[n] + 32 * nkh - (kb[bx * ntb] & ~15)
@@ -154,7 +167,7 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     free(kb);
     g->nkh = nkh;
     g->nch = (win + 15) / 16;
-    if (nkh > 2 || 16 * g->nch > MI_SMAX * MI_THREADS)
+    if (nkh > MI_NKH || 16 * g->nch > MI_SMAX * MI_THREADS)
         return -1;
     g->rb = 16 * (g->nch | 1); /* 16 mod 32 bytes: the A fragments' rows hit distinct banks */
     for (int m = 0; m < g->nmr; m++) {
@@ -354,7 +367,7 @@ template <int C, int NKH, int NKV>
 __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
 #if __CUDA_ARCH__ >= 800
-    constexpr int NTW = mi_ntw(C), NTB = 8 * NTW, TXS = 64 * NTW;
+    constexpr int NTW = mi_ntw(C, NKH), NTB = 8 * NTW, TXS = 64 * NTW;
     const int nm = g.nm; /* 2 or 4: 8 % nm == 0, so a warp's vertical band is warp % nm */
     extern __shared__ __align__(16) unsigned char sm[];
     unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
@@ -671,15 +684,15 @@ static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g
     return TS_OK;
 }
 
-/* The kernel built for the geometry's channels and k-chunk counts (nkh 1 or 2, nkv 1, 2, 4). */
+/* The kernel built for the geometry's channels and k-chunk counts (nkh, nkv: 1, 2 or 4). */
 #define MI_L(C, H) {&mi_launch<C, H, 1>, &mi_launch<C, H, 2>, &mi_launch<C, H, 4>}
-static const mi_launcher mi_launchers[4][2][3] = {
-    {MI_L(1, 1), MI_L(1, 2)}, {MI_L(2, 1), MI_L(2, 2)},
-    {MI_L(3, 1), MI_L(3, 2)}, {MI_L(4, 1), MI_L(4, 2)}};
+#define MI_C(C) {MI_L(C, 1), MI_L(C, 2), MI_L(C, 4)}
+static const mi_launcher mi_launchers[4][3][3] = {MI_C(1), MI_C(2), MI_C(3), MI_C(4)};
+#undef MI_C
 #undef MI_L
 static mi_launcher mi_pick(const mi_geom &g)
 {
-    return mi_launchers[g.C - 1][g.nkh - 1][g.nkv == 4 ? 2 : g.nkv - 1];
+    return mi_launchers[g.C - 1][g.nkh == 4 ? 2 : g.nkh - 1][g.nkv == 4 ? 2 : g.nkv - 1];
 }
 
 /* ---------------------------------------------------------------- plan cache */
