@@ -465,9 +465,10 @@ __global__ void __launch_bounds__(MMA_THREADS)
     if (C == 2 || C == 4) {
         for (int i = tid; i < ny * nx; i += MMA_THREADS) {
             unsigned char *px = tile + (size_t)(i / nx) * g.os + (i % nx) * C;
+            const unsigned al = px[C - 1], r = mma_unpremul_rcp(al);
 #pragma unroll
             for (int c = 0; c < C - 1; c++)
-                px[c] = (unsigned char)mma_unpremul(px[c], px[C - 1]);
+                px[c] = (unsigned char)mma_unpremul_r(px[c], al, r);
         }
         __syncthreads();
     }

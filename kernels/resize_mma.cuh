@@ -72,12 +72,22 @@ __device__ __forceinline__ void mma_pack_planes(const int w[4], unsigned pl[3])
     }
 }
 
-/* 255 * c / a (floor), clamped: rs_unpremul for 8 bits in 32-bit arithmetic. */
-__device__ __forceinline__ unsigned mma_unpremul(unsigned c, unsigned a)
+/* 2^32 / a rounded up to a float, for mma_unpremul_r (a = 2 .. 254; 0 for a = 1). It exceeds
+ * 2^32 / a by less than 128, so for every 255 c <= 65025 the product's error stays below 1 / a,
+ * less than the distance from 255 c / a to the next integer: the high word is the floor, exact
+ * (checked for every a and c). One float reciprocal a pixel instead of an integer division a
+ * sample. */
+__device__ __forceinline__ unsigned mma_unpremul_rcp(unsigned a)
+{
+    return a > 1 ? (unsigned)(__frcp_ru((float)a) * 4294967296.0f) : 0u;
+}
+
+/* 255 * c / a (floor), clamped: rs_unpremul for 8 bits, r = mma_unpremul_rcp(a). */
+__device__ __forceinline__ unsigned mma_unpremul_r(unsigned c, unsigned a, unsigned r)
 {
     if (a == 0 || a == 255)
         return c;
-    unsigned v = 255u * c / a;
+    unsigned v = a == 1 ? 255u * c : __umulhi(255u * c, r);
     return v > 255u ? 255u : v;
 }
 
@@ -108,10 +118,11 @@ __device__ __forceinline__ unsigned mma_unpremul_word(unsigned w)
         unsigned a = (w >> (8 * (C * p + C - 1))) & 255u;
         if (a == 0 || a == 255)
             continue;
+        const unsigned r = mma_unpremul_rcp(a);
 #pragma unroll
         for (int c = 0; c < C - 1; c++) {
             int sh = 8 * (C * p + c);
-            w = (w & ~(255u << sh)) | (mma_unpremul((w >> sh) & 255u, a) << sh);
+            w = (w & ~(255u << sh)) | (mma_unpremul_r((w >> sh) & 255u, a, r) << sh);
         }
     }
     return w;
