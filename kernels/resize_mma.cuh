@@ -27,12 +27,21 @@ RS_MMA_DEF(mma_uu, "u8", "u8")
 RS_MMA_DEF(mma_us, "u8", "s8")
 RS_MMA_DEF(mma_su, "s8", "u8")
 
-/* 16 bytes global -> shared, asynchronously; zeros past src_bytes (0..16). */
+/* 16 bytes global -> shared, asynchronously, to a shared-window address; zeros past
+ * src_bytes (0..16) in the second form. */
+__device__ __forceinline__ void mma_cp16s(unsigned dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+__device__ __forceinline__ void mma_cp16s(unsigned dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes));
+}
+/* The same to a generic pointer into shared memory. */
 __device__ __forceinline__ void mma_cp16(void *dst, const void *src, int src_bytes)
 {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                 "r"(src_bytes));
+    mma_cp16s((unsigned)__cvta_generic_to_shared(dst), src, src_bytes);
 }
 __device__ __forceinline__ void mma_cp_commit() { asm volatile("cp.async.commit_group;\n"); }
 template <int N> __device__ __forceinline__ void mma_cp_wait()

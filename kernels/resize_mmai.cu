@@ -108,6 +108,10 @@ RS_HD void mi_row_band(const int *b, int oh, int m, int *lo, int *hi)
 
 static size_t mi_align(size_t n) { return (n + 255) & ~(size_t)255; }
 
+/* The kernel is built for 1, 2 or 4 k-chunks an n-tile or band: n rounded up to one of them,
+ * and the launcher table's index of a built count (n / 2). */
+static int mi_kbuilt(int n) { return n == 3 ? 4 : n; }
+
 /* Fragment bytes for an output of ow x oh with C channels, at most (before the tables exist):
  * what resize.cu's scratch layout reserves. */
 size_t rs_mmai_frag_bound(int ow, int oh, int C)
@@ -151,8 +155,7 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     int *kb = (int *)malloc(((size_t)g->nt + 24) * sizeof(int)), lo, hi, nkv = 1;
     if (!kb)
         return -1;
-    int nkh = mi_hbands(ch, g, kb);
-    nkh = nkh == 3 ? 4 : nkh; /* the kernel is built for 1, 2 or 4 */
+    const int nkh = mi_kbuilt(mi_hbands(ch, g, kb));
     const int ntw = mi_ntw(C, nkh), ntb = 8 * ntw;
     g->gx = (g->S + 64 * ntw - 1) / (64 * ntw);
     g->ntp = g->gx * ntb; /* < nt + 24 */
@@ -176,7 +179,7 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     }
     if (nkv > MI_NKV)
         return -1;
-    g->nkv = nkv = nkv == 3 ? 4 : nkv; /* the kernel is built for 1, 2 or 4 */
+    g->nkv = nkv = mi_kbuilt(nkv);
     /* intermediate rows a tile holds (kept from the tile before + its stages: fewer than
      * end - base + 16) or reads (its bands' k-chunks) */
     int rows = 0;
@@ -317,17 +320,6 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
         fv[32 * p] = make_uint4(pl[0][p], pl[1][p], pl[2][p], pl[3][p]);
 }
 
-/* 16 bytes global -> shared (a shared-window address); the zero-filling form for a chunk that
- * ends the row (src_bytes 0..15). */
-__device__ __forceinline__ void mi_cp16(unsigned dst, const void *src)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void mi_cp16z(unsigned dst, const void *src, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(src_bytes));
-}
 /* acc << 8 (+ the rounding half): between two planes of a chained sum. The chain runs hi, mid,
  * lo, so every partial value is the final sum less lower planes' sums: no overflow. */
 __device__ __forceinline__ void mi_shift(int (&acc)[4], int add)
@@ -438,7 +430,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 for (int it = 0; it < MI_SMAX; it++) {
                     if (sbytes[it] < 0)
                         break;
-                    mi_cp16(dst + sdst[it], ssrc[it]);
+                    mma_cp16s(dst + sdst[it], ssrc[it]);
                     if (16 * (st + 1) < slim[it])
                         ssrc[it] += step;
                 }
@@ -447,7 +439,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 for (int it = 0; it < MI_SMAX; it++) {
                     if (sbytes[it] < 0)
                         break;
-                    mi_cp16z(dst + sdst[it], ssrc[it], sbytes[it]);
+                    mma_cp16s(dst + sdst[it], ssrc[it], sbytes[it]); /* zeros past the row */
                     if (16 * (st + 1) < slim[it])
                         ssrc[it] += step;
                 }
@@ -458,7 +450,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     auto prologue = [&](int t, int fr, int nst, int slot) {
         const uint4 *src = fv + (size_t)t * wv_words;
         for (int i = tid; i < wv_words; i += MI_THREADS)
-            mi_cp16(wv_s + 16u * (unsigned)(slot * wv_words + i), src + i);
+            mma_cp16s(wv_s + 16u * (unsigned)(slot * wv_words + i), src + i);
         issue_start(fr);
 #pragma unroll 1
         for (int st = 0; st < MI_NS - 1; st++)
@@ -692,7 +684,7 @@ static const mi_launcher mi_launchers[4][3][3] = {MI_C(1), MI_C(2), MI_C(3), MI_
 #undef MI_L
 static mi_launcher mi_pick(const mi_geom &g)
 {
-    return mi_launchers[g.C - 1][g.nkh == 4 ? 2 : g.nkh - 1][g.nkv == 4 ? 2 : g.nkv - 1];
+    return mi_launchers[g.C - 1][g.nkh / 2][g.nkv / 2]; /* mi_kbuilt's 1, 2, 4 -> 0, 1, 2 */
 }
 
 /* ---------------------------------------------------------------- plan cache */
