@@ -14,9 +14,9 @@
  *     weights still fit the registers;
  *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
  *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
- *     one block per resident slot takes an equal run of the column-major list of tiles and
- *     holds its warps' B fragments of the column in registers (loaded when it enters the column,
- *     two or three times);
+ *     one block per resident slot takes a run of tiles down a column (mi_run: the blocks that
+ *     start at the same height read the same input rows across the width) and holds its warps'
+ *     B fragments of the column in registers (loaded when it enters the column);
  *   - the three byte planes' sums are chained in one accumulator: hi, then acc << 8 plus mid,
  *     then acc << 8 plus the rounding half plus lo. Each partial value is the final sum less the
  *     lower planes' sums, so it stays in int32;
@@ -25,10 +25,11 @@
  *     one 16-bit store into the intermediate (column-major: the vertical pass's B operand). Down
  *     a column, the intermediate rows a tile shares with the tile before are moved to the front,
  *     not recomputed;
- *   - the vertical pass pairs two n-tiles whose columns interleave (n -> 4 (n / 2) + n % 2, and
- *     + 2) so each thread holds 4 adjacent output samples of a row: one 32-bit global store,
- *     no output tile in shared memory; the rounding, clamping and packing of 4 sums is two
- *     cvt.pack.sat;
+ *   - the vertical pass takes four n-tiles whose columns interleave (n-tile j's column c is
+ *     sample 8 (c / 2) + 2 j + c % 2) so each thread holds 8 adjacent output samples of a row:
+ *     one 64-bit global store, whole 32-byte sectors, no output tile in shared memory (two
+ *     n-tiles and 32-bit stores where four would spill registers); the rounding, clamping and
+ *     packing of 4 sums is two cvt.pack.sat;
  *   - the next tile's first input rows are in flight while the vertical pass of this one runs.
  *
  * The sums are the reference's (resize.h): bit-identical to the CPU and to the planar kernel.
@@ -355,6 +356,37 @@ __device__ __forceinline__ void mi_chain(int (&acc)[NT][4], Mma mma)
             acc[t][q] >>= RS_PREC8;
 }
 
+/* This block's run of tiles, positions [*it, *end) of a list: with L = ceil(tiles / blocks),
+ * block b < gx * P (P = nty / L parts a column) takes part b / gx of column b % gx, L tiles down
+ * the column, so at any time the blocks of a part read the same input rows across the width
+ * (whole DRAM pages, not 464-byte pieces of rows far apart); the R = nty - P * L tiles left at
+ * the foot of every column are dealt, in column order, to the other blocks (*lo_r = R: position
+ * i is tile i % R of those of column i / R, from row tile *lo_base). Where that would give a
+ * block more than L tiles, or leave no block for the foot: equal runs of the column-major list
+ * (*lo_r = 0: position i is tile i). */
+__device__ __forceinline__ void mi_run(const mi_geom &g, int *it, int *end, int *lo_r,
+                                       int *lo_base)
+{
+    const long items = (long)g.gx * g.nty;
+    const int B = gridDim.x, b = blockIdx.x, L = (int)((items + B - 1) / B);
+    const int P = g.nty / L, R = g.nty - P * L, full = g.gx * P, nb = B - full, foot = g.gx * R;
+    *lo_r = *lo_base = 0;
+    if (P >= 1 && full <= B && (foot == 0 || (nb > 0 && (foot + nb - 1) / nb <= L))) {
+        if (b < full) {
+            *it = (b % g.gx) * g.nty + (b / g.gx) * L;
+            *end = *it + L;
+        } else {
+            *it = (int)((long)foot * (b - full) / (nb > 0 ? nb : 1));
+            *end = (int)((long)foot * (b - full + 1) / (nb > 0 ? nb : 1));
+            *lo_r = R;
+            *lo_base = P * L;
+        }
+        return;
+    }
+    *it = (int)(items * b / B);
+    *end = (int)(items * (b + 1) / B);
+}
+
 template <int C, int NKH, int NKV>
 __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
@@ -457,12 +489,13 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             issue(nst, st);
     };
 
-    /* This block's tiles: a contiguous run of the column-major tile list (the same count for
-     * every block, +-1). Down a column the intermediate rows a tile shares with the one before
-     * (the filter's reach, ~12 rows at 2x) are kept: moved to the front of mid, not recomputed. */
-    const long items = (long)g.gx * g.nty;
-    int it = (int)(items * blockIdx.x / gridDim.x);
-    const int end = (int)(items * (blockIdx.x + 1) / gridDim.x);
+    /* This block's tiles (mi_run). Down a column the intermediate rows a tile shares with the
+     * one before (the filter's reach, ~12 rows at 2x) are kept: moved to the front of mid, not
+     * recomputed. */
+    int it, end, lo_r, lo_base;
+    mi_run(g, &it, &end, &lo_r, &lo_base);
+    /* the tile (column-major index) of position i of the block's run */
+    auto item_at = [&](int i) { return lo_r ? (i / lo_r) * g.nty + lo_base + i % lo_r : i; };
     int t = 0, rbase = 0, first = 0, nst = 0, slot = 0, mdone = 0, cshift = 0, clen = 0;
     /* mid row 0 is input row rbase; rows [rbase, mdone) are computed; stages start at first */
     auto enter = [&](int item) {
@@ -562,21 +595,26 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         if (cit + 1 < end) {
             if (work)
                 slot ^= 1;
-            enter(cit + 1);
+            enter(item_at(cit + 1));
         }
         if (work) {
-            /* ---- vertical pass: 16 output rows x 16 samples a step (two n-tiles, interleaved);
-             * the warp's band is always warp % nm, its A fragments loaded once a tile */
+            /* ---- vertical pass: 16 output rows x 8 VT samples a step (VT n-tiles whose columns
+             * interleave, so each thread holds 2 VT adjacent samples of a row: one 32- or 64-bit
+             * store, full 32-byte sectors at VT = 4); the warp's band is always warp % nm, its
+             * A fragments loaded once a tile */
+            constexpr int VT = NKV <= 2 && NKH <= 2 ? 4 : 2; /* 2 where 4 would spill */
             const int m = warp % nm, oy0 = (cur * nm + m) * 16;
             if (oy0 < a.oh) {
                 /* this thread's two output rows (null past the image), and whether the tile's
-                 * samples all lie inside the row: 32-bit stores, no checks */
+                 * samples all lie inside the row: whole-word stores, no checks */
                 unsigned char *orow[2];
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const int y = oy0 + gq + 8 * h;
-                    orow[h] = y < a.oh ? a.out + (size_t)y * a.out_pitch + csx0 + 4 * tg : nullptr;
+                    orow[h] = y < a.oh ? a.out + (size_t)y * a.out_pitch + csx0 + 2 * VT * tg
+                                       : nullptr;
                 }
+                const bool al8 = (((size_t)a.out | a.out_pitch) & 7) == 0;
                 const bool inside = csx0 + TXS <= g.S;
                 /* held in registers at 1 or 2 k-chunks; at 4 (48 registers) read per step */
                 constexpr int NW = NKV <= 2 ? NKV : 1;
@@ -588,50 +626,62 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                     for (int p = 0; p < 3; p++)
                         wr[k][p] = wsrc[k * 96 + 32 * p];
                 const int roff = vb[cur * nm + m] - cbase + 4 * tg;
-                for (int u = warp; u < nm * (TXS / 16); u += 8) {
-                    const int p0 = 16 * (u / nm);
+                for (int u = warp; u < nm * (TXS / (8 * VT)); u += 8) {
+                    const int p0 = 8 * VT * (u / nm);
                     if (!inside && csx0 + p0 >= g.S)
                         break;
                     const unsigned char *p =
-                        mid + (size_t)(p0 + 4 * (gq >> 1) + (gq & 1)) * g.mr + roff;
-                    const unsigned char *p2 = p + 2 * g.mr;
-                    unsigned bb[NKV][2][2];
+                        mid + (size_t)(p0 + 2 * VT * (gq >> 1) + (gq & 1)) * g.mr + roff;
+                    unsigned bb[NKV][VT][2];
 #pragma unroll
-                    for (int k = 0; k < NKV; k++) {
-                        bb[k][0][0] = *(const unsigned *)(p + 32 * k);
-                        bb[k][0][1] = *(const unsigned *)(p + 32 * k + 16);
-                        bb[k][1][0] = *(const unsigned *)(p2 + 32 * k);
-                        bb[k][1][1] = *(const unsigned *)(p2 + 32 * k + 16);
-                    }
-                    int acc[2][4] = {};
-                    mi_chain<2, NKV>(acc, [&](int h, int k, int pl, int(&d)[4]) {
+                    for (int k = 0; k < NKV; k++)
+#pragma unroll
+                        for (int j = 0; j < VT; j++) {
+                            const unsigned char *q = p + (size_t)(2 * j) * g.mr + 32 * k;
+                            bb[k][j][0] = *(const unsigned *)q;
+                            bb[k][j][1] = *(const unsigned *)(q + 16);
+                        }
+                    int acc[VT][4] = {};
+                    mi_chain<VT, NKV>(acc, [&](int j, int k, int pl, int(&d)[4]) {
                         uint4 w;
                         if constexpr (NKV <= 2)
                             w = wr[k][pl];
                         else
                             w = wsrc[k * 96 + 32 * pl];
                         if (pl == 2)
-                            mma_su(d, w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
+                            mma_su(d, w.x, w.y, w.z, w.w, bb[k][j][0], bb[k][j][1]);
                         else
-                            mma_uu(d, w.x, w.y, w.z, w.w, bb[k][h][0], bb[k][h][1]);
+                            mma_uu(d, w.x, w.y, w.z, w.w, bb[k][j][0], bb[k][j][1]);
                     });
-                    /* row gq: samples 4tg .. 4tg + 3 = tile 0's columns 2tg, 2tg + 1, tile 1's */
-                    unsigned r0 = mi_pack(acc[0][1], acc[0][0], mi_pack(acc[1][1], acc[1][0], 0));
-                    unsigned r1 = mi_pack(acc[0][3], acc[0][2], mi_pack(acc[1][3], acc[1][2], 0));
-                    const int rest = g.S - (csx0 + p0 + 4 * tg); /* samples left in the row */
+                    const int rest = g.S - (csx0 + p0 + 2 * VT * tg); /* samples left in the row */
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        unsigned word = h ? r1 : r0;
-                        if (C == 2 || C == 4)
-                            word = mma_unpremul_word<C>(word);
+                        /* row gq + 8h: word i holds n-tiles 2i and 2i + 1, columns 2tg, 2tg + 1 */
+                        unsigned w[VT / 2];
+#pragma unroll
+                        for (int i = 0; i < VT / 2; i++) {
+                            const int(&x)[4] = acc[2 * i], (&y)[4] = acc[2 * i + 1];
+                            const unsigned hi = mi_pack(y[2 * h + 1], y[2 * h], 0);
+                            w[i] = mi_pack(x[2 * h + 1], x[2 * h], hi);
+                            if (C == 2 || C == 4)
+                                w[i] = mma_unpremul_word<C>(w[i]);
+                        }
                         if (!orow[h])
                             continue;
                         unsigned char *o = orow[h] + p0;
-                        if (inside || rest >= 4) {
-                            *(unsigned *)o = word;
+                        if (inside || rest >= 2 * VT) {
+                            if (VT == 4 && al8) {
+                                *(uint2 *)o = make_uint2(w[0], w[VT / 2 - 1]);
+                            } else {
+#pragma unroll
+                                for (int i = 0; i < VT / 2; i++)
+                                    *(unsigned *)(o + 4 * i) = w[i];
+                            }
                         } else {
-                            for (int b = 0; b < rest; b++)
-                                o[b] = (unsigned char)(word >> (8 * b));
+                            for (int b = 0; b < rest; b++) {
+                                const unsigned v = b < 4 ? w[0] : w[VT / 2 - 1];
+                                o[b] = (unsigned char)(v >> (8 * (b & 3)));
+                            }
                         }
                     }
                 }
