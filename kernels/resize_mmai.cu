@@ -47,8 +47,8 @@
 #define MI_THREADS 256
 #define MI_SMEM_TWO (112 * 1024) /* shared memory a block for two an SM (228 KB, 1 KB each
                                   * reserved) */
-#define MI_NMAX 4            /* 16-row bands of a tile: 4 (64 rows), or 2 where 4 leave one block
-                              * an SM (strong reductions) */
+#define MI_NMAX 8            /* 16-row bands of a tile: 8 (128 rows) for 1 or 3 channels, else 4;
+                              * fewer where more would leave one block an SM */
 #define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_NKH 4             /* k-chunks (32 bytes) an n-tile of 8 samples may span */
@@ -69,7 +69,7 @@ struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
     int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
     int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
-    int nm, nmr, nmp;  /* 16-row bands: a tile's (2 or 4), of the image, padded to whole tiles */
+    int nm, nmr, nmp;  /* 16-row bands: a tile's (2, 4 or 8), of the image, whole tiles */
     int gx, nty;       /* blocks across, tiles down */
     int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
     size_t off_mid, off_wv, smem;          /* shared memory (the stages at 0) */
@@ -202,7 +202,8 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     size_t txs = 64 * (size_t)ntw;
     g->off_mid = (size_t)MI_NS * 16 * g->rb;
     g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
-    g->smem = g->off_wv + 2 * (size_t)nm * nkv * 1536; /* two tiles' vertical fragments */
+    /* two tiles' vertical fragments where a band spans 4 k-chunks (read per step, not held) */
+    g->smem = g->off_wv + (nkv > 2 ? 2 * (size_t)nm * nkv * 1536 : 0);
     g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
     g->off_vb = g->off_fh + mi_align((size_t)g->ntp * nkh * 768);
     g->off_fv = g->off_vb + mi_align((size_t)g->nmp * 2 * sizeof(int));
@@ -212,10 +213,13 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     return g->smem > (optin ? optin : 99 * 1024) ? -1 : 0;
 }
 
-/* 64-row tiles, or 32 where those would leave one block an SM; -1 where neither applies. */
+/* 128-row tiles (1 or 3 channels: with alpha they measured slower), else 64, or 32 where the
+ * taller would leave one block an SM; -1 where none applies. */
 static int mi_geom_pick(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
 {
-    if (mi_geom_make(p, C, MI_NMAX, job, g) == 0 && g->smem <= MI_SMEM_TWO)
+    if (C % 2 && mi_geom_make(p, C, 8, job, g) == 0 && g->smem <= MI_SMEM_TWO)
+        return 0;
+    if (mi_geom_make(p, C, 4, job, g) == 0 && g->smem <= MI_SMEM_TWO)
         return 0;
     return mi_geom_make(p, C, 2, job, g);
 }
@@ -392,11 +396,12 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 {
 #if __CUDA_ARCH__ >= 800
     constexpr int NTW = mi_ntw(C, NKH), NTB = 8 * NTW, TXS = 64 * NTW;
-    const int nm = g.nm; /* 2 or 4: 8 % nm == 0, so a warp's vertical band is warp % nm */
+    const int nm = g.nm; /* 2, 4 or 8: 8 % nm == 0, so a warp's vertical band is warp % nm */
     extern __shared__ __align__(16) unsigned char sm[];
     unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
     unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
-    const uint4 *wv = (const uint4 *)(sm + g.off_wv); /* [2][nm][NKV][3][32]: vertical A */
+    /* [2][nm][NKV][3][32]: vertical A fragments, staged only at 4 k-chunks a band */
+    const uint4 *wv = (const uint4 *)(sm + g.off_wv);
     const unsigned raw_s = (unsigned)__cvta_generic_to_shared(raw);
     const unsigned wv_s = (unsigned)__cvta_generic_to_shared(sm + g.off_wv);
     const int *kbh = (const int *)g.frag, *vb = (const int *)(g.frag + g.off_vb);
@@ -481,7 +486,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     };
     auto prologue = [&](int t, int fr, int nst, int slot) {
         const uint4 *src = fv + (size_t)t * wv_words;
-        for (int i = tid; i < wv_words; i += MI_THREADS)
+        for (int i = tid; i < (NKV > 2 ? wv_words : 0); i += MI_THREADS)
             mma_cp16s(wv_s + 16u * (unsigned)(slot * wv_words + i), src + i);
         issue_start(fr);
 #pragma unroll 1
@@ -616,9 +621,11 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 }
                 const bool al8 = (((size_t)a.out | a.out_pitch) & 7) == 0;
                 const bool inside = csx0 + TXS <= g.S;
-                /* held in registers at 1 or 2 k-chunks; at 4 (48 registers) read per step */
+                /* held in registers at 1 or 2 k-chunks (loaded from global memory once a tile);
+                 * at 4 (48 registers) read per step from the copy in shared memory */
                 constexpr int NW = NKV <= 2 ? NKV : 1;
-                const uint4 *wsrc = wvc + m * NKV * 96 + lane;
+                const uint4 *wsrc =
+                    (NKV > 2 ? wvc : fv + (size_t)cur * wv_words) + m * NKV * 96 + lane;
                 uint4 wr[NW][3];
 #pragma unroll
                 for (int k = 0; k < NW; k++)
