@@ -64,6 +64,11 @@ static __host__ __device__ constexpr int mi_ntw(int C, int nkh)
     return nkh > 2 || C < 3 ? 2 : 3;
 }
 
+/* Whether the vertical A fragments of a tile go through shared memory (two tiles' worth): at 4
+ * k-chunks a band, where the vertical pass reads them per step; at 1 or 2 each warp holds its
+ * band's in registers, loaded from global memory once a tile. */
+static __host__ __device__ constexpr bool mi_wv_staged(int nkv) { return nkv > 2; }
+
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
@@ -202,8 +207,7 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     size_t txs = 64 * (size_t)ntw;
     g->off_mid = (size_t)MI_NS * 16 * g->rb;
     g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
-    /* two tiles' vertical fragments where a band spans 4 k-chunks (read per step, not held) */
-    g->smem = g->off_wv + (nkv > 2 ? 2 * (size_t)nm * nkv * 1536 : 0);
+    g->smem = g->off_wv + (mi_wv_staged(nkv) ? 2 * (size_t)nm * nkv * 1536 : 0);
     g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
     g->off_vb = g->off_fh + mi_align((size_t)g->ntp * nkh * 768);
     g->off_fv = g->off_vb + mi_align((size_t)g->nmp * 2 * sizeof(int));
@@ -217,10 +221,9 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
  * taller would leave one block an SM; -1 where none applies. */
 static int mi_geom_pick(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
 {
-    if (C % 2 && mi_geom_make(p, C, 8, job, g) == 0 && g->smem <= MI_SMEM_TWO)
-        return 0;
-    if (mi_geom_make(p, C, 4, job, g) == 0 && g->smem <= MI_SMEM_TWO)
-        return 0;
+    for (int nm = C % 2 ? MI_NMAX : MI_NMAX / 2; nm > 2; nm /= 2)
+        if (mi_geom_make(p, C, nm, job, g) == 0 && g->smem <= MI_SMEM_TWO)
+            return 0;
     return mi_geom_make(p, C, 2, job, g);
 }
 
@@ -380,8 +383,8 @@ __device__ __forceinline__ void mi_run(const mi_geom &g, int *it, int *end, int 
             *it = (b % g.gx) * g.nty + (b / g.gx) * L;
             *end = *it + L;
         } else {
-            *it = (int)((long)foot * (b - full) / (nb > 0 ? nb : 1));
-            *end = (int)((long)foot * (b - full + 1) / (nb > 0 ? nb : 1));
+            *it = (int)((long)foot * (b - full) / nb); /* b >= full: nb > 0 */
+            *end = (int)((long)foot * (b - full + 1) / nb);
             *lo_r = R;
             *lo_base = P * L;
         }
@@ -400,7 +403,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     extern __shared__ __align__(16) unsigned char sm[];
     unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
     unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
-    /* [2][nm][NKV][3][32]: vertical A fragments, staged only at 4 k-chunks a band */
+    /* [2][nm][NKV][3][32]: vertical A fragments, where mi_wv_staged */
     const uint4 *wv = (const uint4 *)(sm + g.off_wv);
     const unsigned raw_s = (unsigned)__cvta_generic_to_shared(raw);
     const unsigned wv_s = (unsigned)__cvta_generic_to_shared(sm + g.off_wv);
@@ -486,7 +489,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     };
     auto prologue = [&](int t, int fr, int nst, int slot) {
         const uint4 *src = fv + (size_t)t * wv_words;
-        for (int i = tid; i < (NKV > 2 ? wv_words : 0); i += MI_THREADS)
+        for (int i = tid; i < (mi_wv_staged(NKV) ? wv_words : 0); i += MI_THREADS)
             mma_cp16s(wv_s + 16u * (unsigned)(slot * wv_words + i), src + i);
         issue_start(fr);
 #pragma unroll 1
@@ -625,7 +628,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                  * at 4 (48 registers) read per step from the copy in shared memory */
                 constexpr int NW = NKV <= 2 ? NKV : 1;
                 const uint4 *wsrc =
-                    (NKV > 2 ? wvc : fv + (size_t)cur * wv_words) + m * NKV * 96 + lane;
+                    (mi_wv_staged(NKV) ? wvc : fv + (size_t)cur * wv_words) + m * NKV * 96 + lane;
                 uint4 wr[NW][3];
 #pragma unroll
                 for (int k = 0; k < NW; k++)
