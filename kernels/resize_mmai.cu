@@ -5,13 +5,17 @@
  *
  * What it changes against resize_mma.cu (channel planes), which was issue-bound (tools/results/
  * nvidia-h100-resize.md: ~140 instructions an output sample around the mma):
- *   - no reordering of the input: the horizontal product runs over the bytes of a row as they
- *     lie (k = 3 * x + c for RGB), so the rows go from global to shared memory by cp.async and
- *     straight into the A fragments. The weight matrix is then zero where the channel differs:
- *     an n-tile of 8 output samples (2.7 RGB pixels) spans at most 2 k-chunks of 32 bytes at a
- *     2x reduction, twice the planar kernel's mma count, which the tensor cores absorb; at 4x
- *     (8K -> 1080p) 4 k-chunks, with 2 n-tiles a warp (columns of 128 samples) so that the
- *     weights still fit the registers;
+ *   - no reordering of the input in memory: the rows go from global to shared memory by
+ *     cp.async as they lie. For RGB (mi_px) each thread splits the three words of 4 pixels it
+ *     loads into one A fragment per channel with byte permutes (6 prmt), so the horizontal
+ *     product runs on pixels: an n-tile of 8 output pixels spans one k-chunk of 32 input pixels
+ *     at a 2x reduction, the three channels share its weights (6 registers where the samples'
+ *     n-tiles held 36), and each accumulator's chain is 3 products long, not 6. That halved the
+ *     products and took 8K -> 4K RGB8 from 0.0770-0.0780 ms to 0.0703-0.0710 on an H100
+ *     (2026-11-25 00:57 UTC). Otherwise (gray, and 2 or 4 channels, where it measured within 2%)
+ *     the product runs over the bytes as they lie (k = C * x + c), the weight matrix zero where
+ *     the channel differs: an n-tile of 8 samples spans 2 k-chunks of 32 bytes at 2x, 4 at 4x
+ *     (with 2 n-tiles a warp so that the weights still fit the registers);
  *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
  *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
  *     one block per resident slot takes a run of tiles down a column (mi_run: the blocks that
@@ -57,11 +61,31 @@
 /* The shared-memory slot of row r (0..15) of a stage: even rows 0..7, odd rows 8..15. */
 #define MI_SLOT(r) (((r) >> 1) + ((r) & 1) * 8)
 
-/* n-tiles of 8 samples per warp (8 warps): 3 for RGB (a tile of 64 pixels), 2 for gray (128);
- * 2 where an n-tile spans 4 k-chunks (reductions past ~2.5x: the weights' registers). */
+/* Whether the horizontal pass runs on pixels (RGB): an n-tile is 8 output pixels, its k-chunks
+ * 32 input pixels, and each thread splits the bytes it loads into one A fragment per channel
+ * (byte permutes), so the channels share the weights. Else on samples as they lie (gray, and
+ * with alpha, where it measured no faster). */
+static __host__ __device__ constexpr bool mi_px(int C)
+{
+#ifdef MI_PX_ALL
+    return C > 1;
+#else
+    return C == 3;
+#endif
+}
+
+/* n-tiles of 8 samples per warp (8 warps): 3 for RGBA (a tile of 48 pixels), 2 for gray (128);
+ * 2 where an n-tile spans 4 k-chunks (reductions past ~2.5x: the weights' registers). On pixels
+ * (mi_px), one n-tile of 8 pixels (a tile of 64 pixels). */
 static __host__ __device__ constexpr int mi_ntw(int C, int nkh)
 {
-    return nkh > 2 || C < 3 ? 2 : 3;
+    return mi_px(C) ? 1 : nkh > 2 || C < 3 ? 2 : 3;
+}
+
+/* Samples a column of tiles spans: 8 warps of NTW n-tiles of 8 samples, or of 8 pixels. */
+static __host__ __device__ constexpr int mi_txs(int C, int nkh)
+{
+    return 64 * mi_ntw(C, nkh) * (mi_px(C) ? C : 1);
 }
 
 /* Whether the vertical A fragments of a tile go through shared memory (two tiles' worth): at 4
@@ -72,6 +96,7 @@ static __host__ __device__ constexpr bool mi_wv_staged(int nkv) { return nkv > 2
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
+    int U, hs;         /* bytes a horizontal unit (C on pixels, mi_px; else 1), units a row */
     int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
     int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
     int nm, nmr, nmp;  /* 16-row bands: a tile's (2, 4 or 8), of the image, whole tiles */
@@ -134,12 +159,12 @@ size_t rs_mmai_frag_bound(int ow, int oh, int C)
            mi_align(nmp * 2 * sizeof(int)) + nmp * MI_NKV * 1536;
 }
 
-/* The n-tiles' first bytes (kb, nt of them) and the k-chunks the widest one spans. */
+/* The n-tiles' first units (kb, nt of them) and the k-chunks the widest one spans. */
 static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
 {
     int lo, hi, nkh = 1;
     for (int n = 0; n < g->nt; n++) {
-        mi_tile_band(ch->bounds, g->C, g->S, n, &lo, &hi);
+        mi_tile_band(ch->bounds, g->C / g->U, g->hs, n, &lo, &hi);
         kb[n] = lo;
         nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
     }
@@ -153,7 +178,9 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     const int ow = ch->out_size, oh = cv->out_size;
     g->C = C;
     g->S = ow * C;
-    g->nt = (g->S + 7) / 8;
+    g->U = mi_px(C) ? C : 1;
+    g->hs = g->S / g->U;
+    g->nt = (g->hs + 7) / 8;
     g->nty = (oh + 16 * nm - 1) / (16 * nm);
     g->nmr = (oh + 15) / 16;
     g->nm = nm;
@@ -162,16 +189,16 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     if (!kb)
         return -1;
     const int nkh = mi_kbuilt(mi_hbands(ch, g, kb));
-    const int ntw = mi_ntw(C, nkh), ntb = 8 * ntw;
-    g->gx = (g->S + 64 * ntw - 1) / (64 * ntw);
+    const int ntb = 8 * mi_ntw(C, nkh), txs = mi_txs(C, nkh), U = g->U;
+    g->gx = (g->S + txs - 1) / txs;
     g->ntp = g->gx * ntb; /* < nt + 24 */
     for (int n = g->nt; n < g->ntp; n++)
         kb[n] = kb[g->nt - 1];
-    int win = 0;
+    int win = 0; /* bytes */
     for (int bx = 0; bx < g->gx && nkh <= MI_NKH; bx++)
         for (int n = bx * ntb; n < bx * ntb + ntb; n++)
-            win = kb[n] + 32 * nkh - (kb[bx * ntb] & ~15) > win
-                      ? kb[n] + 32 * nkh - (kb[bx * ntb] & ~15)
+            win = U * (kb[n] + 32 * nkh) - (U * kb[bx * ntb] & ~15) > win
+                      ? U * (kb[n] + 32 * nkh) - (U * kb[bx * ntb] & ~15)
                       : win;
     free(kb);
     g->nkh = nkh;
@@ -204,9 +231,8 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     g->mr = (rows + 7) & ~7;
     if (g->mr % 16 == 0)
         g->mr += 8; /* mr / 4 = 2 mod 4: the 16-bit stores conflict-free, the loads 2-way */
-    size_t txs = 64 * (size_t)ntw;
     g->off_mid = (size_t)MI_NS * 16 * g->rb;
-    g->off_wv = (g->off_mid + txs * g->mr + 15) & ~(size_t)15;
+    g->off_wv = (g->off_mid + (size_t)txs * g->mr + 15) & ~(size_t)15;
     g->smem = g->off_wv + (mi_wv_staged(nkv) ? 2 * (size_t)nm * nkv * 1536 : 0);
     g->off_fh = mi_align((size_t)g->ntp * sizeof(int));
     g->off_vb = g->off_fh + mi_align((size_t)g->ntp * nkh * 768);
@@ -240,23 +266,25 @@ __device__ __forceinline__ unsigned mi_pack(int a, int b, unsigned c)
 }
 #endif
 
-/* The fragments of every n-tile and 16-row band, in the order the kernel's lanes read them:
+/* The fragments of every n-tile and 16-row band, in the order the kernel's lanes read them
+ * (CH: channels of a horizontal unit, 1 on pixels):
  * fh[n][k][plane][lane] (uint2: the B fragment of k-chunk k), fv[m][k][plane][lane] (uint4: the A
  * fragment), kbh[n] (the n-tile's first byte), vb[m], vend[m] (the band's first row, rounded
  * down to 4, and the end of its rows; 0 for a band past the image). Tiles and bands past the
  * image get zero weights at the last real one's position. A warp makes one (tile or band,
  * k-chunk): its lanes' bounds are loaded once and the band's start is a warp minimum. */
-template <int C>
+template <int CH>
 __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 {
+    constexpr int C = CH;
     const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = i & 31, gq = lane >> 2;
     const int nh = g.ntp * g.nkh * 32;
     if (i < nh) {
         int k = (i >> 5) % g.nkh, n = (i >> 5) / g.nkh, nb = n < g.nt ? n : g.nt - 1;
         int s = 8 * nb + gq, px = s / C, c = s - px * C, b0 = 0, cnt = 0, row = 0;
-        if (s < g.S)
+        if (s < g.hs)
             b0 = a.bh[2 * px], cnt = a.bh[2 * px + 1], row = a.rh[px];
-        int lo = s < g.S ? C * b0 + c : INT_MAX;
+        int lo = s < g.hs ? C * b0 + c : INT_MAX;
         for (int o = 4; o < 32; o *= 2)
             lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
         lo &= ~3;
@@ -326,6 +354,30 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 #pragma unroll
     for (int p = 0; p < 3; p++)
         fv[32 * p] = make_uint4(pl[0][p], pl[1][p], pl[2][p], pl[3][p]);
+}
+
+/* Words w of 4 pixels of C interleaved channels (byte 0 first) to one word a channel, its 4
+ * samples in pixel order. */
+template <int C>
+__device__ __forceinline__ void mi_deinterleave(const unsigned (&w)[C], unsigned (&ch)[C])
+{
+    if constexpr (C == 2) {
+        ch[0] = __byte_perm(w[0], w[1], 0x6420);
+        ch[1] = __byte_perm(w[0], w[1], 0x7531);
+    } else if constexpr (C == 3) { /* R0 G0 B0 R1 | G1 B1 R2 G2 | B2 R3 G3 B3 */
+        ch[0] = __byte_perm(__byte_perm(w[0], w[1], 0x0630), w[2], 0x5210);
+        ch[1] = __byte_perm(__byte_perm(w[0], w[1], 0x0741), w[2], 0x6210);
+        ch[2] = __byte_perm(__byte_perm(w[0], w[1], 0x0052), w[2], 0x7410);
+    } else if constexpr (C == 4) { /* a 4 x 4 byte transpose */
+        const unsigned a = __byte_perm(w[0], w[1], 0x5140), b = __byte_perm(w[0], w[1], 0x7362),
+                       c = __byte_perm(w[2], w[3], 0x5140), d = __byte_perm(w[2], w[3], 0x7362);
+        ch[0] = __byte_perm(a, c, 0x5410);
+        ch[1] = __byte_perm(a, c, 0x7632);
+        ch[2] = __byte_perm(b, d, 0x5410);
+        ch[3] = __byte_perm(b, d, 0x7632);
+    } else {
+        ch[0] = w[0];
+    }
 }
 
 /* acc << 8 (+ the rounding half): between two planes of a chained sum. The chain runs hi, mid,
@@ -398,7 +450,11 @@ template <int C, int NKH, int NKV>
 __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
 #if __CUDA_ARCH__ >= 800
-    constexpr int NTW = mi_ntw(C, NKH), NTB = 8 * NTW, TXS = 64 * NTW;
+    constexpr bool PX = mi_px(C);
+    /* n-tiles a warp, a block; samples a column; bytes a horizontal unit; accumulators a warp
+     * in the horizontal pass (an n-tile's, or on pixels a channel's) */
+    constexpr int NTW = mi_ntw(C, NKH), NTB = 8 * NTW, TXS = mi_txs(C, NKH), U = PX ? C : 1;
+    constexpr int NA = PX ? C : NTW;
     const int nm = g.nm; /* 2, 4 or 8: 8 % nm == 0, so a warp's vertical band is warp % nm */
     extern __shared__ __align__(16) unsigned char sm[];
     unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
@@ -416,7 +472,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     const int wv_words = nm * NKV * 96, rowbytes = a.iw * C, rb = g.rb;
     /* A fragment rows gq and gq + 8 are slots gq and gq + 8 of a stage, which hold input rows
      * 2gq and 2gq + 1 (MI_SLOT): each thread's two sums of a column are adjacent rows */
-    const int ra = gq * rb + 4 * tg, rbb = (gq + 8) * rb + 4 * tg;
+    const int ra = gq * rb + 4 * U * tg, rbb = (gq + 8) * rb + 4 * U * tg;
 
     /* The column of tiles being worked on: its first sample, the warp's n-tiles' first bytes
      * (from the column's first staged byte w0) and this thread's 16-byte chunks of a stage. */
@@ -427,12 +483,12 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
     auto set_column = [&](int x) {
         const int n0 = x * NTB;
         col = x;
-        sx0 = 8 * n0;
-        w0 = kbh[n0] & ~15;
+        sx0 = x * TXS;
+        w0 = U * kbh[n0] & ~15;
         full = w0 + 16 * g.nch <= rowbytes;
 #pragma unroll
         for (int i = 0; i < NTW; i++)
-            kx[i] = kbh[n0 + warp + 8 * i] - w0;
+            kx[i] = U * kbh[n0 + warp + 8 * i] - w0;
 #pragma unroll
         for (int it = 0; it < MI_SMAX; it++) {
             int e = tid + it * MI_THREADS, r = e / g.nch, j = e - r * g.nch;
@@ -562,37 +618,58 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 }
                 __syncthreads();
                 issue(nst, s + MI_NS - 1);
-                unsigned af[NTW][NKH][4];
+                unsigned af[NA][NKH][4];
+                if constexpr (PX) {
+                    /* fragment word q (rows gq, gq + 8; k 4tg.., 16 + 4tg..) is 4 pixels:
+                     * C words of the row, split into the channels' fragments */
 #pragma unroll
-                for (int i = 0; i < NTW; i++)
+                    for (int k = 0; k < NKH; k++)
 #pragma unroll
-                    for (int k = 0; k < NKH; k++) {
-                        const unsigned char *pa = raw + sb + ra + kx[i] + 32 * k,
-                                            *pb = raw + sb + rbb + kx[i] + 32 * k;
-                        af[i][k][0] = *(const unsigned *)pa;
-                        af[i][k][1] = *(const unsigned *)pb;
-                        af[i][k][2] = *(const unsigned *)(pa + 16);
-                        af[i][k][3] = *(const unsigned *)(pb + 16);
-                    }
-                /* one chain a tile, the warp's tiles side by side */
-                int acc[NTW][4] = {};
-                mi_chain<NTW, NKH>(acc, [&](int i, int k, int pl, int(&d)[4]) {
+                        for (int q = 0; q < 4; q++) {
+                            const unsigned *src = (const unsigned *)(raw + sb + (q & 1 ? rbb : ra) +
+                                                                     kx[0] + C * (32 * k + 16 * (q >> 1)));
+                            unsigned w[C], ch[C];
+#pragma unroll
+                            for (int j = 0; j < C; j++)
+                                w[j] = src[j];
+                            mi_deinterleave<C>(w, ch);
+#pragma unroll
+                            for (int c = 0; c < C; c++)
+                                af[c][k][q] = ch[c];
+                        }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < NTW; i++)
+#pragma unroll
+                        for (int k = 0; k < NKH; k++) {
+                            const unsigned char *pa = raw + sb + ra + kx[i] + 32 * k,
+                                                *pb = raw + sb + rbb + kx[i] + 32 * k;
+                            af[i][k][0] = *(const unsigned *)pa;
+                            af[i][k][1] = *(const unsigned *)pb;
+                            af[i][k][2] = *(const unsigned *)(pa + 16);
+                            af[i][k][3] = *(const unsigned *)(pb + 16);
+                        }
+                }
+                /* one chain an accumulator (n-tile or channel), side by side */
+                int acc[NA][4] = {};
+                mi_chain<NA, NKH>(acc, [&](int i, int k, int pl, int(&d)[4]) {
                     const unsigned *f = af[i][k];
-                    const uint2 w = bh[i][k][pl];
+                    const uint2 w = bh[PX ? 0 : i][k][pl];
                     if (pl == 2)
                         mma_us(d, f[0], f[1], f[2], f[3], w.x, w.y);
                     else
                         mma_uu(d, f[0], f[1], f[2], f[3], w.x, w.y);
                 });
 #pragma unroll
-                for (int i = 0; i < NTW; i++) {
-                    /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise */
+                for (int i = 0; i < NA; i++) {
+                    /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise; on
+                     * pixels the columns are pixels, channel i of each a sample C apart */
                     unsigned c0 = mi_pack(acc[i][2], acc[i][0], 0),
                              c1 = mi_pack(acc[i][3], acc[i][1], 0);
-                    unsigned char *d =
-                        mid + (size_t)(8 * (warp + 8 * i) + 2 * tg) * g.mr + off0 + 16 * s + 2 * gq;
+                    const int s0 = PX ? C * (8 * warp + 2 * tg) + i : 8 * (warp + 8 * i) + 2 * tg;
+                    unsigned char *d = mid + (size_t)s0 * g.mr + off0 + 16 * s + 2 * gq;
                     *(unsigned short *)d = (unsigned short)c0;
-                    *(unsigned short *)(d + g.mr) = (unsigned short)c1;
+                    *(unsigned short *)(d + U * g.mr) = (unsigned short)c1;
                 }
             }
             mdone = first + 16 * nst;
@@ -726,7 +803,7 @@ static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g
     }
     if (prep) {
         int n = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
-        mi_prep_kernel<C><<<(n + 255) / 256, 256, 0, job->stream>>>(a, g);
+        mi_prep_kernel<mi_px(C) ? 1 : C><<<(n + 255) / 256, 256, 0, job->stream>>>(a, g);
         TS_LAUNCH_CHECK("mi_prep_kernel");
         if (ready)
             TS_CUDA_TRY(cudaEventRecord(ready, job->stream));
