@@ -51,9 +51,13 @@
 #define MI_THREADS 256
 #define MI_SMEM_TWO (112 * 1024) /* shared memory a block for two an SM (228 KB, 1 KB each
                                   * reserved) */
+#ifndef MI_NMAX
 #define MI_NMAX 8            /* 16-row bands of a tile: 8 (128 rows) for 1 or 3 channels, else 4;
                               * fewer where more would leave one block an SM */
+#endif
+#ifndef MI_NS
 #define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
+#endif
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_NKH 4             /* k-chunks (32 bytes) an n-tile of 8 samples may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
