@@ -12,10 +12,10 @@
  *     at a 2x reduction, the three channels share its weights (6 registers where the samples'
  *     n-tiles held 36), and each accumulator's chain is 3 products long, not 6. That halved the
  *     products and took 8K -> 4K RGB8 from 0.0770-0.0780 ms to 0.0703-0.0710 on an H100
- *     (2026-11-25 00:57 UTC). Otherwise (gray, and 2 or 4 channels, where it measured within 2%)
- *     the product runs over the bytes as they lie (k = C * x + c), the weight matrix zero where
- *     the channel differs: an n-tile of 8 samples spans 2 k-chunks of 32 bytes at 2x, 4 at 4x
- *     (with 2 n-tiles a warp so that the weights still fit the registers);
+ *     (2026-11-25 00:57 UTC). Otherwise (gray, and 2 or 4 channels: mi_px) the product runs
+ *     over the bytes as they lie (k = C * x + c), the weight matrix zero where the channel
+ *     differs: an n-tile of 8 samples spans 2 k-chunks of 32 bytes at 2x, 4 at 4x (with 2
+ *     n-tiles a warp so that the weights still fit the registers);
  *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
  *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
  *     one block per resident slot takes a run of tiles down a column (mi_run: the blocks that
@@ -67,8 +67,10 @@
 
 /* Whether the horizontal pass runs on pixels (RGB): an n-tile is 8 output pixels, its k-chunks
  * 32 input pixels, and each thread splits the bytes it loads into one A fragment per channel
- * (byte permutes), so the channels share the weights. Else on samples as they lie (gray, and
- * with alpha, where it measured no faster). */
+ * (byte permutes), so the channels share the weights. Else on samples as they lie: gray, and 2
+ * or 4 channels, where pixels measured 2% faster at 8K -> 4K RGBA8 but twice as slow at 8K ->
+ * 1080p (a column of 64 RGBA pixels at 4x leaves one block an SM). -DMI_PX_ALL builds them on
+ * pixels too (bit-exact: the GPU resize tests pass with it). */
 static __host__ __device__ constexpr bool mi_px(int C)
 {
 #ifdef MI_PX_ALL
