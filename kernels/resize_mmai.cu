@@ -6,16 +6,16 @@
  * What it changes against resize_mma.cu (channel planes), which was issue-bound (tools/results/
  * nvidia-h100-resize.md: ~140 instructions an output sample around the mma):
  *   - no reordering of the input in memory: the rows go from global to shared memory by
- *     cp.async as they lie. For RGB (mi_px) each thread splits the three words of 4 pixels it
- *     loads into one A fragment per channel with byte permutes (6 prmt), so the horizontal
- *     product runs on pixels: an n-tile of 8 output pixels spans one k-chunk of 32 input pixels
- *     at a 2x reduction, the three channels share its weights (6 registers where the samples'
- *     n-tiles held 36), and each accumulator's chain is 3 products long, not 6. That halved the
- *     products and took 8K -> 4K RGB8 from 0.0770-0.0780 ms to 0.0703-0.0710 on an H100
- *     (2026-11-25 00:57 UTC). Otherwise (gray, and 2 or 4 channels: mi_px) the product runs
- *     over the bytes as they lie (k = C * x + c), the weight matrix zero where the channel
- *     differs: an n-tile of 8 samples spans 2 k-chunks of 32 bytes at 2x, 4 at 4x (with 2
- *     n-tiles a warp so that the weights still fit the registers);
+ *     cp.async as they lie. For RGB where it saves k-chunks (mi_px_able: lanczos3 and cubic)
+ *     each thread splits the three words of 4 pixels it loads into one A fragment per channel
+ *     with byte permutes (6 prmt), so the horizontal product runs on pixels: an n-tile of 8
+ *     output pixels spans one k-chunk of 32 input pixels at a 2x reduction, the three channels
+ *     share its weights (6 registers where the samples' n-tiles held 36), and each
+ *     accumulator's chain is 3 products long, not 6. That halved the products and took 8K -> 4K
+ *     RGB8 lanczos3 from 0.0770-0.0780 ms to 0.0703-0.0710 on an H100 (2026-11-25 00:57 UTC).
+ *     Otherwise the product runs over the bytes as they lie (k = C * x + c), the weight matrix
+ *     zero where the channel differs: an n-tile of 8 samples spans 2 k-chunks of 32 bytes at
+ *     2x, 4 at 4x (with 2 n-tiles a warp so that the weights still fit the registers);
  *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
  *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
  *     one block per resident slot takes a run of tiles down a column (mi_run: the blocks that
@@ -65,33 +65,27 @@
 /* The shared-memory slot of row r (0..15) of a stage: even rows 0..7, odd rows 8..15. */
 #define MI_SLOT(r) (((r) >> 1) + ((r) & 1) * 8)
 
-/* Whether the horizontal pass runs on pixels (RGB): an n-tile is 8 output pixels, its k-chunks
- * 32 input pixels, and each thread splits the bytes it loads into one A fragment per channel
- * (byte permutes), so the channels share the weights. Else on samples as they lie: gray, and 2
- * or 4 channels, where pixels measured 2% faster at 8K -> 4K RGBA8 but twice as slow at 8K ->
- * 1080p (a column of 64 RGBA pixels at 4x leaves one block an SM). -DMI_PX_ALL builds them on
- * pixels too (bit-exact: the GPU resize tests pass with it). */
-static __host__ __device__ constexpr bool mi_px(int C)
-{
-#ifdef MI_PX_ALL
-    return C > 1;
-#else
-    return C == 3;
-#endif
-}
+/* Whether the horizontal pass may run on pixels: an n-tile is 8 output pixels, its k-chunks 32
+ * input pixels, and each thread splits the bytes it loads into one A fragment per channel (byte
+ * permutes), so the channels share the weights. RGB only, and only where that takes fewer
+ * k-chunks an n-tile than the samples as they lie (mi_geom_make: lanczos3 and cubic, not box or
+ * triangle at 2x, where the permutes would be added work). With 2 or 4 channels pixels measured
+ * 2% faster at 8K -> 4K RGBA8 but twice as slow at 8K -> 1080p (a column of 64 RGBA pixels at
+ * 4x leaves one block an SM): not kept. */
+static constexpr bool mi_px_able(int C) { return C == 3; }
 
 /* n-tiles of 8 samples per warp (8 warps): 3 for RGBA (a tile of 48 pixels), 2 for gray (128);
  * 2 where an n-tile spans 4 k-chunks (reductions past ~2.5x: the weights' registers). On pixels
- * (mi_px), one n-tile of 8 pixels (a tile of 64 pixels). */
-static __host__ __device__ constexpr int mi_ntw(int C, int nkh)
+ * (px), one n-tile of 8 pixels (a tile of 64 pixels). */
+static __host__ __device__ constexpr int mi_ntw(int C, int nkh, bool px)
 {
-    return mi_px(C) ? 1 : nkh > 2 || C < 3 ? 2 : 3;
+    return px ? 1 : nkh > 2 || C < 3 ? 2 : 3;
 }
 
 /* Samples a column of tiles spans: 8 warps of NTW n-tiles of 8 samples, or of 8 pixels. */
-static __host__ __device__ constexpr int mi_txs(int C, int nkh)
+static __host__ __device__ constexpr int mi_txs(int C, int nkh, bool px)
 {
-    return 64 * mi_ntw(C, nkh) * (mi_px(C) ? C : 1);
+    return 64 * mi_ntw(C, nkh, px) * (px ? C : 1);
 }
 
 /* Whether the vertical A fragments of a tile go through shared memory (two tiles' worth): at 4
@@ -102,7 +96,7 @@ static __host__ __device__ constexpr bool mi_wv_staged(int nkv) { return nkv > 2
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
-    int U, hs;         /* bytes a horizontal unit (C on pixels, mi_px; else 1), units a row */
+    int U, hs;         /* bytes a horizontal unit (C on pixels, mi_px_able; else 1), units a row */
     int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
     int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
     int nm, nmr, nmp;  /* 16-row bands: a tile's (2, 4 or 8), of the image, whole tiles */
@@ -165,16 +159,20 @@ size_t rs_mmai_frag_bound(int ow, int oh, int C)
            mi_align(nmp * 2 * sizeof(int)) + nmp * MI_NKV * 1536;
 }
 
-/* The n-tiles' first units (kb, nt of them) and the k-chunks the widest one spans. */
-static int mi_hbands(const rs_coeffs *ch, const mi_geom *g, int *kb)
+/* On pixels (px) or samples: the units, the n-tiles' first units (kb, nt of them) and the
+ * k-chunks the widest one spans (1, 2 or 4: mi_kbuilt; more where the kernel does not apply). */
+static int mi_hbands(const rs_coeffs *ch, mi_geom *g, int px, int *kb)
 {
+    g->U = px ? g->C : 1;
+    g->hs = g->S / g->U;
+    g->nt = (g->hs + 7) / 8;
     int lo, hi, nkh = 1;
     for (int n = 0; n < g->nt; n++) {
         mi_tile_band(ch->bounds, g->C / g->U, g->hs, n, &lo, &hi);
         kb[n] = lo;
         nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
     }
-    return nkh;
+    return mi_kbuilt(nkh);
 }
 
 /* The geometry of a launch on this plan; -1 where the kernel does not apply. */
@@ -184,18 +182,22 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     const int ow = ch->out_size, oh = cv->out_size;
     g->C = C;
     g->S = ow * C;
-    g->U = mi_px(C) ? C : 1;
-    g->hs = g->S / g->U;
-    g->nt = (g->hs + 7) / 8;
     g->nty = (oh + 16 * nm - 1) / (16 * nm);
     g->nmr = (oh + 15) / 16;
     g->nm = nm;
     g->nmp = g->nty * nm;
-    int *kb = (int *)malloc(((size_t)g->nt + 24) * sizeof(int)), lo, hi, nkv = 1;
+    int *kb = (int *)malloc(((size_t)(g->S + 7) / 8 + 24) * sizeof(int)), lo, hi, nkv = 1;
     if (!kb)
         return -1;
-    const int nkh = mi_kbuilt(mi_hbands(ch, g, kb));
-    const int ntb = 8 * mi_ntw(C, nkh), txs = mi_txs(C, nkh), U = g->U;
+    int nkh = mi_hbands(ch, g, 0, kb);
+    if (mi_px_able(C)) {
+        const int nkp = mi_hbands(ch, g, 1, kb); /* leaves g and kb on pixels */
+        if (nkp < nkh)
+            nkh = nkp;
+        else /* pixels save no k-chunk: back to samples */
+            mi_hbands(ch, g, 0, kb);
+    }
+    const int U = g->U, ntb = 8 * mi_ntw(C, nkh, U > 1), txs = mi_txs(C, nkh, U > 1);
     g->gx = (g->S + txs - 1) / txs;
     g->ntp = g->gx * ntb; /* < nt + 24 */
     for (int n = g->nt; n < g->ntp; n++)
@@ -362,28 +364,13 @@ __global__ void mi_prep_kernel(rs_args a, mi_geom g)
         fv[32 * p] = make_uint4(pl[0][p], pl[1][p], pl[2][p], pl[3][p]);
 }
 
-/* Words w of 4 pixels of C interleaved channels (byte 0 first) to one word a channel, its 4
- * samples in pixel order. */
-template <int C>
-__device__ __forceinline__ void mi_deinterleave(const unsigned (&w)[C], unsigned (&ch)[C])
+/* Three words of 4 RGB pixels (byte 0 first: R0 G0 B0 R1 | G1 B1 R2 G2 | B2 R3 G3 B3) to one
+ * word a channel, its 4 samples in pixel order. */
+__device__ __forceinline__ void mi_deinterleave3(const unsigned (&w)[3], unsigned (&ch)[3])
 {
-    if constexpr (C == 2) {
-        ch[0] = __byte_perm(w[0], w[1], 0x6420);
-        ch[1] = __byte_perm(w[0], w[1], 0x7531);
-    } else if constexpr (C == 3) { /* R0 G0 B0 R1 | G1 B1 R2 G2 | B2 R3 G3 B3 */
-        ch[0] = __byte_perm(__byte_perm(w[0], w[1], 0x0630), w[2], 0x5210);
-        ch[1] = __byte_perm(__byte_perm(w[0], w[1], 0x0741), w[2], 0x6210);
-        ch[2] = __byte_perm(__byte_perm(w[0], w[1], 0x0052), w[2], 0x7410);
-    } else if constexpr (C == 4) { /* a 4 x 4 byte transpose */
-        const unsigned a = __byte_perm(w[0], w[1], 0x5140), b = __byte_perm(w[0], w[1], 0x7362),
-                       c = __byte_perm(w[2], w[3], 0x5140), d = __byte_perm(w[2], w[3], 0x7362);
-        ch[0] = __byte_perm(a, c, 0x5410);
-        ch[1] = __byte_perm(a, c, 0x7632);
-        ch[2] = __byte_perm(b, d, 0x5410);
-        ch[3] = __byte_perm(b, d, 0x7632);
-    } else {
-        ch[0] = w[0];
-    }
+    ch[0] = __byte_perm(__byte_perm(w[0], w[1], 0x0630), w[2], 0x5210);
+    ch[1] = __byte_perm(__byte_perm(w[0], w[1], 0x0741), w[2], 0x6210);
+    ch[2] = __byte_perm(__byte_perm(w[0], w[1], 0x0052), w[2], 0x7410);
 }
 
 /* acc << 8 (+ the rounding half): between two planes of a chained sum. The chain runs hi, mid,
@@ -452,14 +439,14 @@ __device__ __forceinline__ void mi_run(const mi_geom &g, int *it, int *end, int 
     *end = (int)(items * (b + 1) / B);
 }
 
-template <int C, int NKH, int NKV>
+template <int C, int NKH, int NKV, bool PX>
 __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
 {
 #if __CUDA_ARCH__ >= 800
-    constexpr bool PX = mi_px(C);
     /* n-tiles a warp, a block; samples a column; bytes a horizontal unit; accumulators a warp
      * in the horizontal pass (an n-tile's, or on pixels a channel's) */
-    constexpr int NTW = mi_ntw(C, NKH), NTB = 8 * NTW, TXS = mi_txs(C, NKH), U = PX ? C : 1;
+    constexpr int NTW = mi_ntw(C, NKH, PX), NTB = 8 * NTW, TXS = mi_txs(C, NKH, PX);
+    constexpr int U = PX ? C : 1;
     constexpr int NA = PX ? C : NTW;
     const int nm = g.nm; /* 2, 4 or 8: 8 % nm == 0, so a warp's vertical band is warp % nm */
     extern __shared__ __align__(16) unsigned char sm[];
@@ -626,6 +613,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 issue(nst, s + MI_NS - 1);
                 unsigned af[NA][NKH][4];
                 if constexpr (PX) {
+                    static_assert(C == 3, "pixels: RGB only (mi_px_able)");
                     /* fragment word q (rows gq, gq + 8; k 4tg.., 16 + 4tg..) is 4 pixels:
                      * C words of the row, split into the channels' fragments */
 #pragma unroll
@@ -638,7 +626,7 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 #pragma unroll
                             for (int j = 0; j < C; j++)
                                 w[j] = src[j];
-                            mi_deinterleave<C>(w, ch);
+                            mi_deinterleave3(w, ch);
 #pragma unroll
                             for (int c = 0; c < C; c++)
                                 af[c][k][q] = ch[c];
@@ -791,11 +779,11 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
  * blocks blocks (0: one per resident slot, found here). */
 typedef ts_status (*mi_launcher)(const rs_args &a, const ts_job *job, const mi_geom &g, int prep,
                                  cudaEvent_t ready, int *blocks);
-template <int C, int NKH, int NKV>
+template <int C, int NKH, int NKV, bool PX>
 static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g, int prep,
                            cudaEvent_t ready, int *blocks)
 {
-    const void *k = (const void *)resize_mmai_kernel<C, NKH, NKV>;
+    const void *k = (const void *)resize_mmai_kernel<C, NKH, NKV, PX>;
     if (*blocks <= 0) {
         ts_status st = gpu_allow_smem(k, g.smem);
         int per_sm = 0;
@@ -809,25 +797,29 @@ static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g
     }
     if (prep) {
         int n = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
-        mi_prep_kernel<mi_px(C) ? 1 : C><<<(n + 255) / 256, 256, 0, job->stream>>>(a, g);
+        mi_prep_kernel<PX ? 1 : C><<<(n + 255) / 256, 256, 0, job->stream>>>(a, g);
         TS_LAUNCH_CHECK("mi_prep_kernel");
         if (ready)
             TS_CUDA_TRY(cudaEventRecord(ready, job->stream));
     }
-    resize_mmai_kernel<C, NKH, NKV><<<(unsigned)*blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
+    resize_mmai_kernel<C, NKH, NKV, PX><<<(unsigned)*blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("resize_mmai_kernel");
     return TS_OK;
 }
 
-/* The kernel built for the geometry's channels and k-chunk counts (nkh, nkv: 1, 2 or 4). */
-#define MI_L(C, H) {&mi_launch<C, H, 1>, &mi_launch<C, H, 2>, &mi_launch<C, H, 4>}
-#define MI_C(C) {MI_L(C, 1), MI_L(C, 2), MI_L(C, 4)}
-static const mi_launcher mi_launchers[4][3][3] = {MI_C(1), MI_C(2), MI_C(3), MI_C(4)};
+/* The kernel built for the geometry's channels, k-chunk counts (nkh, nkv: 1, 2 or 4) and units
+ * (on pixels: RGB only, mi_px_able). */
+#define MI_L(C, H, P) {&mi_launch<C, H, 1, P>, &mi_launch<C, H, 2, P>, &mi_launch<C, H, 4, P>}
+#define MI_C(C, P) {MI_L(C, 1, P), MI_L(C, 2, P), MI_L(C, 4, P)}
+static const mi_launcher mi_launchers[4][3][3] = {MI_C(1, false), MI_C(2, false), MI_C(3, false),
+                                                  MI_C(4, false)};
+static const mi_launcher mi_launchers_px[3][3] = MI_C(3, true);
 #undef MI_C
 #undef MI_L
 static mi_launcher mi_pick(const mi_geom &g)
 {
-    return mi_launchers[g.C - 1][g.nkh / 2][g.nkv / 2]; /* mi_kbuilt's 1, 2, 4 -> 0, 1, 2 */
+    /* mi_kbuilt's 1, 2, 4 -> 0, 1, 2 */
+    return g.U > 1 ? mi_launchers_px[g.nkh / 2][g.nkv / 2] : mi_launchers[g.C - 1][g.nkh / 2][g.nkv / 2];
 }
 
 /* ---------------------------------------------------------------- plan cache */
