@@ -98,7 +98,7 @@ struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
     int U, hs;         /* bytes a horizontal unit (C on pixels, mi_px_able; else 1), units a row */
     int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
-    int nt, ntp;       /* n-tiles (8 samples) of a row, padded to whole blocks */
+    int nt, ntp;       /* n-tiles (8 units) of a row, padded to whole blocks */
     int nm, nmr, nmp;  /* 16-row bands: a tile's (2, 4 or 8), of the image, whole tiles */
     int gx, nty;       /* blocks across, tiles down */
     int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
@@ -275,12 +275,12 @@ __device__ __forceinline__ unsigned mi_pack(int a, int b, unsigned c)
 #endif
 
 /* The fragments of every n-tile and 16-row band, in the order the kernel's lanes read them
- * (CH: channels of a horizontal unit, 1 on pixels):
- * fh[n][k][plane][lane] (uint2: the B fragment of k-chunk k), fv[m][k][plane][lane] (uint4: the A
- * fragment), kbh[n] (the n-tile's first byte), vb[m], vend[m] (the band's first row, rounded
- * down to 4, and the end of its rows; 0 for a band past the image). Tiles and bands past the
- * image get zero weights at the last real one's position. A warp makes one (tile or band,
- * k-chunk): its lanes' bounds are loaded once and the band's start is a warp minimum. */
+ * (CH: channels of a horizontal unit, 1 on pixels): fh[n][k][plane][lane] (uint2: the B
+ * fragment of k-chunk k), fv[m][k][plane][lane] (uint4: the A fragment), kbh[n] (the n-tile's
+ * first unit: byte, or pixel), vb[m], vend[m] (the band's first row, rounded down to 4, and the
+ * end of its rows; 0 for a band past the image). Tiles and bands past the image get zero
+ * weights at the last real one's position. A warp makes one (tile or band, k-chunk): its lanes'
+ * bounds are loaded once and the band's start is a warp minimum. */
 template <int CH>
 __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 {
@@ -620,8 +620,9 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                     for (int k = 0; k < NKH; k++)
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
-                            const unsigned *src = (const unsigned *)(raw + sb + (q & 1 ? rbb : ra) +
-                                                                     kx[0] + C * (32 * k + 16 * (q >> 1)));
+                            const int off =
+                                (q & 1 ? rbb : ra) + kx[0] + C * (32 * k + 16 * (q >> 1));
+                            const unsigned *src = (const unsigned *)(raw + sb + off);
                             unsigned w[C], ch[C];
 #pragma unroll
                             for (int j = 0; j < C; j++)
@@ -802,7 +803,8 @@ static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g
         if (ready)
             TS_CUDA_TRY(cudaEventRecord(ready, job->stream));
     }
-    resize_mmai_kernel<C, NKH, NKV, PX><<<(unsigned)*blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
+    resize_mmai_kernel<C, NKH, NKV, PX>
+        <<<(unsigned)*blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
     TS_LAUNCH_CHECK("resize_mmai_kernel");
     return TS_OK;
 }
@@ -819,7 +821,8 @@ static const mi_launcher mi_launchers_px[3][3] = MI_C(3, true);
 static mi_launcher mi_pick(const mi_geom &g)
 {
     /* mi_kbuilt's 1, 2, 4 -> 0, 1, 2 */
-    return g.U > 1 ? mi_launchers_px[g.nkh / 2][g.nkv / 2] : mi_launchers[g.C - 1][g.nkh / 2][g.nkv / 2];
+    const int h = g.nkh / 2, v = g.nkv / 2;
+    return g.U > 1 ? mi_launchers_px[h][v] : mi_launchers[g.C - 1][h][v];
 }
 
 /* ---------------------------------------------------------------- plan cache */
