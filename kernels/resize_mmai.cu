@@ -74,9 +74,9 @@
  * 4x leaves one block an SM): not kept. */
 static constexpr bool mi_px_able(int C) { return C == 3; }
 
-/* n-tiles of 8 samples per warp (8 warps): 3 for RGBA (a tile of 48 pixels), 2 for gray (128);
- * 2 where an n-tile spans 4 k-chunks (reductions past ~2.5x: the weights' registers). On pixels
- * (px), one n-tile of 8 pixels (a tile of 64 pixels). */
+/* n-tiles of 8 samples per warp (8 warps): 3 for 3 or 4 channels (a tile of 64 RGB or 48 RGBA
+ * pixels), 2 for 1 or 2 (128 gray pixels); 2 where an n-tile spans 4 k-chunks (reductions past
+ * ~2.5x: the weights' registers). On pixels (px), one n-tile of 8 pixels (a tile of 64). */
 static __host__ __device__ constexpr int mi_ntw(int C, int nkh, bool px)
 {
     return px ? 1 : nkh > 2 || C < 3 ? 2 : 3;
@@ -96,7 +96,7 @@ static __host__ __device__ constexpr bool mi_wv_staged(int nkv) { return nkv > 2
 /* Launch geometry (host-computed, passed by value). */
 struct mi_geom {
     int C, S;          /* channels, samples per output row (ow * C) */
-    int U, hs;         /* bytes a horizontal unit (C on pixels, mi_px_able; else 1), units a row */
+    int U;             /* bytes a horizontal unit: C on pixels (mi_px_able), else 1 */
     int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
     int nt, ntp;       /* n-tiles (8 units) of a row, padded to whole blocks */
     int nm, nmr, nmp;  /* 16-row bands: a tile's (2, 4 or 8), of the image, whole tiles */
@@ -159,17 +159,18 @@ size_t rs_mmai_frag_bound(int ow, int oh, int C)
            mi_align(nmp * 2 * sizeof(int)) + nmp * MI_NKV * 1536;
 }
 
-/* On pixels (px) or samples: the units, the n-tiles' first units (kb, nt of them) and the
- * k-chunks the widest one spans (1, 2 or 4: mi_kbuilt; more where the kernel does not apply). */
+/* On pixels (px) or samples: the units (U, nt), the n-tiles' first units (kb, nt of them,
+ * unless kb is null) and the k-chunks the widest one spans (1, 2 or 4: mi_kbuilt; more where
+ * the kernel does not apply). */
 static int mi_hbands(const rs_coeffs *ch, mi_geom *g, int px, int *kb)
 {
     g->U = px ? g->C : 1;
-    g->hs = g->S / g->U;
-    g->nt = (g->hs + 7) / 8;
+    g->nt = (g->S / g->U + 7) / 8;
     int lo, hi, nkh = 1;
     for (int n = 0; n < g->nt; n++) {
-        mi_tile_band(ch->bounds, g->C / g->U, g->hs, n, &lo, &hi);
-        kb[n] = lo;
+        mi_tile_band(ch->bounds, g->C / g->U, g->S / g->U, n, &lo, &hi);
+        if (kb)
+            kb[n] = lo;
         nkh = (hi - lo + 31) / 32 > nkh ? (hi - lo + 31) / 32 : nkh;
     }
     return mi_kbuilt(nkh);
@@ -189,14 +190,9 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
     int *kb = (int *)malloc(((size_t)(g->S + 7) / 8 + 24) * sizeof(int)), lo, hi, nkv = 1;
     if (!kb)
         return -1;
-    int nkh = mi_hbands(ch, g, 0, kb);
-    if (mi_px_able(C)) {
-        const int nkp = mi_hbands(ch, g, 1, kb); /* leaves g and kb on pixels */
-        if (nkp < nkh)
-            nkh = nkp;
-        else /* pixels save no k-chunk: back to samples */
-            mi_hbands(ch, g, 0, kb);
-    }
+    /* on pixels where that takes fewer k-chunks an n-tile than the samples as they lie */
+    const int px = mi_px_able(C) && mi_hbands(ch, g, 1, NULL) < mi_hbands(ch, g, 0, NULL);
+    const int nkh = mi_hbands(ch, g, px, kb);
     const int U = g->U, ntb = 8 * mi_ntw(C, nkh, U > 1), txs = mi_txs(C, nkh, U > 1);
     g->gx = (g->S + txs - 1) / txs;
     g->ntp = g->gx * ntb; /* < nt + 24 */
@@ -275,24 +271,24 @@ __device__ __forceinline__ unsigned mi_pack(int a, int b, unsigned c)
 #endif
 
 /* The fragments of every n-tile and 16-row band, in the order the kernel's lanes read them
- * (CH: channels of a horizontal unit, 1 on pixels): fh[n][k][plane][lane] (uint2: the B
+ * (C: channels of a horizontal unit, 1 on pixels): fh[n][k][plane][lane] (uint2: the B
  * fragment of k-chunk k), fv[m][k][plane][lane] (uint4: the A fragment), kbh[n] (the n-tile's
  * first unit: byte, or pixel), vb[m], vend[m] (the band's first row, rounded down to 4, and the
  * end of its rows; 0 for a band past the image). Tiles and bands past the image get zero
  * weights at the last real one's position. A warp makes one (tile or band, k-chunk): its lanes'
  * bounds are loaded once and the band's start is a warp minimum. */
-template <int CH>
+template <int C>
 __global__ void mi_prep_kernel(rs_args a, mi_geom g)
 {
-    constexpr int C = CH;
     const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = i & 31, gq = lane >> 2;
+    const int hs = g.S / g.U; /* units a row */
     const int nh = g.ntp * g.nkh * 32;
     if (i < nh) {
         int k = (i >> 5) % g.nkh, n = (i >> 5) / g.nkh, nb = n < g.nt ? n : g.nt - 1;
         int s = 8 * nb + gq, px = s / C, c = s - px * C, b0 = 0, cnt = 0, row = 0;
-        if (s < g.hs)
+        if (s < hs)
             b0 = a.bh[2 * px], cnt = a.bh[2 * px + 1], row = a.rh[px];
-        int lo = s < g.hs ? C * b0 + c : INT_MAX;
+        int lo = s < hs ? C * b0 + c : INT_MAX;
         for (int o = 4; o < 32; o *= 2)
             lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
         lo &= ~3;
