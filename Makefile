@@ -56,12 +56,12 @@ gencode_of = $(if $(filter $(SM80_CU),$1),$(GENCODE_SM80),$(if $(filter $(SM90_C
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
-           -Ikernels -Iapp -isystem $(STB_INC) $(CODEC_CFLAGS) -pthread
+           -Ikernels $(APP_DIRS:%=-I%) -isystem $(STB_INC) $(CODEC_CFLAGS) -pthread
 # -lineinfo (source lines in compute-sanitizer's reports and Nsight Compute's source view) costs
 # about 4% of the device compile and changes no machine code: tools/gpu_check.sh asks for it.
 NVFLAGS ?= -O3
 override NVFLAGS += -std=c++17 -Ikernels -MMD -MP -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-# JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib decodes; app/png_write.c encodes
+# JPEG (libjpeg-turbo's libjpeg API) and PNG (libspng on zlib decodes; app/codec/png_write.c encodes
 # with libdeflate, and with zlib for the largest images): `make deps` installs them.
 CODEC_PKGS ?= libjpeg spng zlib libdeflate
 # Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
@@ -83,7 +83,8 @@ endif
 
 KERNEL_C = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
            kernels/ref_resize.c
-APP_C    = $(filter-out app/main.c,$(wildcard app/*.c))
+APP_DIRS = app app/common app/codec app/batch app/viewer
+APP_C    = $(filter-out app/main.c,$(wildcard $(APP_DIRS:%=%/*.c)))
 TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c tests/stb_png.c tests/jpeg_ref.c
 
 ifneq ($(NVCC),)
@@ -95,7 +96,7 @@ ifneq ($(NVCC),)
   KERNEL_CU = $(wildcard $(CU_FIRST)) $(filter-out $(CU_FIRST),$(wildcard kernels/*.cu))
   override CFLAGS += -DTS_HAVE_CUDA -isystem $(CUDA)/include
   CUDA_LIBS = -L$(CUDA)/lib64 -lcudart_static -ldl -lrt -lstdc++
-  # nvJPEG (app/gpu_jpeg.c): the toolkit's header, else the one `make deps` unpacks from PyPI's
+  # nvJPEG (app/codec/gpu_jpeg.c): the toolkit's header, else the one `make deps` unpacks from PyPI's
   # nvidia-nvjpeg wheel into .deps/nvjpeg; the library itself is loaded at run time (dlopen).
   NVJPEG_H := $(firstword $(wildcard $(CUDA)/include/nvjpeg.h $(CURDIR)/.deps/nvjpeg/include/nvjpeg.h))
   ifneq ($(NVJPEG_H),)
@@ -143,7 +144,7 @@ $(BUILD)/%.o: %.c
 # The unit that compiles stb_image: automatic variables start zeroed, so that a palette index past
 # what a BMP defines reads black, never stack bytes (gcc >= 12; clang spells it with an extra flag).
 STB_ZERO_INIT ?= $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),-ftrivial-auto-var-init=zero -enable-trivial-auto-var-init-zero-knowing-it-will-be-removed-from-clang,-ftrivial-auto-var-init=zero)
-$(BUILD)/app/image_io.o: override CFLAGS += $(STB_ZERO_INIT)
+$(BUILD)/app/codec/image_io.o: override CFLAGS += $(STB_ZERO_INIT)
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
@@ -208,23 +209,25 @@ asan:
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c11 \
-             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Ikernels -Iapp -isystem $(STB_INC) \
+             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Ikernels $(APP_DIRS:%=-I%) -isystem $(STB_INC) \
              $(CODEC_CFLAGS)
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c \
            kernels/registry.c kernels/pipeline.c \
-           kernels/gpu_none.c app/codec.c app/image_io.c app/image_save.c app/codec_jpeg.c \
-           app/codec_png.c app/png_write.c app/codec_guard.c app/util.c
+           kernels/gpu_none.c app/codec/codec.c app/codec/image_io.c app/codec/image_save.c \
+           app/codec/codec_jpeg.c app/codec/codec_png.c app/codec/png_write.c app/codec/codec_guard.c \
+           app/common/util.c
 FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
 # WebP and TIFF decoders and the EXIF reader (the loader calls them too)
-FUZZ_SRC += app/exif.c app/photo.c app/photo_formats.c app/codec_webp.c app/codec_tiff.c
+FUZZ_SRC += app/codec/exif.c app/codec/photo.c app/codec/photo_formats.c app/codec/codec_webp.c \
+            app/codec/codec_tiff.c
 FUZZ_TARGETS += exif webp tiff
 # Objects once for every target (instrumented, not linked with libFuzzer's main).
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) $(FUZZ_EXTRA) -c -o $@ $<
-$(BUILD)/fuzz/obj/app/image_io.o: FUZZ_EXTRA = -ftrivial-auto-var-init=zero \
+$(BUILD)/fuzz/obj/app/codec/image_io.o: FUZZ_EXTRA = -ftrivial-auto-var-init=zero \
     -enable-trivial-auto-var-init-zero-knowing-it-will-be-removed-from-clang
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_format.h $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)

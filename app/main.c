@@ -1,6 +1,8 @@
 /* main.c - tessera's entry: parse the command line, then list, batch-convert or view. */
+#include "batch.h"
 #include "cli.h"
 #include "util.h"
+#include "viewer.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
  *
  * One thread per output texel sums its cell (a box of source pixels; 1x1 at 1:1, 2x2 at a 50%
  * fit) in 32-bit integers and rounds the mean half up, the same arithmetic as the host version in
- * app/viewer_display.c, so both give the same texels (tests/test_viewer.c checks). Cell bounds
+ * app/viewer/viewer_display.c, so both give the same texels (tests/test_viewer.c checks). Cell bounds
  * come from 64-bit products (grid * width reaches 2^40). Reads are per pixel and not vectorised:
  * a fit reads each source byte once, and the kernel takes tens of microseconds against the
  * download it saves. Not an op of the chain: no variants, no table row.

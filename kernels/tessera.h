@@ -428,7 +428,7 @@ ts_status ts_pipeline_run_op(ts_pipeline *p, const ts_op *op, const ts_variant *
  * rows likewise), rounded half up. Output texel (x, y) is cell (gx0 + x, gy0 + y), so a view
  * shows only its visible part. 16-bit samples show as round(v / 257) of the mean, gray as R = G
  * = B, alpha over a checkerboard of 8x8 cells (0x66 and 0x99). Not an op: no variants. The app
- * holds the same conversion for host images (app/viewer_display.c), and tests compare the two. */
+ * holds the same conversion for host images (app/viewer/viewer_display.c), and tests compare the two. */
 typedef struct ts_display_map {
     int gw, gh;   /* the whole image on screen, in cells */
     int gx0, gy0; /* the cell of output texel (0, 0) */

@@ -1,4 +1,4 @@
-/* test_gpu_jpeg.c - the nvJPEG module (app/gpu_jpeg.c) against libjpeg-turbo: JPEGs written here
+/* test_gpu_jpeg.c - the nvJPEG module (app/codec/gpu_jpeg.c) against libjpeg-turbo: JPEGs written here
  * with libjpeg (baseline 4:2:0, 4:2:2, 4:4:4, gray, progressive through jpeg_simple_progression)
  * at ordinary and odd sizes (1x1, 33x17, 4097x3), decoded by nvJPEG and by libjpeg; the largest
  * sample difference must stay within the bounds below (decoders differ in IDCT and chroma

@@ -1,5 +1,5 @@
-/* test_photo.c - the EXIF and ICC readers (app/exif.c) on hand-built and hostile blocks, and the
- * orientation chain and metadata rules of app/photo.c. End to end against Pillow: tests/photos.py. */
+/* test_photo.c - the EXIF and ICC readers (app/codec/exif.c) on hand-built and hostile blocks, and the
+ * orientation chain and metadata rules of app/codec/photo.c. End to end against Pillow: tests/photos.py. */
 #include "exif.h"
 #include "photo.h"
 #include "photo_io.h"

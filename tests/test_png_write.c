@@ -1,4 +1,4 @@
-/* test_png_write.c - the PNG encoder (app/png_write.c): every level, channel count, depth and odd
+/* test_png_write.c - the PNG encoder (app/codec/png_write.c): every level, channel count, depth and odd
  * size, random and smooth data, both back ends (libdeflate whole-buffer, zlib streamed), decoded by
  * libspng (tsio_png_decode) and by a private copy of stb's PNG decoder to exactly the input; the
  * filtered rows inflated and checked against a plain reference of the filters and of the

@@ -114,7 +114,7 @@ profile: $(BENCH)
 BATCH_OUT ?= out/bench-batch
 ifneq ($(HAVE_CUDA),)
 $(BUILD)/nvjpeg_bench: $(BUILD)/tools/nvjpeg_bench.o $(BUILD)/tests/jpeg_ref.o \
-                       $(BUILD)/app/gpu_jpeg.o $(BUILD)/app/gpu_jpeg_decode.o $(BUILD)/libtessera.a
+                       $(BUILD)/app/codec/gpu_jpeg.o $(BUILD)/app/codec/gpu_jpeg_decode.o $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)
 else
 $(BUILD)/nvjpeg_bench:

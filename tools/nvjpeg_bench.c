@@ -1,4 +1,4 @@
-/* nvjpeg_bench.c - the nvJPEG module (app/gpu_jpeg.c) alone on a corpus, before any pipeline:
+/* nvjpeg_bench.c - the nvJPEG module (app/codec/gpu_jpeg.c) alone on a corpus, before any pipeline:
  * files read into memory once, then
  *   decode auto    gj_decode_batch with the engines (baseline colour) and the decoupled path;
  *   decode cuda    the same with the engines off: the decoupled path on every host thread;

@@ -1,4 +1,4 @@
-/* fuzz_exif.c - libFuzzer target: the EXIF reader and rewriter (app/exif.c) on any bytes, the
+/* fuzz_exif.c - libFuzzer target: the EXIF reader and rewriter (app/codec/exif.c) on any bytes, the
  * ICC description reader, and the JPEG marker scan (photo_formats.c); the rewritten block must
  * read back as upright and well-formed. */
 #include "exif.h"

@@ -1,4 +1,4 @@
-/* fuzz_tiff.c - libFuzzer target: the TIFF decoder (app/codec_tiff.c) on any bytes, with
+/* fuzz_tiff.c - libFuzzer target: the TIFF decoder (app/codec/codec_tiff.c) on any bytes, with
  * metadata kept, as the loader calls it. */
 #include "photo_io.h"
 

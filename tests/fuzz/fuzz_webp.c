@@ -1,4 +1,4 @@
-/* fuzz_webp.c - libFuzzer target: the WEBP decoder (app/codec_webp.c) on any bytes, with
+/* fuzz_webp.c - libFuzzer target: the WEBP decoder (app/codec/codec_webp.c) on any bytes, with
  * metadata kept, as the loader calls it. */
 #include "photo_io.h"
 

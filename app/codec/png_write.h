@@ -1,4 +1,4 @@
-/* png_write.h - test hook of the PNG encoder (app/png_write.c; tsio_png_encode is in codec.h). */
+/* png_write.h - test hook of the PNG encoder (app/codec/png_write.c; tsio_png_encode is in codec.h). */
 #ifndef TESSERA_PNG_WRITE_H
 #define TESSERA_PNG_WRITE_H
 

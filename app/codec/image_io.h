@@ -1,16 +1,16 @@
 /* image_io.h - loading and saving images.
  *
- * Codecs: JPEG through libjpeg-turbo (app/codec_jpeg.c), PNG read through libspng
- * (app/codec_png.c), BMP, TGA, GIF, PSD and PNM through stb_image behind tessera's own guards
- * (app/image_io.c).
+ * Codecs: JPEG through libjpeg-turbo (app/codec/codec_jpeg.c), PNG read through libspng
+ * (app/codec/codec_png.c), BMP, TGA, GIF, PSD and PNM through stb_image behind tessera's own guards
+ * (app/codec/image_io.c).
  * Loading keeps the file's channel count (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) and depth (16-bit
  * PNG, PNM and PSD as bytes=2, everything else bytes=1). Before a decoder sees a byte, tessera
  * reads the header, refuses images over the pixel limit and, for stb's formats, checks that the
  * file holds the data the header promises; every stb allocation is zeroed and charged to a
  * per-decode budget derived from the image's size.
  *
- * Saving (app/image_save.c) picks the format from the extension (or tsio_save_opts.format): PNG
- * 8/16-bit (app/png_write.c, libdeflate), JPEG (libjpeg-turbo), BMP, TGA (stb_image_write), PNM
+ * Saving (app/codec/image_save.c) picks the format from the extension (or tsio_save_opts.format): PNG
+ * 8/16-bit (app/codec/png_write.c, libdeflate), JPEG (libjpeg-turbo), BMP, TGA (stb_image_write), PNM
  * 8/16-bit (own).
  * tsio_save_atomic writes a temp file beside the target and renames it, so a failure or a signal
  * never leaves a partial file.
@@ -39,7 +39,7 @@ typedef enum tsio_format {
     TSIO_BMP,
     TSIO_TGA,
     TSIO_PNM,
-    TSIO_WEBP /* photos: write (app/codec_webp.c) */
+    TSIO_WEBP /* photos: write (app/codec/codec_webp.c) */
 } tsio_format;
 
 /* By extension, case-insensitive: .png .jpg .jpeg .bmp .tga .pnm .ppm .pgm; else TSIO_UNKNOWN.
@@ -79,7 +79,7 @@ ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load
                            ts_image *out, char *err, size_t errlen);
 
 /* A reduced-size JPEG decode, for a viewer's first paint while the full decode runs
- * (app/codec_jpeg.c): libjpeg-turbo's IDCT scaling by 1/2, 1/4 or 1/8 (several times faster than
+ * (app/codec/codec_jpeg.c): libjpeg-turbo's IDCT scaling by 1/2, 1/4 or 1/8 (several times faster than
  * the full decode), the strongest whose output, fitted into box_w x box_h (shrinking only), is
  * still not magnified; 1/1 (the full decode, the same pixels as tsio_load's) when none is. `buf`
  * holds the whole file (a JPEG: TS_ERR_FORMAT otherwise); the guards are the full decode's: the
@@ -96,7 +96,7 @@ ts_status tsio_jpeg_decode_reduced(const unsigned char *buf, size_t len, uint64_
 
 /* The PNG compression level when tsio_save_opts.png_level is 0. Levels 1-3 filter each row with
  * sub or up, levels 4-9 with the best of all five; level N is libdeflate's (zlib's for 8-bit gray
- * at 1-3 and for the largest images: app/png_write.c). Level 1 writes smaller files than OpenCV's
+ * at 1-3 and for the largest images: app/codec/png_write.c). Level 1 writes smaller files than OpenCV's
  * default (sub alone, zlib level 1) in less time than it (tools/results/cpu-codecs.md). */
 #define TSIO_PNG_DEFAULT_LEVEL 1
 #define TSIO_PNG_LEVEL_STORE (-1) /* png_level for level 0: stored, no compression */

@@ -38,12 +38,12 @@ ts_status tsio_png_decode(const unsigned char *buf, size_t len, uint64_t max_pix
                           tsio_meta *meta, ts_image *out, char *err, size_t errlen);
 /* Encoders to a stream. A failed write is TS_ERR_IO; buffered errors show at fflush/fclose, which
  * the caller checks. The JPEG encoder adds its conversions (alpha dropped, 16 to 8-bit) to
- * `notice`. `level`: 0 (stored) .. 9 (app/png_write.c). */
+ * `notice`. `level`: 0 (stored) .. 9 (app/codec/png_write.c). */
 ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_meta *meta,
                            char *notice, size_t noticelen, char *err, size_t errlen);
 ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_meta *meta,
                           char *err, size_t errlen);
-/* Checks before stb decodes (app/codec_guard.c): the data a header promises is in the file
+/* Checks before stb decodes (app/codec/codec_guard.c): the data a header promises is in the file
  * ("truncated ..."), headers that stb 2.27 parses unsafely are parsed here first. */
 typedef struct tsio_pnm_head { /* a binary PNM header as stb parses it */
     unsigned w, h, maxval, comp;

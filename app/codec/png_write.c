@@ -1,7 +1,7 @@
 /* png_write.c - the PNG encoder (tsio_png_encode, see codec.h): tessera's own row filtering,
  * DEFLATE by libdeflate, chunks written here.
  *
- * Why not libspng's encoder (libspng still decodes, app/codec_png.c): it runs on zlib and cannot
+ * Why not libspng's encoder (libspng still decodes, app/codec/codec_png.c): it runs on zlib and cannot
  * take another DEFLATE library, and zlib is the larger part of a PNG save. libdeflate compresses a
  * whole buffer in one call, about 2x faster than zlib at level 1 with slightly smaller output on
  * filtered photo rows (tools/results/cpu-codecs.md). Its price is memory: the filtered image and

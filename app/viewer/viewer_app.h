@@ -6,7 +6,7 @@
 #define TS_VIEWER_APP_H
 
 #ifdef TS_HAVE_SDL
-#include "cli.h"
+#include "options.h"
 #include "viewer_bench.h"
 #include "viewer_demo.h"
 #include "viewer_files.h"

@@ -1,4 +1,4 @@
-/* batch_gpu.c - the batch's GPU path: the nvJPEG codec (app/gpu_jpeg.h) in the codec table, a
+/* batch_gpu.c - the batch's GPU path: the nvJPEG codec (app/codec/gpu_jpeg.h) in the codec table, a
  * context per GPU worker, a pool of device buffers per device, pinned staging for downloads.
  *
  * Why the shape:

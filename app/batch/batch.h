@@ -4,7 +4,7 @@
 #ifndef TS_BATCH_H
 #define TS_BATCH_H
 
-#include "cli.h"
+#include "options.h"
 #include "image_io.h"
 
 #include <pthread.h>
@@ -158,5 +158,8 @@ const char *batch_op_text(const batch *b, const item *it, int k);
 int batch_write_report(const batch *b, const char *path);
 void batch_print_timings(const batch *b);
 void batch_print_summary(const batch *b, int failed);
+
+/* The headless batch (headless.c): the exit status. */
+int ts_headless(const ts_options *o);
 
 #endif

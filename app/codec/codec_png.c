@@ -1,4 +1,4 @@
-/* codec_png.c - PNG decoding through libspng (see image_io.h); the encoder is app/png_write.c.
+/* codec_png.c - PNG decoding through libspng (see image_io.h); the encoder is app/codec/png_write.c.
  *
  * Why libspng: a small, fuzzed, maintained decoder with 8 and 16-bit support, host-endian 16-bit
  * samples out, image and chunk-size limits, CRC and Adler-32 checks, on the system zlib.

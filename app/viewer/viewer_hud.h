@@ -4,7 +4,7 @@
 #define TS_VIEWER_HUD_H
 
 #ifdef TS_HAVE_SDL
-#include "cli.h"
+#include "options.h"
 #include "viewer_bench.h"
 #include "viewer_demo.h"
 #include "viewer_files.h"

@@ -32,7 +32,7 @@
 #ifndef TS_VIEWER_H
 #define TS_VIEWER_H
 
-#include "cli.h"
+#include "options.h"
 #include "viewer_display.h"
 #include "viewer_files.h"
 #include "viewer_keys.h"
@@ -42,5 +42,8 @@
 #ifdef TS_HAVE_SDL
 #include "viewer_app.h"
 #endif
+
+/* The viewer (viewer.c): the exit status. */
+int ts_viewer(const ts_options *o);
 
 #endif

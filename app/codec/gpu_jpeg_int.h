@@ -1,4 +1,4 @@
-/* gpu_jpeg_int.h - what app/gpu_jpeg.c (loader, context, encode) and app/gpu_jpeg_decode.c
+/* gpu_jpeg_int.h - what app/codec/gpu_jpeg.c (loader, context, encode) and app/codec/gpu_jpeg_decode.c
  * (routing and the decode paths) share: the table of library functions resolved at run time and
  * the context's layout. Not part of the module's interface (gpu_jpeg.h).
  */
