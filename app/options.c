@@ -1,4 +1,4 @@
-/* options.c - the pipeline each part opens from the options (options.h). */
+/* options.c - the pipeline each part opens from the options (app/options.h). */
 #include "options.h"
 #include "util.h"
 
