@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ts_print_usage(void)
+void cli_usage(void)
 {
     printf("Usage: tessera [options] [IMAGE|DIR]...          view images (SDL2 window)\n"
            "       tessera --headless -o DIR|FILE [options] INPUT...   batch conversion\n"
@@ -71,7 +71,7 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
     char *msg = xmalloc(n);
     snprintf(msg, n, fmt, a, b);
-    ts_warn("%s (see tessera --help)", msg);
+    app_warn("%s (see tessera --help)", msg);
     free(msg);
     return 2;
 }
@@ -117,7 +117,7 @@ static long slurm_env(const char *name, long fallback)
 
 /* --shard K/N with 0 <= K < N, or "slurm": K = (TASK_ID - TASK_MIN) / TASK_STEP, N = TASK_COUNT,
  * so arrays numbered from 1 (--array=1-8) or with a step work as they are. */
-static int parse_shard(const char *arg, ts_options *o)
+static int parse_shard(const char *arg, app_options *o)
 {
     long k, n;
     if (strcmp(arg, "slurm") == 0) {
@@ -146,8 +146,8 @@ static int parse_shard(const char *arg, ts_options *o)
     return 0;
 }
 
-/* --devices all, or a list of distinct device numbers 0..TS_MAX_DEVICES-1. */
-static int parse_devices(const char *arg, ts_options *o)
+/* --devices all, or a list of distinct device numbers 0..APP_MAX_DEVICES-1. */
+static int parse_devices(const char *arg, app_options *o)
 {
     o->devices_given = 1;
     o->n_devices = 0;
@@ -163,7 +163,7 @@ static int parse_devices(const char *arg, ts_options *o)
             return usage_error("--devices '%s': use all or device numbers like 0,1%s", arg, "");
         memcpy(num, s, len);
         num[len] = '\0';
-        if (parse_long(num, 0, TS_MAX_DEVICES - 1, &v))
+        if (parse_long(num, 0, APP_MAX_DEVICES - 1, &v))
             return usage_error("--devices '%s': use all or device numbers like 0,1%s", arg, "");
         for (int i = 0; i < o->n_devices; i++)
             if (o->devices[i] == v)
@@ -175,7 +175,7 @@ static int parse_devices(const char *arg, ts_options *o)
     }
 }
 
-static int parse_variant(const char *arg, ts_options *o)
+static int parse_variant(const char *arg, app_options *o)
 {
     const char *eq = strchr(arg, '=');
     char fam[32];
@@ -191,7 +191,7 @@ static int parse_variant(const char *arg, ts_options *o)
         ts_variant_names(f, known, sizeof known);
         return usage_error("--variant '%s': unknown variant (known: %s)", arg, known);
     }
-    if (o->n_variants == TS_MAX_VARIANT_ARGS)
+    if (o->n_variants == APP_MAX_VARIANT_ARGS)
         return usage_error("too many --variant options%s%s", "", "");
     o->variants[o->n_variants].family = f;
     o->variants[o->n_variants].name = eq + 1;
@@ -200,7 +200,7 @@ static int parse_variant(const char *arg, ts_options *o)
 }
 
 /* The viewer's options: 0 taken, 2 a usage error (said), -1 not one of them. */
-static int viewer_option(int c, const char *arg, ts_options *o)
+static int viewer_option(int c, const char *arg, app_options *o)
 {
     long v;
     switch (c) {
@@ -246,7 +246,7 @@ static int viewer_option(int c, const char *arg, ts_options *o)
     return 0;
 }
 
-int ts_parse_options(int argc, char **argv, ts_options *o)
+int cli_parse(int argc, char **argv, app_options *o)
 {
     static const struct option longs[] = {
         {"headless", no_argument, 0, OPT_HEADLESS}, {"output", required_argument, 0, 'o'},
@@ -367,7 +367,7 @@ int ts_parse_options(int argc, char **argv, ts_options *o)
     return 0;
 }
 
-int ts_list(const ts_options *o)
+int cli_list(const app_options *o)
 {
     static const char *const notes[TS_FAM_COUNT] = {"", "", " (histogram)", ""};
     ts_device dev;

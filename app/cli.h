@@ -5,9 +5,9 @@
 #include "options.h"
 
 /* Parses argv. 0: go on; 2: usage error (already printed as "tessera: ..."). */
-int ts_parse_options(int argc, char **argv, ts_options *o);
-void ts_print_usage(void);
+int cli_parse(int argc, char **argv, app_options *o);
+void cli_usage(void);
 /* `tessera --list`: every family, its ops and variants, and whether each can run here. */
-int ts_list(const ts_options *o);
+int cli_list(const app_options *o);
 
 #endif

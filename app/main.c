@@ -8,28 +8,28 @@
 
 int main(int argc, char **argv)
 {
-    ts_options o;
-    int rc = ts_parse_options(argc, argv, &o);
+    app_options o;
+    int rc = cli_parse(argc, argv, &o);
     if (rc)
         return rc;
     if (o.help) {
-        ts_print_usage();
+        cli_usage();
         return 0;
     }
     if (o.version) {
 #ifdef TS_HAVE_SDL
-        printf("tessera %s (%s, SDL2 viewer)\n", TS_VERSION, ts_gpu_compiled() ? "CUDA" : "CPU only");
+        printf("tessera %s (%s, SDL2 viewer)\n", APP_VERSION, ts_gpu_compiled() ? "CUDA" : "CPU only");
 #else
         /* no "viewer" here: tools/run.sh and tests/viewer.sh look for that word */
-        printf("tessera %s (%s, built without SDL2)\n", TS_VERSION,
+        printf("tessera %s (%s, built without SDL2)\n", APP_VERSION,
                ts_gpu_compiled() ? "CUDA" : "CPU only");
 #endif
         return 0;
     }
     if (o.list)
-        return ts_list(&o);
+        return cli_list(&o);
     if (o.headless)
-        return ts_headless(&o);
+        return batch_main(&o);
     ts_ref_set_threads(o.jobs); /* one image at a time: the CPU fallback may use every core */
-    return ts_viewer(&o);
+    return viewer_main(&o);
 }

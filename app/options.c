@@ -2,23 +2,23 @@
 #include "options.h"
 #include "util.h"
 
-ts_pipeline *ts_open_pipeline(const ts_options *o)
+ts_pipeline *app_open_pipeline(const app_options *o)
 {
     ts_pipeline *p;
     char msg[512];
     if (ts_pipeline_create(&p, o->backend, msg, sizeof msg) != TS_OK) {
-        ts_warn("%s", ts_error_detail());
+        app_warn("%s", ts_error_detail());
         return NULL;
     }
     if (msg[0] && !o->quiet)
-        ts_warn("%s", msg);
+        app_warn("%s", msg);
     for (int i = 0; i < o->n_variants; i++) {
         ts_status st = ts_pipeline_select(p, o->variants[i].family, o->variants[i].name);
         if (st == TS_ERR_UNSUPPORTED) { /* skipped with a message, never a crash */
             if (!o->quiet)
-                ts_warn("%s: skipped, using auto", ts_error_detail());
+                app_warn("%s: skipped, using auto", ts_error_detail());
         } else if (st != TS_OK) {
-            ts_warn("%s", ts_error_detail());
+            app_warn("%s", ts_error_detail());
             ts_pipeline_destroy(p);
             return NULL;
         }

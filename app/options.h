@@ -6,15 +6,15 @@
 #include "image_io.h"
 #include "tessera.h"
 
-#define TS_MAX_VARIANT_ARGS 16
-#define TS_MAX_DEVICES 64
+#define APP_MAX_VARIANT_ARGS 16
+#define APP_MAX_DEVICES 64
 
-typedef struct ts_variant_arg {
+typedef struct app_variant_arg {
     ts_family family;
     const char *name;
-} ts_variant_arg;
+} app_variant_arg;
 
-typedef struct ts_options {
+typedef struct app_options {
     int headless, list, help, version;
     const char *output;   /* -o DIR|FILE */
     const char *ops;      /* --ops text ("" when absent) */
@@ -29,12 +29,12 @@ typedef struct ts_options {
     ts_backend backend;   /* --backend */
     const char *report;   /* --report FILE.json */
     uint64_t max_pixels;  /* --max-pixels */
-    ts_variant_arg variants[TS_MAX_VARIANT_ARGS];
+    app_variant_arg variants[APP_MAX_VARIANT_ARGS];
     int n_variants;
     int shard_k, shard_n;   /* --shard K/N, K 0-based; shard_n 0: no sharding */
     int devices_given;      /* --devices was on the command line */
     int n_devices;          /* --devices 0,1,...: the list; 0: all usable GPUs */
-    int devices[TS_MAX_DEVICES];
+    int devices[APP_MAX_DEVICES];
     /* viewer */
     const char *keys;       /* --keys "e,b,]" replayed at start */
     int frames;             /* --frames N: render N frames, then quit (0: run until closed) */
@@ -46,10 +46,10 @@ typedef struct ts_options {
     int demo;               /* --demo: step each family through its variants */
     char **inputs;
     int n_inputs;
-} ts_options;
+} app_options;
 
 /* Applies --backend and --variant to a new pipeline; prints the CPU-fallback line (unless quiet)
  * and "skipped" notices for variants this machine cannot run. NULL on failure (printed). */
-ts_pipeline *ts_open_pipeline(const ts_options *o);
+ts_pipeline *app_open_pipeline(const app_options *o);
 
 #endif

@@ -111,7 +111,7 @@ static int needs_int(const ts_filter *f, int nout, int maxv)
         int64_t s = 0;
         for (int t = 0; t < taps; t++)
             s += llabs((long long)f->iw[o * taps + t]);
-        fits = fits && ts_exact_fits_float(s, maxv);
+        fits = fits && km_exact_fits_float(s, maxv);
     }
     return f->exact && !fits;
 }
@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(256) conv_naive_kernel(const __grid_constant__
 template <int B, class Acc> static ts_status naive_launch(const conv_params &p, cudaStream_t s)
 {
     conv_naive_kernel<B, Acc><<<gpu_grid_for((size_t)p.wch * p.height, 256), 256, 0, s>>>(p);
-    TS_LAUNCH_CHECK("conv_naive_kernel");
+    LAUNCH_CHECK("conv_naive_kernel");
     return TS_OK;
 }
 
@@ -342,17 +342,17 @@ static ts_status gemm_launch(const ts_job *job, const conv_params &p, size_t ban
     Acc *col = (Acc *)job->scratch;
     if (p.alpha) {
         conv_alpha_kernel<B><<<gpu_grid_for(pixels, 256), 256, 0, s>>>(p);
-        TS_LAUNCH_CHECK("conv_alpha_kernel");
+        LAUNCH_CHECK("conv_alpha_kernel");
     }
     for (size_t p0 = 0; p0 < pixels; p0 += band) {
         size_t npix = pixels - p0 < band ? pixels - p0 : band;
         int ncol = (int)(npix * cc); /* <= 2^26: the band is bounded */
         conv_im2col_kernel<B, Acc>
             <<<gpu_grid_for((size_t)p.k * p.k * ncol, 256), 256, 0, s>>>(p, col, p0, ncol, cc);
-        TS_LAUNCH_CHECK("conv_im2col_kernel");
+        LAUNCH_CHECK("conv_im2col_kernel");
         dim3 block(GEMM_TILE, GEMM_TILE);
         conv_gemm_kernel<B, Acc><<<gpu_grid_for(ncol, GEMM_TILE), block, 0, s>>>(p, col, p0, ncol, cc);
-        TS_LAUNCH_CHECK("conv_gemm_kernel");
+        LAUNCH_CHECK("conv_gemm_kernel");
     }
     return TS_OK;
 }

@@ -224,7 +224,7 @@ static __device__ __noinline__ uint32_t conv_epi_div(conv_div d, int maxv, int32
 }
 static __device__ __noinline__ uint32_t conv_epi_fmag(int maxv, float a, float b)
 {
-    return ts_magnitude_f(a, b, maxv);
+    return km_magnitude_f(a, b, maxv);
 }
 static __device__ __noinline__ uint32_t conv_epi_imag(int maxv, int32_t a, int32_t b)
 {
@@ -237,7 +237,7 @@ __device__ __forceinline__ uint32_t conv_finish(const conv_params &p, float a0, 
     switch (p.epi) {
     case CONV_EPI_ROUND_NC:
         return __float_as_uint(a0 + CONV_MAGIC) - CONV_MAGIC_BITS;
-    case CONV_EPI_ROUND: /* fmaxf maps NaN to 0, as ts_round_sat_f */
+    case CONV_EPI_ROUND: /* fmaxf maps NaN to 0, as km_round_sat_f */
         return __float_as_uint(fminf(fmaxf(a0, 0.0f), (float)p.maxv) + CONV_MAGIC) - CONV_MAGIC_BITS;
     case CONV_EPI_DIVF:
         a0 = fminf(fmaxf(a0, 0.0f), p.divf_top);

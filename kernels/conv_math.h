@@ -1,12 +1,12 @@
 /* conv_math.h - the convolution epilogue's integer arithmetic, cheap enough for a GPU and provably
  * equal to ts_math.h's (internal to kernels/; the CPU test in tests/test_gpu_conv.c checks it against
- * ts_round_sat_i and ts_magnitude_i over millions of values).
+ * km_round_sat_i and km_magnitude_i over millions of values).
  *
- * ts_round_sat_i divides by the filter's divisor in 64 bits; a GPU does that in software, per
+ * km_round_sat_i divides by the filter's divisor in 64 bits; a GPU does that in software, per
  * output. Here the divisor is turned once per job into a multiply-high by a magic number
  * (Granlund-Montgomery), valid while the numerator stays below 2^31, and rounding half to even is
  * done on floor((2a + d) / 2d), which only ties when d is even.
- * ts_magnitude_i takes a double square root; a float square root lands within 1 of round(sqrt(S))
+ * km_magnitude_i takes a double square root; a float square root lands within 1 of round(sqrt(S))
  * for S < 2^32 and two integer comparisons make it exact.
  */
 #ifndef CONV_MATH_H
@@ -26,7 +26,7 @@ typedef struct conv_div {
 } conv_div;
 
 /* Prepares d (> 0) for results saturated to [0, maxv]. */
-TS_HD conv_div conv_div_make(int32_t d, int maxv)
+KM_HD conv_div conv_div_make(int32_t d, int maxv)
 {
     conv_div v;
     uint64_t D = 2 * (uint64_t)d;
@@ -42,8 +42,8 @@ TS_HD conv_div conv_div_make(int32_t d, int maxv)
     return v;
 }
 
-/* ts_round_sat_i(acc, d, maxv), with a multiply-high instead of a 64-bit division. */
-TS_HD unsigned conv_div_round_sat(int64_t acc, const conv_div *v, int maxv)
+/* km_round_sat_i(acc, d, maxv), with a multiply-high instead of a 64-bit division. */
+KM_HD unsigned conv_div_round_sat(int64_t acc, const conv_div *v, int maxv)
 {
     if (acc <= 0)
         return 0; /* round(acc / d) <= 0 */
@@ -52,7 +52,7 @@ TS_HD unsigned conv_div_round_sat(int64_t acc, const conv_div *v, int maxv)
     if (v->d == 1)
         return (unsigned)acc;
     if (!v->magic)
-        return ts_round_sat_i(acc, v->d, maxv);
+        return km_round_sat_i(acc, v->d, maxv);
     uint32_t n = 2 * (uint32_t)acc + (uint32_t)v->d; /* < 2^31 by conv_div_make */
     uint32_t q = (uint32_t)(((uint64_t)n * v->m) >> 32) >> v->shift; /* floor(n / 2d) */
     /* a tie (a / d = q - 1/2) leaves n a multiple of 2d; half to even then takes q - 1 if q is odd */
@@ -61,8 +61,8 @@ TS_HD unsigned conv_div_round_sat(int64_t acc, const conv_div *v, int maxv)
     return q;
 }
 
-/* ts_magnitude_i(a, b, maxv) for |a|, |b| < 2^31, without a double square root. */
-TS_HD unsigned conv_mag_exact(int64_t a, int64_t b, int maxv)
+/* km_magnitude_i(a, b, maxv) for |a|, |b| < 2^31, without a double square root. */
+KM_HD unsigned conv_mag_exact(int64_t a, int64_t b, int maxv)
 {
     uint64_t S = (uint64_t)(a * a) + (uint64_t)(b * b);
     if (S >= (uint64_t)maxv * (uint64_t)maxv)

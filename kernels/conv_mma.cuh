@@ -389,7 +389,7 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     }
     kernel<<<gpu_grid(blocks), 32 * MMA_WARPS, smem,
              (cudaStream_t)job->stream>>>(p, sh, nsx, ntasks);
-    TS_LAUNCH_CHECK("conv_mma_kernel");
+    LAUNCH_CHECK("conv_mma_kernel");
     return TS_OK;
 }
 

@@ -89,7 +89,7 @@ __device__ __noinline__ uint32_t mma_load_border(const unsigned char *row, int p
     return w;
 }
 
-/* ts_magnitude_i for 8-bit, from accumulators a, b that are 2^-24 times integer gradients: below
+/* km_magnitude_i for 8-bit, from accumulators a, b that are 2^-24 times integer gradients: below
  * 255^2 the float sum of squares is exact (2^-48 times an integer), above it saturates (rounding is
  * monotone); the root of an integer m < 255^2 is about 1 / (8 sqrt(m)) >= 1 / 2032 or more away
  * from a half-integer, far more than sqrt.approx's error, so rounding the approximate root is exact. */

@@ -143,7 +143,7 @@ struct pipe_launcher : conv_launcher {
             return st;
         conv_pipe_kernel<K, CH, B><<<(unsigned)blocks, 32 * PIPE_WARPS, smem,
                                      (cudaStream_t)job->stream>>>(p, sh, nsx, nwarps);
-        TS_LAUNCH_CHECK("conv_pipe_kernel");
+        LAUNCH_CHECK("conv_pipe_kernel");
         return TS_OK;
     }
 };

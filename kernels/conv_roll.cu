@@ -159,7 +159,7 @@ struct roll_launcher : conv_launcher {
                            p.height);
         conv_roll_kernel<K, CH, B>
             <<<(unsigned)blocks, 32 * ROLL_WARPS, 0, (cudaStream_t)job->stream>>>(p, sh, nsx, nwarps);
-        TS_LAUNCH_CHECK("conv_roll_kernel");
+        LAUNCH_CHECK("conv_roll_kernel");
         return TS_OK;
     }
 };

@@ -149,7 +149,7 @@ template <int B, int CH> static ts_status sep_launch(const ts_job *job, const co
     long long ntiles = (long long)ntx * ((p.height + SEP_BH - 1) / SEP_BH);
     kernel<<<gpu_grid(ntiles), dim3(32, 8), bytes, (cudaStream_t)job->stream>>>(p, ncols, spitch, off, ntx,
                                                                      ntiles);
-    TS_LAUNCH_CHECK("conv_sep_kernel");
+    LAUNCH_CHECK("conv_sep_kernel");
     return TS_OK;
 }
 

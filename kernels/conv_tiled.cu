@@ -154,7 +154,7 @@ static ts_status tiled_launch(const ts_job *job, const conv_params &p)
     const int bh = by * TY, ntx = (p.wch + TILED_BS - 1) / TILED_BS;
     long long ntiles = (long long)ntx * ((p.height + bh - 1) / bh);
     kernel<<<gpu_grid(ntiles), dim3(32, by), bytes, (cudaStream_t)job->stream>>>(p, ncols, off, ntx, ntiles);
-    TS_LAUNCH_CHECK("conv_tiled_kernel");
+    LAUNCH_CHECK("conv_tiled_kernel");
     return TS_OK;
 }
 

@@ -110,6 +110,6 @@ extern "C" ts_status ts_display_convert(const ts_image *d_src, const ts_display_
                                                   dst_pitch);
         break;
     }
-    TS_LAUNCH_CHECK("display_kernel");
+    LAUNCH_CHECK("display_kernel");
     return TS_OK;
 }

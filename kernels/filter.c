@@ -105,7 +105,7 @@ static void filter_check_exact(ts_filter *f)
         int64_t s = 0;
         for (int t = 0; t < taps; t++)
             s += llabs((long long)f->iw[o * taps + t]);
-        if (s > TS_EXACT_WEIGHT_SUM)
+        if (s > KM_EXACT_WEIGHT_SUM)
             f->exact = 0; /* the float weights are already set */
     }
 }
@@ -237,7 +237,7 @@ static void kf_build(ts_filter *f, const double *v, int k, double div)
     f->outputs = 1;
     int integral = div == floor(div) && fabs(div) <= 1e6;
     for (int t = 0; t < n; t++)
-        integral = integral && v[t] == floor(v[t]) && fabs(v[t]) <= TS_EXACT_WEIGHT_SUM;
+        integral = integral && v[t] == floor(v[t]) && fabs(v[t]) <= KM_EXACT_WEIGHT_SUM;
     if (integral) {
         int32_t iw[TS_MAX_K * TS_MAX_K];
         int sign = div < 0 ? -1 : 1;

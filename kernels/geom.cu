@@ -140,7 +140,7 @@ template <class T> static ts_status launch(const ts_job *job, const geom_map &m,
     if (kind == GEOM_NAIVE || !m.swap) {
         dim3 grid(gpu_div_up((size_t)W, TILE), geom_grid_y(gpu_div_up((size_t)H, TILE_ROWS)));
         geom_naive_kernel<T><<<grid, block, 0, s>>>(d_in, in->pitch, d_out, out->pitch, W, H, m);
-        TS_LAUNCH_CHECK("geom_naive_kernel");
+        LAUNCH_CHECK("geom_naive_kernel");
         return TS_OK;
     }
     /* swapping op: tiles cover the output, H x W */
@@ -149,11 +149,11 @@ template <class T> static ts_status launch(const ts_job *job, const geom_map &m,
     if (kind == GEOM_SHARED) {
         geom_shared_kernel<T><<<grid, block, 0, s>>>(d_in, in->pitch, d_out, out->pitch, W, H, m,
                                                      tiles_y);
-        TS_LAUNCH_CHECK("geom_shared_kernel");
+        LAUNCH_CHECK("geom_shared_kernel");
     } else {
         geom_padded_kernel<T><<<grid, block, 0, s>>>(d_in, in->pitch, d_out, out->pitch, W, H, m,
                                                      tiles_y);
-        TS_LAUNCH_CHECK("geom_padded_kernel");
+        LAUNCH_CHECK("geom_padded_kernel");
     }
     return TS_OK;
 }

@@ -335,7 +335,7 @@ static ts_status launch_swap(const ts_job *job, const geom_map &m)
     geom_opt_swap_kernel<P, N, BX, BY, S><<<grid, block, 0, (cudaStream_t)job->stream>>>(
         (const unsigned char *)in->data, in->pitch, (unsigned char *)out->data, out->pitch, W, H,
         m.fx, m.fy, tiles_u);
-    TS_LAUNCH_CHECK("geom_opt_swap_kernel");
+    LAUNCH_CHECK("geom_opt_swap_kernel");
     return TS_OK;
 }
 
@@ -415,7 +415,7 @@ template <int P> static ts_status launch_flat(const ts_job *job, const geom_map 
     geom_opt_flat_kernel<P><<<grid, block, 0, (cudaStream_t)job->stream>>>(
         (const unsigned char *)in->data, in->pitch, (unsigned char *)out->data, out->pitch, W, H,
         m.fx, m.fy, rb % 16 == 0);
-    TS_LAUNCH_CHECK("geom_opt_flat_kernel");
+    LAUNCH_CHECK("geom_opt_flat_kernel");
     return TS_OK;
 }
 

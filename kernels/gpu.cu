@@ -27,7 +27,7 @@ extern "C" int ts_gpu_count(void)
  * a device would otherwise run on device 0. */
 extern "C" ts_status ts_gpu_use(int id)
 {
-    TS_CUDA_TRY(cudaSetDevice(id));
+    CUDA_TRY(cudaSetDevice(id));
     return TS_OK;
 }
 
@@ -58,8 +58,8 @@ extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
             return ts_fail(TS_ERR_NO_GPU, "TESSERA_DEVICE=%s but %d device(s) present", want, n);
     }
     cudaDeviceProp p;
-    TS_CUDA_TRY(cudaSetDevice(id));
-    TS_CUDA_TRY(cudaGetDeviceProperties(&p, id));
+    CUDA_TRY(cudaSetDevice(id));
+    CUDA_TRY(cudaGetDeviceProperties(&p, id));
     dev->id = id;
     snprintf(dev->name, sizeof dev->name, "%s", p.name);
     dev->cc_real = p.major * 10 + p.minor;
@@ -82,7 +82,7 @@ extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
     cudaDriverGetVersion(&dev->driver_version);
     cudaRuntimeGetVersion(&dev->runtime_version);
     size_t fr = 0, tot = 0;
-    TS_CUDA_TRY(cudaMemGetInfo(&fr, &tot));
+    CUDA_TRY(cudaMemGetInfo(&fr, &tot));
     dev->free_mem = fr;
     cudaGetLastError();
     return TS_OK;
@@ -151,7 +151,7 @@ static ts_status copy2d(ts_image *dst, const ts_image *src, cudaMemcpyKind kind,
     if (dst->width != src->width || dst->height != src->height || dst->channels != src->channels ||
         dst->bytes != src->bytes)
         return ts_fail(TS_ERR_INVALID, "image copy between different shapes");
-    TS_CUDA_TRY(cudaMemcpy2DAsync(dst->data, dst->pitch, src->data, src->pitch, ts_row_bytes(src),
+    CUDA_TRY(cudaMemcpy2DAsync(dst->data, dst->pitch, src->data, src->pitch, ts_row_bytes(src),
                                   (size_t)src->height, kind, (cudaStream_t)s));
     return TS_OK;
 }
@@ -168,26 +168,26 @@ extern "C" ts_status ts_gpu_download(ts_image *h_dst, const ts_image *d_src, ts_
 
 extern "C" ts_status ts_gpu_copy_to_host(void *h_dst, const void *d_src, size_t bytes, ts_stream s)
 {
-    TS_CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)s));
+    CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)s));
     return TS_OK;
 }
 
 extern "C" ts_status ts_gpu_copy_to_device(void *d_dst, const void *h_src, size_t bytes,
                                            ts_stream s)
 {
-    TS_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)s));
+    CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)s));
     return TS_OK;
 }
 
 extern "C" ts_status ts_gpu_memset(void *d_ptr, int value, size_t bytes, ts_stream s)
 {
-    TS_CUDA_TRY(cudaMemsetAsync(d_ptr, value, bytes, (cudaStream_t)s));
+    CUDA_TRY(cudaMemsetAsync(d_ptr, value, bytes, (cudaStream_t)s));
     return TS_OK;
 }
 
 extern "C" ts_status ts_gpu_image_fill(ts_image *d_im, int byte_value, ts_stream s)
 {
-    TS_CUDA_TRY(cudaMemset2DAsync(d_im->data, d_im->pitch, byte_value, ts_row_bytes(d_im),
+    CUDA_TRY(cudaMemset2DAsync(d_im->data, d_im->pitch, byte_value, ts_row_bytes(d_im),
                                   (size_t)d_im->height, (cudaStream_t)s));
     return TS_OK;
 }
@@ -195,7 +195,7 @@ extern "C" ts_status ts_gpu_image_fill(ts_image *d_im, int byte_value, ts_stream
 extern "C" ts_status ts_gpu_stream_create(ts_stream *s)
 {
     cudaStream_t cs = NULL;
-    TS_CUDA_TRY(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
     *s = (ts_stream)cs;
     return TS_OK;
 }
@@ -208,7 +208,7 @@ extern "C" void ts_gpu_stream_destroy(ts_stream s)
 
 extern "C" ts_status ts_gpu_sync(ts_stream s)
 {
-    TS_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)s));
+    CUDA_TRY(cudaStreamSynchronize((cudaStream_t)s));
     return TS_OK;
 }
 
@@ -244,19 +244,19 @@ extern "C" void ts_timer_destroy(ts_timer *t)
 
 extern "C" ts_status ts_timer_start(ts_timer *t, ts_stream s)
 {
-    TS_CUDA_TRY(cudaEventRecord(t->start, (cudaStream_t)s));
+    CUDA_TRY(cudaEventRecord(t->start, (cudaStream_t)s));
     return TS_OK;
 }
 
 extern "C" ts_status ts_timer_stop(ts_timer *t, ts_stream s)
 {
-    TS_CUDA_TRY(cudaEventRecord(t->stop, (cudaStream_t)s));
+    CUDA_TRY(cudaEventRecord(t->stop, (cudaStream_t)s));
     return TS_OK;
 }
 
 extern "C" ts_status ts_timer_ms(ts_timer *t, float *ms)
 {
-    TS_CUDA_TRY(cudaEventSynchronize(t->stop));
-    TS_CUDA_TRY(cudaEventElapsedTime(ms, t->start, t->stop));
+    CUDA_TRY(cudaEventSynchronize(t->stop));
+    CUDA_TRY(cudaEventElapsedTime(ms, t->start, t->stop));
     return TS_OK;
 }

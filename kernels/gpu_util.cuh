@@ -15,22 +15,22 @@
 
 /* Evaluates a CUDA call; on failure clears the sticky-free error state and returns TS_ERR_CUDA
  * from the enclosing function, naming the call. */
-#define TS_CUDA_TRY(call)                                                                          \
+#define CUDA_TRY(call)                                                                          \
     do {                                                                                           \
-        cudaError_t ts__e = (call);                                                                \
-        if (ts__e != cudaSuccess) {                                                                \
+        cudaError_t cu_err_ = (call);                                                                \
+        if (cu_err_ != cudaSuccess) {                                                                \
             cudaGetLastError();                                                                    \
-            return ts_fail(TS_ERR_CUDA, "%s: %s", #call, cudaGetErrorString(ts__e));              \
+            return ts_fail(TS_ERR_CUDA, "%s: %s", #call, cudaGetErrorString(cu_err_));              \
         }                                                                                          \
     } while (0)
 
 /* After a <<<>>> launch: reports a bad configuration (or an earlier asynchronous fault). */
-#define TS_LAUNCH_CHECK(kernel_name)                                                               \
+#define LAUNCH_CHECK(kernel_name)                                                               \
     do {                                                                                           \
-        cudaError_t ts__e = cudaGetLastError();                                                    \
-        if (ts__e != cudaSuccess)                                                                  \
+        cudaError_t cu_err_ = cudaGetLastError();                                                    \
+        if (cu_err_ != cudaSuccess)                                                                  \
             return ts_fail(TS_ERR_CUDA, "launch of %s: %s", kernel_name,                          \
-                           cudaGetErrorString(ts__e));                                             \
+                           cudaGetErrorString(cu_err_));                                             \
     } while (0)
 
 /* ---------------------------------------------------------------- grid sizing */

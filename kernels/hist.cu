@@ -4,7 +4,7 @@
  *
  * What is counted: ts_hist_count() histograms of ts_hist_bins() u32 bins (256, or 65536 for
  * 16-bit), back to back as one array of "global bins" g = h * bins + value: one histogram per
- * colour channel (alpha never counted), or one of luma y = ts_luma_of_sum(ts_luma_sum(R, G, B))
+ * colour channel (alpha never counted), or one of luma y = km_luma_of_sum(km_luma_sum(R, G, B))
  * computed on the fly (no luma plane is written).
  *
  * Variants (each pixel read once per slice, row-major with a grid stride; any pitch):
@@ -141,7 +141,7 @@ ts_status hist_check_job(const ts_job *job)
 
 static ts_status zero_hist(const ts_job *job, uint32_t *d_hist)
 {
-    TS_CUDA_TRY(cudaMemsetAsync(d_hist, 0, (size_t)job_bins(job) * sizeof *d_hist,
+    CUDA_TRY(cudaMemsetAsync(d_hist, 0, (size_t)job_bins(job) * sizeof *d_hist,
                                 (cudaStream_t)job->stream));
     return TS_OK;
 }
@@ -167,7 +167,7 @@ struct NaiveCount {
     {
         int blocks = min_int(blocks_for_pixels(job, NAIVE_THREADS), job->dev->sms * (2048 / NAIVE_THREADS));
         hist_naive_kernel<B, CH, L><<<blocks, NAIVE_THREADS, 0, (cudaStream_t)job->stream>>>(job->in, hist);
-        TS_LAUNCH_CHECK("hist_naive_kernel");
+        LAUNCH_CHECK("hist_naive_kernel");
         return TS_OK;
     }
 };
@@ -209,7 +209,7 @@ struct SharedCount {
             return st;
         hist_shared_kernel<B, CH, L><<<grid, plan.threads, plan.smem, (cudaStream_t)job->stream>>>(
             job->in, (unsigned)plan.slice_bins, hist);
-        TS_LAUNCH_CHECK("hist_shared_kernel");
+        LAUNCH_CHECK("hist_shared_kernel");
         return TS_OK;
     }
 };
@@ -261,9 +261,9 @@ struct ClusterCount {
         if (st != TS_OK)
             return st;
         if (k > HIST_PORTABLE_CLUSTER)
-            TS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+            CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         int clusters = 0;
-        TS_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+        CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
         if (clusters < 1)
             return ts_fail(TS_ERR_UNSUPPORTED, "hist cluster: no cluster of %d blocks with %zu bytes "
                            "of shared memory each fits this GPU", k, smem);
@@ -272,7 +272,7 @@ struct ClusterCount {
         cfg.gridDim = dim3((unsigned)(min_int(clusters, want < 1 ? 1 : want) * k));
         if ((st = zero_hist(job, hist)) != TS_OK)
             return st;
-        TS_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, job->in, per_block, hist));
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, job->in, per_block, hist));
         return TS_OK;
     }
 };

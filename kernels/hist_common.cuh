@@ -34,7 +34,7 @@ template <int B, int CH, bool LUMA>
 __device__ __forceinline__ unsigned hist_value(const unsigned *s, int h)
 {
     if (LUMA)
-        return ts_luma_of_sum(ts_luma_sum(s[0], s[1], s[2]));
+        return km_luma_of_sum(km_luma_sum(s[0], s[1], s[2]));
     return s[h];
 }
 

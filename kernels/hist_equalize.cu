@@ -15,7 +15,7 @@
  * with vector loads and stores, for 16-byte units the next units' loads issued before the
  * current ones are mapped (hist_for_units_pipelined; images whose rows are back to back, in and
  * out, are walked as one long row, without a division a unit); luma equalization recomputes y from R, G, B in registers (no
- * luma plane) and applies ts_luma_apply to each colour sample; alpha is copied.
+ * luma plane) and applies km_luma_apply to each colour sample; alpha is copied.
  * Layout: rows 16-byte aligned for the vector path (device images are 256-byte aligned); any
  * other even pitch takes the sample-by-sample path.
  */
@@ -174,11 +174,11 @@ __global__ void __launch_bounds__(APPLY_THREADS)
             for (int c = 0; c < CH; c++)
                 s[c] = u.sample(p * CH + c);
             if (LUMA) {
-                int32_t sum = ts_luma_sum(s[0], s[1], s[2]);
-                uint32_t ly = lut[ts_luma_of_sum(sum)];
+                int32_t sum = km_luma_sum(s[0], s[1], s[2]);
+                uint32_t ly = lut[km_luma_of_sum(sum)];
 #pragma unroll
                 for (int c = 0; c < 3; c++)
-                    o.put(p * CH + c, ts_luma_apply(s[c], sum, ly, S::MAXV));
+                    o.put(p * CH + c, km_luma_apply(s[c], sum, ly, S::MAXV));
             } else {
 #pragma unroll
                 for (int c = 0; c < S::CC; c++)
@@ -227,10 +227,10 @@ struct EqualizeOp {
             hist_lut_kernel<65536u, LUT_THREADS_16><<<S::NH, LUT_THREADS_16, 0, s>>>(hist, lut, n);
         else
             hist_lut_kernel<256u, LUT_THREADS_8><<<S::NH, LUT_THREADS_8, 0, s>>>(hist, lut, n);
-        TS_LAUNCH_CHECK("hist_lut_kernel");
+        LAUNCH_CHECK("hist_lut_kernel");
         hist_apply_kernel<B, CH, L><<<blocks, APPLY_THREADS, smem, s>>>(job->in, job->out, u, vec,
                                                                           lut, in_smem);
-        TS_LAUNCH_CHECK("hist_apply_kernel");
+        LAUNCH_CHECK("hist_apply_kernel");
         return TS_OK;
     }
 };

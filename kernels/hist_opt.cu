@@ -247,7 +247,7 @@ struct OptCount {
     /* The output starts at zero: 8-bit blocks and 16-bit spills add into it. */
     ts_status zero()
     {
-        TS_CUDA_TRY(cudaMemsetAsync(hist, 0, (size_t)plan.slices * plan.slice_bins * sizeof *hist,
+        CUDA_TRY(cudaMemsetAsync(hist, 0, (size_t)plan.slices * plan.slice_bins * sizeof *hist,
                                     (cudaStream_t)job->stream));
         return TS_OK;
     }
@@ -278,7 +278,7 @@ struct OptCount {
             return st;
         hist_opt8_kernel<CH, L, SLICED><<<g, plan.threads, plan.smem, (cudaStream_t)job->stream>>>(
             job->in, u, hist_vec_ok_walk(&job->in, u), (unsigned)plan.slice_bins, hist);
-        TS_LAUNCH_CHECK("hist_opt8_kernel");
+        LAUNCH_CHECK("hist_opt8_kernel");
         return TS_OK;
     }
 
@@ -300,11 +300,11 @@ struct OptCount {
             return st;
         hist_opt16_kernel<CH, L><<<g, plan.threads, plan.smem, s>>>(
             job->in, u, hist_vec_ok(&job->in), (unsigned)plan.slice_bins, hist, (uint32_t *)extra);
-        TS_LAUNCH_CHECK("hist_opt16_kernel");
+        LAUNCH_CHECK("hist_opt16_kernel");
         unsigned total_words = slice_words * (unsigned)plan.slices;
         hist_opt16_reduce_kernel<<<(total_words + 31) / 32, dim3(32, 8), 0, s>>>(
             (const uint32_t *)extra, slice_words, (unsigned)per_slice, total_words, hist);
-        TS_LAUNCH_CHECK("hist_opt16_reduce_kernel");
+        LAUNCH_CHECK("hist_opt16_reduce_kernel");
         return TS_OK;
     }
 };

@@ -135,11 +135,11 @@ static inline size_t hist_eq_bytes(long nbins)
     return hist_eq_hist_bytes(nbins) + hist_round256((size_t)nbins * sizeof(uint16_t));
 }
 
-/* ts_div_round_even(num, den) for 0 <= num < 2^53 and 1 <= den < 2^53, inv = 1.0 / den: the
+/* km_div_round_even(num, den) for 0 <= num < 2^53 and 1 <= den < 2^53, inv = 1.0 / den: the
  * quotient is estimated in double (within one of the floor) and corrected with an exact
  * remainder, so the LUT kernel runs no 64-bit integer division (a slow subroutine on the GPU).
- * tests/test_gpu_hist.c checks it against ts_div_round_even on the CPU. */
-TS_HD uint64_t hist_div_round_even(uint64_t num, uint64_t den, double inv)
+ * tests/test_gpu_hist.c checks it against km_div_round_even on the CPU. */
+KM_HD uint64_t hist_div_round_even(uint64_t num, uint64_t den, double inv)
 {
     uint64_t q = (uint64_t)((double)num * inv);
     int64_t d = (int64_t)den;

@@ -34,7 +34,7 @@ ts_status gpu_allow_smem(const void *kernel, size_t smem)
     if (smem <= GPU_DEFAULT_SMEM)
         return TS_OK;
     int device = 0;
-    TS_CUDA_TRY(cudaGetDevice(&device));
+    CUDA_TRY(cudaGetDevice(&device));
     std::lock_guard<std::mutex> hold(cache_lock);
     SmemSet *e = NULL;
     for (int i = 0; i < n_smem_set && !e; i++)
@@ -42,7 +42,7 @@ ts_status gpu_allow_smem(const void *kernel, size_t smem)
             e = &smem_set[i];
     if (e && e->smem >= smem)
         return TS_OK;
-    TS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)smem));
     if (!e && n_smem_set < (int)(sizeof smem_set / sizeof *smem_set))
         e = &smem_set[n_smem_set++];
@@ -55,7 +55,7 @@ ts_status gpu_blocks_per_sm(const void *kernel, int threads, size_t smem, const 
                             int *per_sm_out)
 {
     int device = 0, per_sm = 0;
-    TS_CUDA_TRY(cudaGetDevice(&device));
+    CUDA_TRY(cudaGetDevice(&device));
     {
         std::lock_guard<std::mutex> hold(cache_lock);
         for (int i = 0; i < n_resident && !per_sm; i++) {
@@ -65,7 +65,7 @@ ts_status gpu_blocks_per_sm(const void *kernel, int threads, size_t smem, const 
         }
     }
     if (!per_sm) {
-        TS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
         std::lock_guard<std::mutex> hold(cache_lock);
         if (per_sm > 0 && n_resident < (int)(sizeof resident / sizeof *resident))
             resident[n_resident++] = {kernel, device, threads, per_sm, smem};
@@ -86,8 +86,8 @@ ts_status gpu_resident_blocks(const void *kernel, int threads, size_t smem, cons
         return st;
     if (sms <= 0) {
         int device = 0;
-        TS_CUDA_TRY(cudaGetDevice(&device));
-        TS_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        CUDA_TRY(cudaGetDevice(&device));
+        CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     }
     *blocks = per_sm * (sms > 0 ? sms : 1);
     return TS_OK;

@@ -176,12 +176,12 @@ static void conv_band(const conv_job *j, int y0, int y1, void *planes)
                 unsigned v;
                 if (f->exact) {
                     const int64_t *p = planes;
-                    v = F == 2 && f->magnitude ? ts_magnitude_i(p[o0], p[o1], maxv)
-                                               : ts_round_sat_i(p[o0], f->divisor, maxv);
+                    v = F == 2 && f->magnitude ? km_magnitude_i(p[o0], p[o1], maxv)
+                                               : km_round_sat_i(p[o0], f->divisor, maxv);
                 } else {
                     const float *p = planes;
-                    v = F == 2 && f->magnitude ? ts_magnitude_f(p[o0], p[o1], maxv)
-                                               : ts_round_sat_f(p[o0], maxv);
+                    v = F == 2 && f->magnitude ? km_magnitude_f(p[o0], p[o1], maxv)
+                                               : km_round_sat_f(p[o0], maxv);
                 }
                 ts_put(j->out, x, y, c, v);
             }
@@ -299,7 +299,7 @@ ts_status ts_ref_hist(const ts_image *in, ts_hist_mode mode, uint32_t *hist)
             else if (ts_color_channels(in->channels) == 1)
                 hist[ts_get(in, x, y, 0)]++;
             else
-                hist[ts_luma_of_sum(ts_luma_sum(ts_get(in, x, y, 0), ts_get(in, x, y, 1),
+                hist[km_luma_of_sum(km_luma_sum(ts_get(in, x, y, 0), ts_get(in, x, y, 1),
                                                 ts_get(in, x, y, 2)))]++;
         }
     return TS_OK;
@@ -318,7 +318,7 @@ void ts_equalize_lut(const uint32_t *hist, int bins, uint64_t n, uint16_t *lut)
     int64_t h0 = hist[first], den = (int64_t)n - h0, cdf = 0;
     for (int v = 0; v < bins; v++) {
         cdf += hist[v];
-        lut[v] = v < first ? 0 : (uint16_t)ts_div_round_even((cdf - h0) * (bins - 1), den);
+        lut[v] = v < first ? 0 : (uint16_t)km_div_round_even((cdf - h0) * (bins - 1), den);
     }
 }
 
@@ -343,11 +343,11 @@ ts_status ref_equalize_into(const ts_op *op, const ts_image *in, ts_image *out)
                     ts_put(out, x, y, c, lut[(size_t)c * bins + ts_get(in, x, y, c)]);
             } else {
                 unsigned r = ts_get(in, x, y, 0), g = ts_get(in, x, y, 1), b = ts_get(in, x, y, 2);
-                int32_t s = ts_luma_sum(r, g, b);
-                unsigned ly = lut[ts_luma_of_sum(s)];
-                ts_put(out, x, y, 0, ts_luma_apply(r, s, ly, maxv));
-                ts_put(out, x, y, 1, ts_luma_apply(g, s, ly, maxv));
-                ts_put(out, x, y, 2, ts_luma_apply(b, s, ly, maxv));
+                int32_t s = km_luma_sum(r, g, b);
+                unsigned ly = lut[km_luma_of_sum(s)];
+                ts_put(out, x, y, 0, km_luma_apply(r, s, ly, maxv));
+                ts_put(out, x, y, 1, km_luma_apply(g, s, ly, maxv));
+                ts_put(out, x, y, 2, km_luma_apply(b, s, ly, maxv));
             }
         }
     copy_alpha(in, out);

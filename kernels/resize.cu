@@ -166,7 +166,7 @@ ts_status rs_plan_make(const ts_job *job, rs_plan *p, int *done)
         int y0 = r->mode == TS_RESIZE_CROP && r->y > 0 ? (int)r->y : 0;
         if (x0 + out->width > in->width || y0 + out->height > in->height)
             return ts_fail(TS_ERR_INVALID, "crop: the box leaves the image");
-        TS_CUDA_TRY(cudaMemcpy2DAsync(out->data, out->pitch,
+        CUDA_TRY(cudaMemcpy2DAsync(out->data, out->pitch,
                                       (const char *)in->data + (size_t)y0 * in->pitch +
                                           (size_t)x0 * ts_pixel_bytes(in),
                                       in->pitch, ts_row_bytes(out), (size_t)out->height,
@@ -328,10 +328,10 @@ static ts_status naive_launch(rs_plan *p, const ts_job *job)
     dim3 block(128);
     dim3 gh(gpu_div_up((size_t)a.ow, 128), grid_rows(a.last - a.first));
     resize_h_naive_kernel<T, C><<<gh, block, 0, job->stream>>>(a);
-    TS_LAUNCH_CHECK("resize_h_naive_kernel");
+    LAUNCH_CHECK("resize_h_naive_kernel");
     dim3 gv(gpu_div_up((size_t)a.ow, 128), grid_rows(a.oh));
     resize_v_naive_kernel<T, C><<<gv, block, 0, job->stream>>>(a);
-    TS_LAUNCH_CHECK("resize_v_naive_kernel");
+    LAUNCH_CHECK("resize_v_naive_kernel");
     return TS_OK;
 }
 
@@ -568,13 +568,13 @@ static ts_status tiled_launch(rs_plan *p, const ts_job *job)
     resize_h_tiled_kernel<T, C><<<gh, TILED_THREADS,
                                   tiled_h_smem(cfg.tx, cfg.ry, a.ksh, span_h, px), job->stream>>>(
         a, cfg.tx, cfg.ry, span_h);
-    TS_LAUNCH_CHECK("resize_h_tiled_kernel");
+    LAUNCH_CHECK("resize_h_tiled_kernel");
     dim3 gv(gpu_div_up((size_t)a.ow, TILED_VX), gpu_div_up((size_t)a.oh, (unsigned)cfg.ty));
     if (gv.y > 65535)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize tiled: %d output rows", a.oh);
     resize_v_tiled_kernel<T, C><<<gv, TILED_THREADS, tiled_v_smem(cfg.ty, a.ksv, span_v, px),
                                   job->stream>>>(a, cfg.ty, span_v);
-    TS_LAUNCH_CHECK("resize_v_tiled_kernel");
+    LAUNCH_CHECK("resize_v_tiled_kernel");
     return TS_OK;
 }
 

@@ -504,7 +504,7 @@ static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done,
     if (st != TS_OK)
         return st;
     resize_mma_kernel<C, TX, TY, PIPE><<<grid, MMA_THREADS, g.smem, job->stream>>>(a, g);
-    TS_LAUNCH_CHECK("resize_mma_kernel");
+    LAUNCH_CHECK("resize_mma_kernel");
     *done = 1;
     return TS_OK;
 }

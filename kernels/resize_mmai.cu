@@ -795,13 +795,13 @@ static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g
     if (prep) {
         int n = (g.ntp * g.nkh + g.nmp * g.nkv) * 32;
         mi_prep_kernel<PX ? 1 : C><<<(n + 255) / 256, 256, 0, job->stream>>>(a, g);
-        TS_LAUNCH_CHECK("mi_prep_kernel");
+        LAUNCH_CHECK("mi_prep_kernel");
         if (ready)
-            TS_CUDA_TRY(cudaEventRecord(ready, job->stream));
+            CUDA_TRY(cudaEventRecord(ready, job->stream));
     }
     resize_mmai_kernel<C, NKH, NKV, PX>
         <<<(unsigned)*blocks, MI_THREADS, g.smem, job->stream>>>(a, g);
-    TS_LAUNCH_CHECK("resize_mmai_kernel");
+    LAUNCH_CHECK("resize_mmai_kernel");
     return TS_OK;
 }
 
@@ -862,7 +862,7 @@ static int mi_cache_on(void)
 static ts_status mi_slot_drain(mi_slot *s)
 {
     for (int i = 0; i < s->nuser; i++)
-        TS_CUDA_TRY(cudaEventSynchronize(s->done[i]));
+        CUDA_TRY(cudaEventSynchronize(s->done[i]));
     return TS_OK;
 }
 
@@ -874,15 +874,15 @@ static ts_status mi_slot_used(mi_slot *s, cudaStream_t st)
         i++;
     if (i == s->nuser) {
         if (s->nuser < MI_USERS) {
-            TS_CUDA_TRY(cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
+            CUDA_TRY(cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
             s->nuser++;
         } else { /* more streams than events: reuse the oldest stream's, once it is done */
             i = (int)(mi_tick % MI_USERS);
-            TS_CUDA_TRY(cudaEventSynchronize(s->done[i]));
+            CUDA_TRY(cudaEventSynchronize(s->done[i]));
         }
         s->user[i] = st;
     }
-    TS_CUDA_TRY(cudaEventRecord(s->done[i], st));
+    CUDA_TRY(cudaEventRecord(s->done[i], st));
     return TS_OK;
 }
 
@@ -900,7 +900,7 @@ static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, mi_geom 
         if (s->C == C && s->iw == p->a.iw && s->ih == p->a.ih && s->ow == p->a.ow &&
             s->oh == p->a.oh && s->filter == f) {
             s->used = ++mi_tick;
-            TS_CUDA_TRY(cudaStreamWaitEvent(job->stream, s->ready, 0));
+            CUDA_TRY(cudaStreamWaitEvent(job->stream, s->ready, 0));
             ts_status st = mi_pick(s->g)(p->a, job, s->g, 0, NULL, &s->blocks);
             if (st == TS_OK)
                 st = mi_slot_used(s, job->stream);
@@ -930,7 +930,7 @@ static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, mi_geom 
         s->cap = g->frag_bytes;
     }
     if (!s->ready)
-        TS_CUDA_TRY(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
+        CUDA_TRY(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
     if ((st = rs_plan_upload(p, job)) != TS_OK)
         return st;
     g->frag = s->buf;

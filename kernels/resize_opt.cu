@@ -166,7 +166,7 @@ static ts_status opt_launch(rs_plan *p, const ts_job *job)
     resize_fused_kernel<T, C>
         <<<grid, OPT_THREADS, opt_smem(rows_cap, ty, a.ksh, a.ksv, C, (int)sizeof(T)),
            job->stream>>>(a, ty, rows_cap);
-    TS_LAUNCH_CHECK("resize_fused_kernel");
+    LAUNCH_CHECK("resize_fused_kernel");
     return TS_OK;
 }
 

@@ -10,13 +10,13 @@
 #include <stdint.h>
 
 #ifdef __CUDACC__
-#define TS_HD __host__ __device__ __forceinline__
+#define KM_HD __host__ __device__ __forceinline__
 #else
-#define TS_HD static inline
+#define KM_HD static inline
 #endif
 
 /* num / den rounded to nearest, ties to even; den > 0. */
-TS_HD int64_t ts_div_round_even(int64_t num, int64_t den)
+KM_HD int64_t km_div_round_even(int64_t num, int64_t den)
 {
     int64_t q = num / den, r = num % den; /* C truncates toward zero */
     if (r < 0) {                          /* make r in [0, den) with floor division */
@@ -28,10 +28,10 @@ TS_HD int64_t ts_div_round_even(int64_t num, int64_t den)
     return q;
 }
 
-TS_HD int64_t ts_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+KM_HD int64_t km_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* A float filter result: round to nearest even (rint), then saturate to [0, maxv]. NaN gives 0. */
-TS_HD unsigned ts_round_sat_f(float v, int maxv)
+KM_HD unsigned km_round_sat_f(float v, int maxv)
 {
     if (!(v > 0.0f))
         return 0;
@@ -41,13 +41,13 @@ TS_HD unsigned ts_round_sat_f(float v, int maxv)
 }
 
 /* An exact filter result: acc / divisor, ties to even, saturated. */
-TS_HD unsigned ts_round_sat_i(int64_t acc, int32_t divisor, int maxv)
+KM_HD unsigned km_round_sat_i(int64_t acc, int32_t divisor, int maxv)
 {
-    return (unsigned)ts_clamp64(ts_div_round_even(acc, divisor), 0, maxv);
+    return (unsigned)km_clamp64(km_div_round_even(acc, divisor), 0, maxv);
 }
 
 /* Edge epilogue: round(sqrt(a^2 + b^2)) of integer gradients, IEEE double sqrt, saturated. */
-TS_HD unsigned ts_magnitude_i(int64_t a, int64_t b, int maxv)
+KM_HD unsigned km_magnitude_i(int64_t a, int64_t b, int maxv)
 {
     double m = sqrt((double)(a * a + b * b));
     if (m >= (double)maxv)
@@ -56,21 +56,21 @@ TS_HD unsigned ts_magnitude_i(int64_t a, int64_t b, int maxv)
 }
 
 /* Edge epilogue for float gradients (a kernel bank with float weights). */
-TS_HD unsigned ts_magnitude_f(float a, float b, int maxv)
+KM_HD unsigned km_magnitude_f(float a, float b, int maxv)
 {
-    return ts_round_sat_f(sqrtf(a * a + b * b), maxv);
+    return km_round_sat_f(sqrtf(a * a + b * b), maxv);
 }
 
 /* Luma: S = 299R + 587G + 114B; the histogrammed value is y = (S + 500) / 1000. */
-TS_HD int32_t ts_luma_sum(uint32_t r, uint32_t g, uint32_t b)
+KM_HD int32_t km_luma_sum(uint32_t r, uint32_t g, uint32_t b)
 {
     return (int32_t)(299u * r + 587u * g + 114u * b);
 }
-TS_HD uint32_t ts_luma_of_sum(int32_t s) { return (uint32_t)((s + 500) / 1000); }
+KM_HD uint32_t km_luma_of_sum(int32_t s) { return (uint32_t)((s + 500) / 1000); }
 
 /* Luma equalization of one colour sample c of a pixel whose luma sum is s and whose equalized
  * luma is ly: c + round((1000 * ly - s) / 1000), ties away from zero, saturated to [0, maxv]. */
-TS_HD uint32_t ts_luma_apply(uint32_t c, int32_t s, uint32_t ly, int maxv)
+KM_HD uint32_t km_luma_apply(uint32_t c, int32_t s, uint32_t ly, int maxv)
 {
     int32_t d = (int32_t)(1000u * ly) - s;
     int32_t q = d >= 0 ? (d + 500) / 1000 : -((-d + 500) / 1000);
@@ -80,10 +80,10 @@ TS_HD uint32_t ts_luma_apply(uint32_t c, int32_t s, uint32_t ly, int maxv)
 
 /* Largest sum of |integer weights| for which int32 accumulation of 16-bit samples cannot overflow;
  * filters past it are computed as float filters (ops.c). */
-#define TS_EXACT_WEIGHT_SUM 32767
+#define KM_EXACT_WEIGHT_SUM 32767
 
 /* 1 when float accumulation of this exact filter is exact too (every partial sum < 2^24). */
-TS_HD int ts_exact_fits_float(int64_t abs_weight_sum, int maxv)
+KM_HD int km_exact_fits_float(int64_t abs_weight_sum, int maxv)
 {
     return abs_weight_sum * (int64_t)maxv < ((int64_t)1 << 24);
 }

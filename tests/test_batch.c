@@ -13,7 +13,7 @@
 
 static int step(int gpu_codec, int jobs, int n, const char *path)
 {
-    ts_options o;
+    app_options o;
     memset(&o, 0, sizeof o);
     o.jobs = jobs;
     batch b;

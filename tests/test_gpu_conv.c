@@ -455,7 +455,7 @@ TEST(conv_mma_fp16_bound)
     CHECKF(!mma_takes("2049 0 0 0 1 0 0 0 0 / 4096", 1, 3, 1, 4096),
            "mma takes an integer weight of 2049 (not exact in FP16)");
     char big[49 * 7 + 1] = "";
-    for (int i = 0; i < 49; i++) /* past TS_EXACT_WEIGHT_SUM: a float filter, sums near 2^24 */
+    for (int i = 0; i < 49; i++) /* past KM_EXACT_WEIGHT_SUM: a float filter, sums near 2^24 */
         strcat(big, i % 2 ? "2000 " : "-2000 ");
     CHECKF(!mma_takes(big, 1, 1, 1, 4096),
            "mma takes a float filter whose FP32 sums of 98000 * 255 cannot stay within 0.25");
@@ -485,7 +485,7 @@ TEST(conv_mma_magnitude_only_exact_3x3)
     }
 }
 
-/* conv_div_round_sat (the GPU's multiply-high division) against ts_round_sat_i. */
+/* conv_div_round_sat (the GPU's multiply-high division) against km_round_sat_i. */
 TEST(conv_divisor_magic_matches_reference)
 {
     static const int32_t big[] = {961, 1000, 1023, 1024, 1025, 4095, 16383, 16384, 16385,
@@ -501,38 +501,38 @@ TEST(conv_divisor_magic_matches_reference)
             for (int64_t q = 0; q <= maxv; q = q < 4 ? q + 1 : q < maxv - 4 ? maxv - 4 : q + 1)
                 for (int64_t e = -2; e <= 2; e++) {
                     int64_t a = q * d + d / 2 + e;
-                    CHECKF(conv_div_round_sat(a, &v, maxv) == ts_round_sat_i(a, d, maxv),
+                    CHECKF(conv_div_round_sat(a, &v, maxv) == km_round_sat_i(a, d, maxv),
                            "d=%d maxv=%d a=%lld: %u, want %u", d, maxv, (long long)a,
-                           conv_div_round_sat(a, &v, maxv), ts_round_sat_i(a, d, maxv));
+                           conv_div_round_sat(a, &v, maxv), km_round_sat_i(a, d, maxv));
                 }
             for (int j = 0; j < 2000; j++) {
                 int64_t a = (int64_t)(tu_rand(&st) % (uint64_t)(top + 2 * d + 1)) - d;
                 if (j & 1)
                     a = (int64_t)(tu_rand(&st) % 4294967296u) - 2147483648LL; /* any int32 */
-                CHECKF(conv_div_round_sat(a, &v, maxv) == ts_round_sat_i(a, d, maxv),
+                CHECKF(conv_div_round_sat(a, &v, maxv) == km_round_sat_i(a, d, maxv),
                        "d=%d maxv=%d a=%lld: %u, want %u", d, maxv, (long long)a,
-                       conv_div_round_sat(a, &v, maxv), ts_round_sat_i(a, d, maxv));
+                       conv_div_round_sat(a, &v, maxv), km_round_sat_i(a, d, maxv));
             }
         }
     }
 }
 
-/* conv_mag_exact (float square root plus integer fix-up) against ts_magnitude_i. */
+/* conv_mag_exact (float square root plus integer fix-up) against km_magnitude_i. */
 TEST(conv_magnitude_matches_reference)
 {
     uint64_t st = tu_seed() ^ 0x3A6u;
     for (int64_t a = -1100; a <= 1100; a++) /* every 8-bit Sobel pair in a band */
         for (int64_t b = -1100; b <= 1100; b += 37)
-            CHECKF(conv_mag_exact(a, b, 255) == ts_magnitude_i(a, b, 255), "a=%lld b=%lld",
+            CHECKF(conv_mag_exact(a, b, 255) == km_magnitude_i(a, b, 255), "a=%lld b=%lld",
                    (long long)a, (long long)b);
     for (int j = 0; j < 2000000; j++) {
         int64_t lim = j % 3 == 0 ? 70000 : j % 3 == 1 ? 262140 : 2147483647;
         int64_t a = (int64_t)(tu_rand(&st) % (uint64_t)(2 * lim + 1)) - lim;
         int64_t b = (int64_t)(tu_rand(&st) % (uint64_t)(2 * lim + 1)) - lim;
         int maxv = j & 1 ? 65535 : 255;
-        CHECKF(conv_mag_exact(a, b, maxv) == ts_magnitude_i(a, b, maxv),
+        CHECKF(conv_mag_exact(a, b, maxv) == km_magnitude_i(a, b, maxv),
                "a=%lld b=%lld maxv=%d: %u, want %u", (long long)a, (long long)b, maxv,
-               conv_mag_exact(a, b, maxv), ts_magnitude_i(a, b, maxv));
+               conv_mag_exact(a, b, maxv), km_magnitude_i(a, b, maxv));
     }
 }
 
@@ -551,8 +551,8 @@ TEST(conv_float_division_is_exact)
             int64_t top = (int64_t)maxv * d, step = top > 3000000 ? 7 : 1;
             for (int64_t a = 0; a <= top; a += step) {
                 unsigned got = (unsigned)floorf(fmaf((float)a, inv, 0.5f));
-                CHECKF(got == ts_round_sat_i(a, d, maxv), "d=%d maxv=%d a=%lld: %u, want %u", d,
-                       maxv, (long long)a, got, ts_round_sat_i(a, d, maxv));
+                CHECKF(got == km_round_sat_i(a, d, maxv), "d=%d maxv=%d a=%lld: %u, want %u", d,
+                       maxv, (long long)a, got, km_round_sat_i(a, d, maxv));
             }
         }
     }

@@ -1,7 +1,7 @@
 /* test_gpu_hist.c - the `hist` family of the variant table (kernels/hist*.cu).
  *
  * On the CPU (always): the table's hist rows, `auto` on made-up devices, the host-side plans
- * (cluster size, slices of bins, scratch) and the LUT division against ts_div_round_even.
+ * (cluster size, slices of bins, scratch) and the LUT division against km_div_round_even.
  * On the GPU (skipped without one): every runnable GPU hist variant against the reference, exact:
  * histograms (ts_ref_hist, both modes) and equalized images (ts_ref_equalize, equalize and
  * equalize:rgb) on random, one-valued and narrow-band images of every channel count and depth
@@ -339,7 +339,7 @@ TEST(hist_lut_division_matches_ts_div_round_even)
         default: num = (tu_rand(&rng) % ((uint64_t)1 << 31)) * 65535; break;       /* LUT-like */
         }
         uint64_t got = hist_div_round_even(num, den, 1.0 / (double)den);
-        int64_t want = ts_div_round_even((int64_t)num, (int64_t)den);
+        int64_t want = km_div_round_even((int64_t)num, (int64_t)den);
         CHECKF(got == (uint64_t)want, "%llu / %llu: %llu, want %lld", (unsigned long long)num,
                (unsigned long long)den, (unsigned long long)got, (long long)want);
     }

@@ -317,19 +317,19 @@ TEST(output_shape_follows_the_row)
 
 TEST(rounding_helpers)
 {
-    CHECK(ts_div_round_even(5, 2) == 2 && ts_div_round_even(7, 2) == 4);
-    CHECK(ts_div_round_even(-5, 2) == -2 && ts_div_round_even(-7, 2) == -4);
-    CHECK(ts_div_round_even(10, 4) == 2 && ts_div_round_even(11, 4) == 3);
-    CHECK(ts_div_round_even(-11, 4) == -3 && ts_div_round_even(0, 7) == 0);
-    CHECK(ts_round_sat_f(2.5f, 255) == 2 && ts_round_sat_f(3.5f, 255) == 4);
-    CHECK(ts_round_sat_f(-3.0f, 255) == 0 && ts_round_sat_f(300.0f, 255) == 255);
-    CHECK(ts_round_sat_f(NAN, 255) == 0 && ts_round_sat_f(70000.0f, 65535) == 65535);
-    CHECK(ts_round_sat_i(-30, 1, 255) == 0 && ts_round_sat_i(1000, 3, 255) == 255);
-    CHECK(ts_magnitude_i(3, 4, 255) == 5 && ts_magnitude_i(1000, 0, 255) == 255);
-    CHECK(ts_luma_apply(10, 10000, 10, 255) == 10);        /* unchanged luma: no change */
-    CHECK(ts_luma_apply(10, 9500, 10, 255) == 11);         /* +0.5 rounds away from zero */
-    CHECK(ts_luma_apply(10, 10500, 10, 255) == 9);         /* -0.5 likewise */
-    CHECK(ts_luma_apply(250, 250000, 255, 255) == 255);    /* saturates */
+    CHECK(km_div_round_even(5, 2) == 2 && km_div_round_even(7, 2) == 4);
+    CHECK(km_div_round_even(-5, 2) == -2 && km_div_round_even(-7, 2) == -4);
+    CHECK(km_div_round_even(10, 4) == 2 && km_div_round_even(11, 4) == 3);
+    CHECK(km_div_round_even(-11, 4) == -3 && km_div_round_even(0, 7) == 0);
+    CHECK(km_round_sat_f(2.5f, 255) == 2 && km_round_sat_f(3.5f, 255) == 4);
+    CHECK(km_round_sat_f(-3.0f, 255) == 0 && km_round_sat_f(300.0f, 255) == 255);
+    CHECK(km_round_sat_f(NAN, 255) == 0 && km_round_sat_f(70000.0f, 65535) == 65535);
+    CHECK(km_round_sat_i(-30, 1, 255) == 0 && km_round_sat_i(1000, 3, 255) == 255);
+    CHECK(km_magnitude_i(3, 4, 255) == 5 && km_magnitude_i(1000, 0, 255) == 255);
+    CHECK(km_luma_apply(10, 10000, 10, 255) == 10);        /* unchanged luma: no change */
+    CHECK(km_luma_apply(10, 9500, 10, 255) == 11);         /* +0.5 rounds away from zero */
+    CHECK(km_luma_apply(10, 10500, 10, 255) == 9);         /* -0.5 likewise */
+    CHECK(km_luma_apply(250, 250000, 255, 255) == 255);    /* saturates */
 }
 
 TEST(family_names)

@@ -310,7 +310,7 @@ TEST(histograms_count_every_pixel)
     }
     CHECK(h[ts_get(&in, 5, 5, 1) + 65536] >= 1);
     CHECK(ts_ref_hist(&in, TS_HIST_LUMA, h) == TS_OK);
-    unsigned y = ts_luma_of_sum(ts_luma_sum(ts_get(&in, 0, 0, 0), ts_get(&in, 0, 0, 1),
+    unsigned y = km_luma_of_sum(km_luma_sum(ts_get(&in, 0, 0, 0), ts_get(&in, 0, 0, 1),
                                             ts_get(&in, 0, 0, 2)));
     CHECK(h[y] >= 1);
     free(h);

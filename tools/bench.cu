@@ -128,7 +128,7 @@ static ts_status keep_as_gold(bench *b, bench_group *grp, const ts_job *job, con
         size_t bytes = grp->hist_n * sizeof(uint32_t);
         if ((st = bg_reserve((void **)&b->d_gold_hist, &b->gold_hist_cap, bytes)) != TS_OK)
             return st;
-        TS_CUDA_TRY(cudaMemcpyAsync(b->d_gold_hist, job->hist, bytes, cudaMemcpyDeviceToDevice,
+        CUDA_TRY(cudaMemcpyAsync(b->d_gold_hist, job->hist, bytes, cudaMemcpyDeviceToDevice,
                                     (cudaStream_t)b->env.stream));
         grp->d_gold_hist = b->d_gold_hist;
     } else {
@@ -136,7 +136,7 @@ static ts_status keep_as_gold(bench *b, bench_group *grp, const ts_job *job, con
         if ((st = bg_image_reserve(&b->d_gold, &b->gold_cap, o->width, o->height, o->channels,
                                    o->bytes)) != TS_OK)
             return st;
-        TS_CUDA_TRY(cudaMemcpy2DAsync(b->d_gold.data, b->d_gold.pitch, o->data, o->pitch,
+        CUDA_TRY(cudaMemcpy2DAsync(b->d_gold.data, b->d_gold.pitch, o->data, o->pitch,
                                       ts_row_bytes(o), (size_t)o->height, cudaMemcpyDeviceToDevice,
                                       (cudaStream_t)b->env.stream));
         grp->d_gold = &b->d_gold;

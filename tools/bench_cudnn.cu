@@ -81,9 +81,9 @@ __global__ void interior_diff_kernel(const float *y_planes, int outputs, int col
             continue;
         const unsigned char *row = gold + (size_t)y * pitch;
         for (int c = 0; c < colour; c++) {
-            unsigned v = outputs == 2 ? ts_magnitude_f(y_planes[(size_t)(2 * c) * n + i],
+            unsigned v = outputs == 2 ? km_magnitude_f(y_planes[(size_t)(2 * c) * n + i],
                                                        y_planes[(size_t)(2 * c + 1) * n + i], maxv)
-                                      : ts_round_sat_f(y_planes[(size_t)c * n + i], maxv);
+                                      : km_round_sat_f(y_planes[(size_t)c * n + i], maxv);
             size_t k = (size_t)x * channels + c;
             unsigned g = bytes == 2 ? ((const uint16_t *)row)[k] : row[k];
             unsigned d = v > g ? v - g : g - v;
@@ -120,7 +120,7 @@ static ts_status dnn_start(bench_vendor *v)
     bv_cudnn *d = v->cudnn;
     DNN_TRY(cudnnCreate(&d->handle));
     DNN_TRY(cudnnSetStream(d->handle, (cudaStream_t)v->env->stream));
-    TS_CUDA_TRY(cudaMalloc((void **)&d->d_max, sizeof(unsigned)));
+    CUDA_TRY(cudaMalloc((void **)&d->d_max, sizeof(unsigned)));
     return TS_OK;
 }
 
@@ -188,7 +188,7 @@ static ts_status dnn_setup(bench_vendor *v, const bench_group *grp, dnn_job *j, 
     to_planes_kernel<<<blocks, 256, 0, (cudaStream_t)v->env->stream>>>(
         (const unsigned char *)grp->d_in.data, grp->d_in.pitch, W, H, fm->channels, C, fm->bytes,
         d->d_x);
-    TS_LAUNCH_CHECK("to_planes_kernel");
+    LAUNCH_CHECK("to_planes_kernel");
     j->h = d->handle;
     j->x = d->d_x;
     j->y = d->d_y;
@@ -206,7 +206,7 @@ static ts_status dnn_setup(bench_vendor *v, const bench_group *grp, dnn_job *j, 
                        ow, K, H, W);
     DNN_TRY(cudnnSetTensor4dDescriptor(j->yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, K, H, W));
     size_t free_b = 0, total_b = 0;
-    TS_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     size_t limit = free_b / 4 < WS_LIMIT ? free_b / 4 : WS_LIMIT;
     if ((st = bg_reserve(&d->d_ws, &d->ws_cap, limit)) != TS_OK)
         return st;

@@ -141,21 +141,21 @@ ts_status bg_open(bench_gpu **gp, const ts_device *dev, int max_runs)
         return ts_fail(TS_ERR_NOMEM, "out of memory");
     }
     *gp = g; /* bg_close frees whatever the steps below made */
-    TS_CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     for (int i = 0; i < g->max_runs; i++) {
-        TS_CUDA_TRY(cudaEventCreate(&g->start[i]));
-        TS_CUDA_TRY(cudaEventCreate(&g->stop[i]));
+        CUDA_TRY(cudaEventCreate(&g->start[i]));
+        CUDA_TRY(cudaEventCreate(&g->stop[i]));
     }
-    TS_CUDA_TRY(cudaEventCreate(&g->warm0));
-    TS_CUDA_TRY(cudaEventCreate(&g->warm1));
+    CUDA_TRY(cudaEventCreate(&g->warm0));
+    CUDA_TRY(cudaEventCreate(&g->warm1));
     size_t l2 = dev->l2_bytes ? dev->l2_bytes : (size_t)64 << 20;
     g->flush_bytes = (FLUSH_L2_MULTIPLE * l2 + 15) & ~(size_t)15;
-    TS_CUDA_TRY(cudaMalloc(&g->d_flush, g->flush_bytes));
+    CUDA_TRY(cudaMalloc(&g->d_flush, g->flush_bytes));
     /* Equal words: each uint4 XORs to 0, so the flush's accumulator is 0, never its magic 1. */
-    TS_CUDA_TRY(cudaMemset(g->d_flush, 0x5A, g->flush_bytes));
-    TS_CUDA_TRY(cudaMalloc((void **)&g->d_sink, sizeof(unsigned)));
-    TS_CUDA_TRY(cudaMalloc((void **)&g->d_max, sizeof(unsigned)));
-    TS_CUDA_TRY(cudaDeviceSynchronize());
+    CUDA_TRY(cudaMemset(g->d_flush, 0x5A, g->flush_bytes));
+    CUDA_TRY(cudaMalloc((void **)&g->d_sink, sizeof(unsigned)));
+    CUDA_TRY(cudaMalloc((void **)&g->d_max, sizeof(unsigned)));
+    CUDA_TRY(cudaDeviceSynchronize());
     return TS_OK;
 }
 
@@ -207,7 +207,7 @@ static ts_status flush_l2(bench_gpu *g)
     size_t n = g->flush_bytes / sizeof(uint4);
     unsigned blocks = (unsigned)(g->dev->sms > 0 ? g->dev->sms * 4 : 512);
     flush_kernel<<<blocks, 512, 0, g->stream>>>((const uint4 *)g->d_flush, n, 1u, g->d_sink);
-    TS_LAUNCH_CHECK("flush_kernel");
+    LAUNCH_CHECK("flush_kernel");
     return TS_OK;
 }
 
@@ -224,15 +224,15 @@ ts_status bg_time(bench_gpu *g, bg_run_fn fn, void *arg, int runs, bg_timing *t)
     /* Warm-up, flushed like the timed runs, so its time says how many runs fit the budget. */
     if ((st = flush_l2(g)) != TS_OK)
         return st;
-    TS_CUDA_TRY(cudaEventRecord(g->warm0, g->stream));
+    CUDA_TRY(cudaEventRecord(g->warm0, g->stream));
     if ((st = fn(arg)) != TS_OK) {
         note_failure();
         return st;
     }
-    TS_CUDA_TRY(cudaEventRecord(g->warm1, g->stream));
+    CUDA_TRY(cudaEventRecord(g->warm1, g->stream));
     if ((st = bg_sync(g)) != TS_OK)
         return st;
-    TS_CUDA_TRY(cudaEventElapsedTime(&warm, g->warm0, g->warm1));
+    CUDA_TRY(cudaEventElapsedTime(&warm, g->warm0, g->warm1));
     if ((double)warm * runs > ROW_BUDGET_MS) {
         int fit = (int)(ROW_BUDGET_MS / (warm > 0 ? warm : 1));
         int cut = fit < MIN_SLOW_RUNS ? MIN_SLOW_RUNS : fit;
@@ -289,7 +289,7 @@ typedef struct copy_arg {
 static ts_status copy_run(void *p)
 {
     copy_arg *a = (copy_arg *)p;
-    TS_CUDA_TRY(cudaMemcpyAsync(a->g->d_copy_dst, a->g->d_copy_src, a->bytes,
+    CUDA_TRY(cudaMemcpyAsync(a->g->d_copy_dst, a->g->d_copy_src, a->bytes,
                                 cudaMemcpyDeviceToDevice, a->g->stream));
     return TS_OK;
 }
@@ -306,10 +306,10 @@ ts_status bg_copy_floor(bench_gpu *g, size_t bytes, int runs, double *ms)
         cudaFree(g->d_copy_dst);
         g->d_copy_src = g->d_copy_dst = NULL;
         g->copy_cap = 0;
-        TS_CUDA_TRY(cudaMalloc(&g->d_copy_src, bytes));
-        TS_CUDA_TRY(cudaMalloc(&g->d_copy_dst, bytes));
+        CUDA_TRY(cudaMalloc(&g->d_copy_src, bytes));
+        CUDA_TRY(cudaMalloc(&g->d_copy_dst, bytes));
         /* not zeros: nothing may shortcut a copy of constant data */
-        TS_CUDA_TRY(cudaMemsetAsync(g->d_copy_src, 0x5A, bytes, g->stream));
+        CUDA_TRY(cudaMemsetAsync(g->d_copy_src, 0x5A, bytes, g->stream));
         g->copy_cap = bytes;
     }
     copy_arg a = {g, bytes};
@@ -335,7 +335,7 @@ ts_status bg_reserve(void **d_ptr, size_t *cap, size_t bytes)
     cudaFree(*d_ptr);
     *d_ptr = NULL;
     *cap = 0;
-    TS_CUDA_TRY(cudaMalloc(d_ptr, bytes ? bytes : 1));
+    CUDA_TRY(cudaMalloc(d_ptr, bytes ? bytes : 1));
     *cap = bytes;
     return TS_OK;
 }
@@ -389,7 +389,7 @@ ts_status bg_make_input(bench_gpu *g, uint64_t seed, int fmt, bench_data data, i
     dim3 grid(gpu_div_up((size_t)row_samples, 256), (unsigned)height);
     random_kernel<<<grid, 256, 0, g->stream>>>((unsigned char *)d_im->data, d_im->pitch,
                                                row_samples, height, f->bytes, s, lo, span);
-    TS_LAUNCH_CHECK("random_kernel");
+    LAUNCH_CHECK("random_kernel");
     return TS_OK;
 }
 
@@ -400,13 +400,13 @@ ts_status bg_max_diff(bench_gpu *g, const ts_image *a, const ts_image *b, int ch
         a->bytes != b->bytes)
         return ts_fail(TS_ERR_INVALID, "compare of images of different shapes");
     unsigned blocks = (unsigned)(g->dev->sms > 0 ? g->dev->sms * 8 : 1024);
-    TS_CUDA_TRY(cudaMemsetAsync(g->d_max, 0, sizeof(unsigned), g->stream));
+    CUDA_TRY(cudaMemsetAsync(g->d_max, 0, sizeof(unsigned), g->stream));
     max_diff_kernel<<<blocks, 256, 0, g->stream>>>(
         (const unsigned char *)a->data, a->pitch, (const unsigned char *)b->data, b->pitch,
         a->width, a->height, a->channels, channels < a->channels ? channels : a->channels, a->bytes,
         g->d_max);
-    TS_LAUNCH_CHECK("max_diff_kernel");
-    TS_CUDA_TRY(cudaMemcpyAsync(max_diff, g->d_max, sizeof(unsigned), cudaMemcpyDeviceToHost,
+    LAUNCH_CHECK("max_diff_kernel");
+    CUDA_TRY(cudaMemcpyAsync(max_diff, g->d_max, sizeof(unsigned), cudaMemcpyDeviceToHost,
                                 g->stream));
     return bg_sync(g);
 }

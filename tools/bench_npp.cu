@@ -149,18 +149,18 @@ static ts_status npp_start(bench_vendor *v)
     int dev = 0;
     unsigned flags = 0;
     memset(c, 0, sizeof *c);
-    TS_CUDA_TRY(cudaGetDevice(&dev));
-    TS_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
-    TS_CUDA_TRY(cudaStreamGetFlags((cudaStream_t)v->env->stream, &flags));
+    CUDA_TRY(cudaGetDevice(&dev));
+    CUDA_TRY(cudaGetDeviceProperties(&p, dev));
+    CUDA_TRY(cudaStreamGetFlags((cudaStream_t)v->env->stream, &flags));
     c->hStream = (cudaStream_t)v->env->stream;
     c->nCudaDeviceId = dev;
     c->nMultiProcessorCount = p.multiProcessorCount;
     c->nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
     c->nMaxThreadsPerBlock = p.maxThreadsPerBlock;
     c->nSharedMemPerBlock = p.sharedMemPerBlock;
-    TS_CUDA_TRY(cudaDeviceGetAttribute(&c->nCudaDevAttrComputeCapabilityMajor,
+    CUDA_TRY(cudaDeviceGetAttribute(&c->nCudaDevAttrComputeCapabilityMajor,
                                        cudaDevAttrComputeCapabilityMajor, dev));
-    TS_CUDA_TRY(cudaDeviceGetAttribute(&c->nCudaDevAttrComputeCapabilityMinor,
+    CUDA_TRY(cudaDeviceGetAttribute(&c->nCudaDevAttrComputeCapabilityMinor,
                                        cudaDevAttrComputeCapabilityMinor, dev));
     c->nStreamFlags = flags;
     return TS_OK;

@@ -175,7 +175,7 @@ static cudaError_t cub_call(cub_job *j)
 
 static ts_status cub_run(void *p)
 {
-    TS_CUDA_TRY(cub_call((cub_job *)p));
+    CUDA_TRY(cub_call((cub_job *)p));
     return TS_OK;
 }
 

@@ -60,7 +60,7 @@ typedef struct device_slot {
 } device_slot;
 
 typedef struct batch {
-    const ts_options *o;
+    const app_options *o;
     ts_chain chain;
     item *items;
     int n, cap;
@@ -82,7 +82,7 @@ typedef struct batch {
 } batch;
 
 /* batch_devices.c */
-/* Opens the slots and their pipelines (the first through ts_open_pipeline: its messages and
+/* Opens the slots and their pipelines (the first through app_open_pipeline: its messages and
  * --variant choices, copied to the others). 0, or -1 after saying why. */
 int batch_open_pipelines(batch *b, int workers);
 void batch_close_pipelines(batch *b);
@@ -160,6 +160,6 @@ void batch_print_timings(const batch *b);
 void batch_print_summary(const batch *b, int failed);
 
 /* The headless batch (headless.c): the exit status. */
-int ts_headless(const ts_options *o);
+int batch_main(const app_options *o);
 
 #endif

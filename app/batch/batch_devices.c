@@ -9,7 +9,7 @@
 
 /* The CUDA devices the batch uses: --devices' list, else every device present (TESSERA_DEVICE
  * alone: that one). At most `workers` of them: a slot needs a worker. */
-static int wanted_devices(const ts_options *o, int first, int workers, int *ids)
+static int wanted_devices(const app_options *o, int first, int workers, int *ids)
 {
     int n = 0;
     if (o->devices_given && o->n_devices > 0) {
@@ -19,18 +19,18 @@ static int wanted_devices(const ts_options *o, int first, int workers, int *ids)
         ids[n++] = first;
     } else {
         int count = ts_gpu_count();
-        for (int i = 0; i < count && i < TS_MAX_DEVICES; i++)
+        for (int i = 0; i < count && i < APP_MAX_DEVICES; i++)
             ids[n++] = i;
     }
     return n < workers ? n : workers;
 }
 
-/* One slot per GPU, each with its own pipeline (the first one opened by ts_open_pipeline, whose
+/* One slot per GPU, each with its own pipeline (the first one opened by app_open_pipeline, whose
  * variant choices the others copy). A device that cannot be opened is skipped with a message. */
 static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
 {
-    const ts_options *o = b->o;
-    int ids[TS_MAX_DEVICES];
+    const app_options *o = b->o;
+    int ids[APP_MAX_DEVICES];
     int first_id = ts_pipeline_device(first)->id, used_first = 0;
     int n = wanted_devices(o, first_id, workers, ids);
     b->devs = xcalloc((size_t)(n > 0 ? n : 1), sizeof *b->devs);
@@ -41,7 +41,7 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
             used_first = 1;
         } else if (ts_pipeline_create_on(&p, TS_BACKEND_GPU, ids[i], msg, sizeof msg) != TS_OK) {
             if (!o->quiet)
-                ts_warn("--devices: GPU %d skipped: %s", ids[i], ts_error_detail());
+                app_warn("--devices: GPU %d skipped: %s", ids[i], ts_error_detail());
             continue;
         } else {
             for (int f = 0; f < TS_FAM_COUNT; f++) {
@@ -56,7 +56,7 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
     }
     if (b->n_devs == 0) { /* none of the list opened: the first device still works */
         if (!o->quiet)
-            ts_warn("--devices: using GPU %d", first_id);
+            app_warn("--devices: using GPU %d", first_id);
         b->devs[0].shared = first;
         b->devs[0].id = first_id;
         pthread_mutex_init(&b->devs[0].lock, NULL);
@@ -70,14 +70,14 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
 
 int batch_open_pipelines(batch *b, int workers)
 {
-    const ts_options *o = b->o;
-    ts_pipeline *first = ts_open_pipeline(o);
+    const app_options *o = b->o;
+    ts_pipeline *first = app_open_pipeline(o);
     if (!first)
         return -1;
     if (ts_pipeline_on_gpu(first))
         return open_gpu_slots(b, first, workers);
     if (o->devices_given && !o->quiet)
-        ts_warn("--devices ignored: running on the CPU");
+        app_warn("--devices ignored: running on the CPU");
     b->n_devs = 1;
     b->devs = xcalloc(1, sizeof *b->devs);
     pthread_mutex_init(&b->devs[0].lock, NULL);
@@ -93,7 +93,7 @@ int batch_open_pipelines(batch *b, int workers)
     for (int w = 1; w < workers; w++) {
         char msg[256];
         if (ts_pipeline_create(&b->own[w], TS_BACKEND_CPU, msg, sizeof msg) != TS_OK) {
-            ts_warn("%s", ts_error_detail());
+            app_warn("%s", ts_error_detail());
             return -1;
         }
         for (int f = 0; f < TS_FAM_COUNT; f++) {

@@ -78,7 +78,7 @@ void batch_gpu_give(device_slot *d, ts_image *im, size_t *cap)
         p->im = realloc(p->im, (size_t)p->len * sizeof *p->im);
         p->cap = realloc(p->cap, (size_t)p->len * sizeof *p->cap);
         if (!p->im || !p->cap) {
-            ts_warn("out of memory");
+            app_warn("out of memory");
             exit(1);
         }
     }
@@ -123,7 +123,7 @@ static void warn_once(batch *b, const char *why)
     b->gpu_warned = 1;
     pthread_mutex_unlock(&b->lock);
     if (first && !b->o->quiet)
-        ts_warn("nvJPEG %s: JPEG files are decoded and encoded on the CPU", why);
+        app_warn("nvJPEG %s: JPEG files are decoded and encoded on the CPU", why);
 }
 
 /* The JPEG engines are used only when TESSERA_NVJPEG_ENGINES=1. Measured on an H100 with 16

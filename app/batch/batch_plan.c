@@ -20,7 +20,7 @@ void item_error(item *it, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     free(it->error);
-    it->error = ts_vformat(fmt, ap);
+    it->error = app_vformat(fmt, ap);
     va_end(ap);
 }
 
@@ -29,7 +29,7 @@ void item_notice(item *it, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     free(it->notice);
-    it->notice = ts_vformat(fmt, ap);
+    it->notice = app_vformat(fmt, ap);
     va_end(ap);
 }
 
@@ -39,7 +39,7 @@ static item *add_item(batch *b, const char *path, const char *key, int from_dir)
         b->cap = b->cap ? 2 * b->cap : 64;
         item *grown = realloc(b->items, (size_t)b->cap * sizeof *grown);
         if (!grown) {
-            ts_warn("out of memory");
+            app_warn("out of memory");
             exit(1);
         }
         b->items = grown;
@@ -112,7 +112,7 @@ static void add_dir(batch *b, const char *dir, const char *rel, int depth, const
             cap = cap ? 2 * cap : 64;
             names = realloc(names, cap * sizeof *names);
             if (!names) {
-                ts_warn("out of memory");
+                app_warn("out of memory");
                 exit(1);
             }
         }
@@ -144,7 +144,7 @@ static void add_dir(batch *b, const char *dir, const char *rel, int depth, const
 
 int batch_collect(batch *b)
 {
-    const ts_options *o = b->o;
+    const app_options *o = b->o;
     for (int i = 0; i < o->n_inputs; i++) {
         const char *in = o->inputs[i];
         if (path_is_dir(in)) {
@@ -161,14 +161,14 @@ int batch_collect(batch *b)
         }
     }
     if (b->n == 0) {
-        ts_warn("no images found in the inputs");
+        app_warn("no images found in the inputs");
         return 1;
     }
     return 0;
 }
 
 /* The output format of an input: --format, else the input's own, else PNG (with a notice). */
-static tsio_format out_format(const ts_options *o, const item *it, const char **why)
+static tsio_format out_format(const app_options *o, const item *it, const char **why)
 {
     *why = NULL;
     if (o->format != TSIO_UNKNOWN)
@@ -183,7 +183,7 @@ static tsio_format out_format(const ts_options *o, const item *it, const char **
 
 /* Where an item's output goes under -o DIR: its path under its directory argument (the tree is
  * mirrored, so a/x.jpg and a/b/x.jpg stay apart), or a file argument's name. */
-static void name_output(const ts_options *o, item *it)
+static void name_output(const app_options *o, item *it)
 {
     const char *why;
     tsio_format f = out_format(o, it, &why);
@@ -265,7 +265,7 @@ static void free_item(item *it)
  * list) decides, so adding or removing files moves no other file to another shard. */
 static void keep_shard(batch *b)
 {
-    const ts_options *o = b->o;
+    const app_options *o = b->o;
     int kept = 0;
     for (int i = 0; i < b->n; i++) {
         if (hash_fnv1a64(b->items[i].key) % (uint64_t)o->shard_n == (uint64_t)o->shard_k)
@@ -278,29 +278,29 @@ static void keep_shard(batch *b)
 
 int batch_plan(batch *b)
 {
-    const ts_options *o = b->o;
+    const app_options *o = b->o;
     size_t len = strlen(o->output);
     int names_file = !path_is_dir(o->output) && tsio_format_from_name(o->output) != TSIO_UNKNOWN &&
                      o->output[len - 1] != '/';
     int file_mode = names_file && b->n == 1;
     if (names_file && b->n > 1) {
-        ts_warn("-o %s names a file, but the inputs hold %d images (give -o a directory)",
+        app_warn("-o %s names a file, but the inputs hold %d images (give -o a directory)",
                 o->output, b->n);
         return 2;
     }
     if (file_mode && o->format != TSIO_UNKNOWN && o->format != tsio_format_from_name(o->output)) {
-        ts_warn("-o %s: --format %s does not match the file's extension (see tessera --help)",
+        app_warn("-o %s: --format %s does not match the file's extension (see tessera --help)",
                 o->output, tsio_format_ext(o->format));
         return 2;
     }
     if (!file_mode && !path_is_dir(o->output)) {
         int e = path_mkdirs(o->output, &b->made_output_dir);
         if (e) {
-            ts_warn("%s: cannot create the output directory: %s", o->output, strerror(e));
+            app_warn("%s: cannot create the output directory: %s", o->output, strerror(e));
             return 1;
         }
         if (b->made_output_dir && !o->quiet)
-            ts_warn("%s: output directory created", o->output);
+            app_warn("%s: output directory created", o->output);
     }
     for (int i = 0; i < b->n; i++) {
         item *it = &b->items[i];
@@ -328,7 +328,7 @@ static char *canonical(const char *path)
 {
     char buf[PATH_MAX];
     const char *base = path_base(path);
-    char *dir = base == path ? xstrdup(".") : ts_format("%.*s", (int)(base - path), path);
+    char *dir = base == path ? xstrdup(".") : app_format("%.*s", (int)(base - path), path);
     char *out = realpath(dir, buf) ? path_join(buf, base) : xstrdup(path);
     free(dir);
     return out;
@@ -342,35 +342,35 @@ static int batch_check_report(const batch *b)
     if (!r)
         return 0;
     if (!*path_base(r)) {
-        ts_warn("--report %s: no file name", r);
+        app_warn("--report %s: no file name", r);
         return 2;
     }
     if (stat(r, &sb) == 0) {
         const char *real = realpath(r, buf);
         for (int i = 0; i < b->n && real; i++)
             if (b->items[i].real_input && strcmp(b->items[i].real_input, real) == 0) {
-                ts_warn("--report %s: is an input of this batch", r);
+                app_warn("--report %s: is an input of this batch", r);
                 return 2;
             }
         if (!S_ISREG(sb.st_mode)) {
-            ts_warn("--report %s: not a regular file", r);
+            app_warn("--report %s: not a regular file", r);
             return 2;
         }
         if (!b->o->force) {
-            ts_warn("--report %s: exists (use --force)", r);
+            app_warn("--report %s: exists (use --force)", r);
             return 2;
         }
     } else if (errno != ENOENT) {
-        ts_warn("--report %s: %s", r, strerror(errno));
+        app_warn("--report %s: %s", r, strerror(errno));
         return 2;
     } else {
         /* its folder must be there now, not found missing once the whole batch has run */
         const char *base = path_base(r);
-        char *dir = base == r ? xstrdup(".") : ts_format("%.*s", (int)(base - r), r);
+        char *dir = base == r ? xstrdup(".") : app_format("%.*s", (int)(base - r), r);
         int e = path_stat_errno(dir), is_dir = path_is_dir(dir);
         free(dir);
         if (e || !is_dir) {
-            ts_warn("--report %s: %s", r, strerror(e ? e : ENOTDIR));
+            app_warn("--report %s: %s", r, strerror(e ? e : ENOTDIR));
             return 2;
         }
     }
@@ -384,7 +384,7 @@ static int batch_check_report(const batch *b)
         }
     free(want);
     if (clash) {
-        ts_warn("--report %s: is an output of this batch", r);
+        app_warn("--report %s: is an output of this batch", r);
         return 2;
     }
     return 0;

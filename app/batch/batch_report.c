@@ -121,7 +121,7 @@ int batch_write_report(const batch *b, const char *path)
     int fd = tsio_temp_open(path, tmp, sizeof tmp, &slot);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        ts_warn("%s: cannot write the report: %s", path, strerror(errno));
+        app_warn("%s: cannot write the report: %s", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             tsio_temp_finish(tmp, path, 0, 0, slot, err, sizeof err);
@@ -129,7 +129,7 @@ int batch_write_report(const batch *b, const char *path)
         return -1;
     }
     const ts_device *dev = b->devs[0].shared ? ts_pipeline_device(b->devs[0].shared) : NULL;
-    fprintf(f, "{\n  \"tool\": \"tessera %s\",\n  \"backend\": \"%s\",\n  \"device\": ", TS_VERSION,
+    fprintf(f, "{\n  \"tool\": \"tessera %s\",\n  \"backend\": \"%s\",\n  \"device\": ", APP_VERSION,
             dev ? "gpu" : "cpu");
     json_str(f, dev ? dev->name : "CPU");
     fprintf(f, ",\n  \"ops\": ");
@@ -158,7 +158,7 @@ int batch_write_report(const batch *b, const char *path)
     bad |= fclose(f) != 0;
     int e = errno ? errno : EIO;
     if (tsio_temp_finish(tmp, path, !bad, b->o->force, slot, err, sizeof err) != TS_OK) {
-        ts_warn("%s: cannot write the report: %s", path, bad ? strerror(e) : err);
+        app_warn("%s: cannot write the report: %s", path, bad ? strerror(e) : err);
         return -1;
     }
     return 0;
@@ -180,7 +180,7 @@ void batch_print_timings(const batch *b)
         const item *it = &b->items[i];
         if (!it->ok)
             continue;
-        char *name = ts_escape(it->input);
+        char *name = app_escape(it->input);
         printf("%s  %dx%d %dch %d-bit, decode %s, device %d:", name, it->width, it->height,
                it->channels, it->bytes * 8, it->decode_path, b->devs[it->device].id);
         free(name);
@@ -195,7 +195,7 @@ void batch_print_timings(const batch *b)
 
 void batch_print_summary(const batch *b, int failed)
 {
-    const ts_options *o = b->o;
+    const app_options *o = b->o;
     const ts_device *dev = b->devs[0].shared ? ts_pipeline_device(b->devs[0].shared) : NULL;
     double mpix = 0;
     for (int d = 0; d < b->n_devs; d++)
@@ -203,13 +203,13 @@ void batch_print_summary(const batch *b, int failed)
     int done = b->n - failed;
     double s = b->secs > 0 ? b->secs : 1e-9;
     if (failed)
-        ts_warn("%d of %d images failed", failed, b->n);
-    ts_warn("%d image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
+        app_warn("%d of %d images failed", failed, b->n);
+    app_warn("%d image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
             done == 1 ? "" : "s", o->output, b->secs, dev ? "GPU " : "CPU", dev ? dev->name : "",
             done / s, mpix / s);
     for (int d = 0; d < b->n_devs && b->n_devs > 1; d++)
-        ts_warn("  device %d: %d images, %.1f images/s, %.1f MP/s", b->devs[d].id,
+        app_warn("  device %d: %d images, %.1f images/s, %.1f MP/s", b->devs[d].id,
                 b->devs[d].images, b->devs[d].images / s, b->devs[d].mpix / s);
     if (b->skipped)
-        ts_warn("%d file%s skipped: not images by name", b->skipped, b->skipped == 1 ? "" : "s");
+        app_warn("%d file%s skipped: not images by name", b->skipped, b->skipped == 1 ? "" : "s");
 }

@@ -36,7 +36,7 @@ static void append_notice(item *it, const char *who, const char *text)
     if (!text[0])
         return;
     char *old = it->notice;
-    it->notice = old ? ts_format("%s\n%s: %s", old, who, text) : ts_format("%s: %s", who, text);
+    it->notice = old ? app_format("%s\n%s: %s", old, who, text) : app_format("%s: %s", who, text);
     free(old);
 }
 
@@ -144,7 +144,7 @@ static int stage_encode(const batch *b, item *it, gpu_worker *w, device_slot *d,
     /* -r mirrors the input tree: the output's folder may be new */
     const char *base = path_base(it->output);
     if (it->from_dir && base != it->output) {
-        char *dir = ts_format("%.*s", (int)(base - it->output), it->output);
+        char *dir = app_format("%.*s", (int)(base - it->output), it->output);
         int made, e = path_mkdirs(dir, &made);
         free(dir);
         if (e) {
@@ -170,7 +170,7 @@ static int stage_encode(const batch *b, item *it, gpu_worker *w, device_slot *d,
 static void draw_progress(batch *b, const char *name)
 {
     int width = 30, filled = b->n ? b->finished * width / b->n : width;
-    char *shown = ts_escape(name);
+    char *shown = app_escape(name);
     fprintf(stderr, "\r\033[K[%.*s%*s] %d/%d %.40s", filled, "##############################",
             width - filled, "", b->finished, b->n, shown);
     fflush(stderr);
@@ -397,7 +397,7 @@ static int start_signal_thread(pthread_t *t)
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     if (pthread_create(t, NULL, signal_thread, NULL) != 0) {
         pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
-        ts_warn("cannot start the signal thread: Ctrl+C ends the batch without cleaning up");
+        app_warn("cannot start the signal thread: Ctrl+C ends the batch without cleaning up");
         return -1;
     }
     return 0;
@@ -424,7 +424,7 @@ static void run_workers(batch *b, int workers)
     for (int w = 0; w < workers; w++) {
         args[w] = (worker_arg){b, &s, w, w % b->n_devs, NULL};
         if (w > 0 && pthread_create(&tid[w], NULL, worker, &args[w]) != 0) {
-            ts_warn("cannot start thread %d: running with %d", w, w);
+            app_warn("cannot start thread %d: running with %d", w, w);
             workers = w;
             break;
         }
@@ -452,9 +452,9 @@ static void print_messages(const batch *b, int *failed)
         /* notices only for written images: a file that fails says its error alone */
         if (it->ok && it->notice && !b->o->quiet) {
             const char *line = it->notice;
-            for (;;) { /* one line per notice; the escaping in ts_warn sees each alone */
+            for (;;) { /* one line per notice; the escaping in app_warn sees each alone */
                 const char *nl = strchr(line, '\n');
-                ts_warn("%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+                app_warn("%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
                 if (!nl)
                     break;
                 line = nl + 1;
@@ -465,17 +465,17 @@ static void print_messages(const batch *b, int *failed)
     }
     for (int i = 0; i < b->n; i++)
         if (b->items[i].error)
-            ts_warn("%s", b->items[i].error);
+            app_warn("%s", b->items[i].error);
 }
 
-static int run_batch(const ts_options *o)
+static int run_batch(const app_options *o)
 {
     batch b;
     char err[512];
     memset(&b, 0, sizeof b);
     b.o = o;
     if (ts_chain_parse(o->ops, &b.chain, err, sizeof err) != TS_OK) {
-        ts_warn("--ops: %s", err);
+        app_warn("--ops: %s", err);
         return 2;
     }
     int rc = batch_collect(&b);
@@ -519,7 +519,7 @@ static int run_batch(const ts_options *o)
     return failed || report_bad ? 1 : 0;
 }
 
-int ts_headless(const ts_options *o)
+int batch_main(const app_options *o)
 {
     pthread_t sig_tid;
     int have_sig = start_signal_thread(&sig_tid) == 0; /* before any thread, CUDA's included */

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Bytes that ts_escape writes for c (without the terminator). */
+/* Bytes that app_escape writes for c (without the terminator). */
 static size_t escape_len(unsigned char c)
 {
     if (c >= 0x20 && c != 0x7f)
@@ -20,7 +20,7 @@ static size_t escape_len(unsigned char c)
     return strchr("\a\b\t\n\v\f\r", c) && c ? 2 : 4;
 }
 
-char *ts_escape(const char *s)
+char *app_escape(const char *s)
 {
     static const char letters[] = "\a\b\t\n\v\f\r", names[] = "abtnvfr";
     size_t n = 1;
@@ -45,7 +45,7 @@ char *ts_escape(const char *s)
     return out;
 }
 
-char *ts_vformat(const char *fmt, va_list ap)
+char *app_vformat(const char *fmt, va_list ap)
 {
     char small[256]; /* most messages fit; a larger one is formatted again at its length */
     va_list again;
@@ -64,32 +64,32 @@ char *ts_vformat(const char *fmt, va_list ap)
     return s;
 }
 
-char *ts_format(const char *fmt, ...)
+char *app_format(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = ts_vformat(fmt, ap);
+    char *s = app_vformat(fmt, ap);
     va_end(ap);
     return s;
 }
 
-void ts_warn(const char *fmt, ...)
+void app_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *raw = ts_vformat(fmt, ap);
+    char *raw = app_vformat(fmt, ap);
     va_end(ap);
     /* Every message passes here, so a file name with a newline or ESC cannot forge a line or
      * drive the terminal, whichever message carries it; no length limit cuts the reason off. */
-    char *line = ts_escape(raw);
-    fprintf(stderr, "%s: %s\n", TS_PROG, line); /* one call: lines of threads do not interleave */
+    char *line = app_escape(raw);
+    fprintf(stderr, "%s: %s\n", APP_PROG, line); /* one call: lines of threads do not interleave */
     free(line);
     free(raw);
 }
 
 static void oom(size_t n)
 {
-    fprintf(stderr, "%s: out of memory (%zu bytes)\n", TS_PROG, n);
+    fprintf(stderr, "%s: out of memory (%zu bytes)\n", APP_PROG, n);
     exit(1);
 }
 

@@ -7,17 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TS_PROG "tessera"
-#define TS_VERSION "0.1.0"
+#define APP_PROG "tessera"
+#define APP_VERSION "0.1.0"
 
-/* "tessera: message\n" on stderr, any length, control characters escaped (ts_escape). */
-void ts_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tessera: message\n" on stderr, any length, control characters escaped (app_escape). */
+void app_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* `s` with control characters as C escapes (\n, \t, \033, \177), heap: what every one-line
  * message and listing shows of a file name. Other bytes (UTF-8 included) pass unchanged. */
-char *ts_escape(const char *s);
+char *app_escape(const char *s);
 /* printf into a new heap string of the length it needs. */
-char *ts_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *ts_vformat(const char *fmt, va_list ap);
+char *app_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *app_vformat(const char *fmt, va_list ap);
 /* Allocation that cannot fail quietly: prints and exits with 1 when memory is gone (app/ only). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -15,10 +15,10 @@
 
 #ifndef TS_HAVE_SDL
 
-int ts_viewer(const ts_options *o)
+int viewer_main(const app_options *o)
 {
     (void)o;
-    ts_warn("this tessera was built without SDL2, so it has no viewer: use --headless (see "
+    app_warn("this tessera was built without SDL2, so it has no viewer: use --headless (see "
             "tessera --help), or install libsdl2-dev (make deps) and rebuild");
     return 2;
 }
@@ -81,7 +81,7 @@ static void record(viewer *v, double work_end, const vw_frame *parts, int start,
 
 /* Frames to draw after the replayed keys: --frames N, 1 with --screenshot alone; 0: until
  * closed. */
-static long total_frames(const ts_options *o) { return o->frames ? o->frames : o->screenshot ? 1 : 0; }
+static long total_frames(const app_options *o) { return o->frames ? o->frames : o->screenshot ? 1 : 0; }
 
 /* The first file's first paint and the frame of its full image, for the summary. */
 static void first_paint(viewer *v, double at)
@@ -160,7 +160,7 @@ static int wait_idle(const viewer *v)
  * no --frames and no --screenshot: until closed, waiting for events when nothing changes. */
 static void loop(viewer *v, const vw_key *keys, int n_keys)
 {
-    const ts_options *o = v->o;
+    const app_options *o = v->o;
     long after = total_frames(o) ? total_frames(o) : -1;
     long total = after < 0 ? -1 : n_keys + after;
     v->running = 1;
@@ -314,23 +314,23 @@ static void viewer_free(viewer *v)
     free(v);
 }
 
-int ts_viewer(const ts_options *o)
+int viewer_main(const app_options *o)
 {
     char err[256];
     vw_key *keys = NULL;
     int n_keys = 0;
     ts_chain chain;
     if (o->keys && (n_keys = vw_keys_parse(o->keys, &keys, err, sizeof err)) < 0) {
-        ts_warn("--keys: %s", err);
+        app_warn("--keys: %s", err);
         return 2;
     }
     if (ts_chain_parse(o->ops, &chain, err, sizeof err) != TS_OK) {
-        ts_warn("--ops '%s': %s", o->ops, err);
+        app_warn("--ops '%s': %s", o->ops, err);
         free(keys);
         return 2;
     }
     if (!have_display()) {
-        ts_warn("no display (DISPLAY/WAYLAND_DISPLAY unset): use --headless, or "
+        app_warn("no display (DISPLAY/WAYLAND_DISPLAY unset): use --headless, or "
                 "SDL_VIDEODRIVER=offscreen");
         ts_chain_free(&chain);
         free(keys);
@@ -349,7 +349,7 @@ int ts_viewer(const ts_options *o)
     v->slide_ms = o->slideshow_ms > 0 ? o->slideshow_ms : 3000;
     vw_frames_reset(&v->frames);
     v->status = 1;
-    if ((v->run.pipe = ts_open_pipeline(o)) != NULL) {
+    if ((v->run.pipe = app_open_pipeline(o)) != NULL) {
         for (int i = 0; i < o->n_inputs; i++)
             if (strcmp(o->inputs[i], "-") == 0)
                 vw_files_add_lines(&v->files, stdin, o->recursive);
@@ -367,7 +367,7 @@ int ts_viewer(const ts_options *o)
             v->win_ready = now_ms() - v->started;
             v->status = 0;
             if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
-                ts_warn("--fullscreen: %s", SDL_GetError());
+                app_warn("--fullscreen: %s", SDL_GetError());
             v->slide_at = now_ms() + v->slide_ms;
             if (o->demo) /* each rung stays 1.5 s (a talk; with --frames too, to measure its
                             frame rate); for a screenshot, none */

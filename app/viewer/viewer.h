@@ -24,7 +24,7 @@
  *   viewer_text.c    text (stb_easy_font, with a '|' unlike 'l') and filled rectangles
  *   viewer_hud.c     the UI (vw_ui): the HUD panel or status line, help, messages, labels, toasts
  *   viewer_events.c  commands: keys, mouse, window events and dropped files -> the parts
- *   viewer.c         ts_viewer: start, the frame loop, frame timing, the exit summary
+ *   viewer.c         viewer_main: start, the frame loop, frame timing, the exit summary
  *
  * Calls go one way: viewer.c -> viewer_events.c -> viewer_hud.c -> the parts below; no part calls
  * back up.
@@ -44,6 +44,6 @@
 #endif
 
 /* The viewer (viewer.c): the exit status. */
-int ts_viewer(const ts_options *o);
+int viewer_main(const app_options *o);
 
 #endif

@@ -18,7 +18,7 @@
 #include "viewer_win.h"
 
 typedef struct viewer {
-    const ts_options *o;
+    const app_options *o;
     vw_win win;       /* viewer_win.c */
     vw_files files;   /* viewer_files.c */
     vw_run run;       /* viewer_run.c */
@@ -36,7 +36,7 @@ typedef struct viewer {
     /* the frame loop (viewer.c) */
     long frame_no;
     double frame_start, last_present;
-    double started;        /* now_ms at ts_viewer's start */
+    double started;        /* now_ms at viewer_main's start */
     double paint_first, paint_full; /* the first file: first frame showing it, the full image
                                        (0: not yet), in ms from `started` */
     long paint_full_frame;

@@ -15,7 +15,7 @@ static void add_file(vw_files *f, const char *path)
         f->cap = f->cap ? 2 * f->cap : 32;
         char **grown = realloc(f->path, (size_t)f->cap * sizeof *grown);
         if (!grown) {
-            ts_warn("out of memory");
+            app_warn("out of memory");
             exit(1);
         }
         f->path = grown;
@@ -62,7 +62,7 @@ static void add_dir_or_file(vw_files *f, const char *path, int recursive, int de
             cap = cap ? 2 * cap : 64;
             char **grown = realloc(names, cap * sizeof *grown);
             if (!grown) {
-                ts_warn("out of memory");
+                app_warn("out of memory");
                 exit(1);
             }
             names = grown;

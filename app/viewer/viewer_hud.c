@@ -132,7 +132,7 @@ static void fmt_ms(char *buf, size_t len, double ms)
 static void backend_items(const vw_scene *v, panel *p)
 {
     const ts_device *d = ts_pipeline_device(v->run->pipe);
-    say(p, c_text, "tessera %s", TS_VERSION);
+    say(p, c_text, "tessera %s", APP_VERSION);
     if (d)
         say(p, c_text, "GPU %s (sm_%d, %d SMs)", d->name, d->cc, d->sms);
     else

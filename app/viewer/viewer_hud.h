@@ -33,7 +33,7 @@ vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare);
 
 /* What the UI shows: every part, read only. */
 typedef struct vw_scene {
-    const ts_options *o;
+    const app_options *o;
     const vw_ui *ui;
     const vw_win *win;
     const vw_files *files;

@@ -20,7 +20,7 @@ static void load_anim(vw_run *r, const char *path, uint64_t max_pixels)
     if (strcasecmp(path_ext(path), "gif") != 0 || r->src.channels != 4 || r->src.bytes != 1)
         return;
     if (vw_anim_load(path, max_pixels, &r->anim, err, sizeof err) < 0)
-        ts_warn("%s: %s: showing the first frame", path, err);
+        app_warn("%s: %s: showing the first frame", path, err);
     if (r->anim.n && (r->anim.w != r->src.width || r->anim.h != r->src.height))
         vw_anim_free(&r->anim);
     r->anim_at = r->anim.n ? now_ms() + r->anim.delay_ms[0] : 0;
@@ -307,7 +307,7 @@ int vw_run_save(vw_run *r, const char *orig, int quiet, char *msg, size_t len)
             printf("tessera: saved %s\n", path);
     } else {
         snprintf(msg, len, "cannot save %s: %s", path_base(path), err);
-        ts_warn("%s: %s", path, err);
+        app_warn("%s: %s", path, err);
         rc = -1;
     }
     fflush(stdout);

@@ -31,7 +31,7 @@ static int ensure_texture(vw_win *win, SDL_Texture **t, int w, int h, int *tw, i
     *t = SDL_CreateTexture(win->ren, win->tex_format, SDL_TEXTUREACCESS_STREAMING, w, h);
     if (!*t) {
         *tw = *th = 0;
-        ts_warn("SDL_CreateTexture %dx%d: %s", w, h, SDL_GetError());
+        app_warn("SDL_CreateTexture %dx%d: %s", w, h, SDL_GetError());
         return -1;
     }
     *tw = w;
@@ -45,7 +45,7 @@ static int lock(SDL_Texture *t, const ts_display_map *m, void **px, int *pitch)
 {
     SDL_Rect r = {0, 0, m->tw, m->th};
     if (SDL_LockTexture(t, &r, px, pitch) != 0) {
-        ts_warn("SDL_LockTexture: %s", SDL_GetError());
+        app_warn("SDL_LockTexture: %s", SDL_GetError());
         return -1;
     }
     return 0;
@@ -84,7 +84,7 @@ static ts_status fill_gpu(vw_tex *v, const ts_image *d, const ts_display_map *m,
  * result on the device, or from src on the host. */
 static ts_status resample_failed(vw_tex *v, const vw_run *r, const ts_image **d, ts_stream *s)
 {
-    ts_warn("resampling the view on the GPU failed (%s): box cells from now on",
+    app_warn("resampling the view on the GPU failed (%s): box cells from now on",
             ts_error_detail());
     v->dev_rs_off = 1;
     v->dev_valid = 0;
@@ -169,7 +169,7 @@ static int convert_host(vw_tex *v, vw_rs_host *c, const ts_image *im, unsigned g
                 c->gen = gen;
                 have = 1;
             } else {
-                ts_warn("resampling the view failed (%s): box cells instead", ts_error_detail());
+                app_warn("resampling the view failed (%s): box cells instead", ts_error_detail());
                 ts_image_free(&c->im);
                 c->fail_gen = gen;
                 c->fail_gw = m->gw;
@@ -252,7 +252,7 @@ static int update_main(vw_tex *v, vw_win *win, vw_run *r, const vw_view *view, v
         if (st == TS_OK && dsrc)
             st = fill_gpu(v, dsrc, m, s);
         if (st != TS_OK) {
-            ts_warn("the GPU display conversion failed (%s): converting on the host from now on",
+            app_warn("the GPU display conversion failed (%s): converting on the host from now on",
                     ts_error_detail());
             r->gpu_display_off = 1;
             v->resampled = 0;

@@ -17,7 +17,7 @@ int vw_sdl(int rc, const char *what)
     static int printed;
     if (rc < 0 && printed < 10) {
         printed++;
-        ts_warn("%s: %s", what, SDL_GetError());
+        app_warn("%s: %s", what, SDL_GetError());
     }
     return rc;
 }
@@ -69,7 +69,7 @@ int vw_win_open(vw_win *w, const char *geometry, int iw, int ih)
     /* textures are drawn 1:1 or magnified: nearest everywhere (textures also set it) */
     SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "nearest");
     if (SDL_Init(SDL_INIT_VIDEO) != 0) {
-        ts_warn("SDL_Init: %s", SDL_GetError());
+        app_warn("SDL_Init: %s", SDL_GetError());
         return -1;
     }
     int width, height;
@@ -77,17 +77,17 @@ int vw_win_open(vw_win *w, const char *geometry, int iw, int ih)
     w->win = SDL_CreateWindow("tessera", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, width,
                               height, SDL_WINDOW_RESIZABLE);
     if (!w->win) {
-        ts_warn("SDL_CreateWindow: %s", SDL_GetError());
+        app_warn("SDL_CreateWindow: %s", SDL_GetError());
         return -1;
     }
     w->ren = SDL_CreateRenderer(w->win, -1, SDL_RENDERER_PRESENTVSYNC);
     if (!w->ren) {
-        ts_warn("SDL_CreateRenderer: %s", SDL_GetError());
+        app_warn("SDL_CreateRenderer: %s", SDL_GetError());
         return -1;
     }
     SDL_RendererInfo ri;
     if (SDL_GetRendererInfo(w->ren, &ri) != 0) {
-        ts_warn("SDL_GetRendererInfo: %s", SDL_GetError());
+        app_warn("SDL_GetRendererInfo: %s", SDL_GetError());
         return -1;
     }
     snprintf(w->renderer, sizeof w->renderer, "%s", ri.name);
@@ -102,7 +102,7 @@ int vw_win_open(vw_win *w, const char *geometry, int iw, int ih)
     w->refresh_hz = SDL_GetWindowDisplayMode(w->win, &m) == 0 && m.refresh_rate > 0 ? m.refresh_rate
                                                                                    : 60;
     if (SDL_GetRendererOutputSize(w->ren, &w->ww, &w->wh) != 0) {
-        ts_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
+        app_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
         return -1;
     }
     SDL_StartTextInput();
@@ -153,7 +153,7 @@ int vw_win_resized(vw_win *w)
 {
     int ow = w->ww, oh = w->wh;
     if (SDL_GetRendererOutputSize(w->ren, &w->ww, &w->wh) != 0) {
-        ts_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
+        app_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
         return -1;
     }
     return w->ww != ow || w->wh != oh;
@@ -186,19 +186,19 @@ int vw_win_screenshot(vw_win *w, const char *path)
     char notice[256], err[256];
     int width, height;
     if (SDL_GetRendererOutputSize(w->ren, &width, &height) != 0) {
-        ts_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
+        app_warn("SDL_GetRendererOutputSize: %s", SDL_GetError());
         return -1;
     }
     if (ts_image_alloc(&im, width, height, 3, 1) != TS_OK) {
-        ts_warn("screenshot: %s", ts_error_detail());
+        app_warn("screenshot: %s", ts_error_detail());
         return -1;
     }
     int rc = 0;
     if (SDL_RenderReadPixels(w->ren, NULL, SDL_PIXELFORMAT_RGB24, im.data, (int)im.pitch) != 0) {
-        ts_warn("SDL_RenderReadPixels: %s", SDL_GetError());
+        app_warn("SDL_RenderReadPixels: %s", SDL_GetError());
         rc = -1;
     } else if (tsio_save(path, &im, NULL, notice, sizeof notice, err, sizeof err) != TS_OK) {
-        ts_warn("%s: %s", path, err);
+        app_warn("%s: %s", path, err);
         rc = -1;
     }
     ts_image_free(&im);
