@@ -13,7 +13,7 @@ check() { # name, offending lines (empty: pass)
 public=$(grep -oE '\b(ts|TS)_[A-Za-z0-9_]+' kernels/tessera.h | sort -u)
 defs=$(grep -anE '^(#define +(ts|TS)_[A-Za-z0-9_]+|typedef .*\b(ts|TS)_[A-Za-z0-9_]+;|[a-z].*[ *](ts|TS)_[A-Za-z0-9_]+\(.*[^;]$|(struct|enum) +(ts|TS)_[A-Za-z0-9_]+ *\{)' \
         $(find app kernels -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' | grep -v '^kernels/tessera.h$') |
-    grep -vE '#define +TS_[A-Z0-9_]+_(H|CUH)\b' |
+    grep -avE '#define +TS_[A-Z0-9_]+_(H|CUH)\b' |
     while IFS= read -r line; do
         for n in $(echo "$line" | cut -d: -f3- | grep -oE '\b(ts|TS)_[A-Za-z0-9_]+' | head -1); do
             echo "$public" | grep -qx "$n" || echo "$line"
