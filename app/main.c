@@ -1,6 +1,7 @@
 /* main.c - tessera's entry: parse the command line, then list, batch-convert or view. */
 #include "batch.h"
 #include "cli.h"
+#include "kernel_file.h"
 #include "util.h"
 #include "viewer.h"
 
@@ -9,6 +10,7 @@
 int main(int argc, char **argv)
 {
     app_options o;
+    app_gpu_env(); /* TESSERA_DEVICE and the tests' knobs: the library reads no environment */
     int rc = cli_parse(argc, argv, &o);
     if (rc)
         return rc;

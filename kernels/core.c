@@ -24,6 +24,19 @@ const char *ts_status_str(ts_status s)
     return "unknown error";
 }
 
+/* Set once by the app before its threads start (then only read): no lock. */
+static ts_gpu_settings ts__gpu_settings;
+
+void ts_gpu_set(const ts_gpu_settings *s)
+{
+    if (s)
+        ts__gpu_settings = *s;
+    else
+        memset(&ts__gpu_settings, 0, sizeof ts__gpu_settings);
+}
+
+const ts_gpu_settings *ts_gpu_get(void) { return &ts__gpu_settings; }
+
 const char *ts_error_detail(void) { return ts__detail; }
 
 void ts_clear_error(void) { ts__detail[0] = '\0'; }

@@ -2,21 +2,18 @@
  *
  * Filters are built here once, so every backend gets the same float weights (and, where the
  * weights are integers, the same exact integer weights and divisor). A kernel file is K*K weights
- * (K odd, 1..31) and an optional divisor; the loader reads only regular files, so a FIFO or a
- * device named by kernel:FILE is refused instead of blocking the batch. The build hooks of the
- * conv rows of the op table (ops.c) are at the end.
+ * (K odd, 1..31) and an optional divisor, parsed here from text that the caller read (the app's
+ * reader, app/common/kernel_file.c, opens regular files only: a FIFO or a device named by
+ * kernel:FILE is refused instead of blocking the batch). The build hooks of the conv rows of the
+ * op table (ops.c) are at the end.
  */
 #include "op_table.h"
 #include "ts_math.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 
 /* Sets exact integer weights (one output per call) and derives the float weights. */
@@ -259,8 +256,8 @@ ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err,
     int n, k;
     kf_reader r = {.text = text, .len = len, .line = 1};
     memset(f, 0, sizeof *f);
-    if (len > KERNEL_FILE_MAX)
-        snprintf(r.why, sizeof r.why, "kernel file is larger than %u bytes", KERNEL_FILE_MAX);
+    if (len > TS_KERNEL_FILE_MAX)
+        snprintf(r.why, sizeof r.why, "kernel file is larger than %u bytes", TS_KERNEL_FILE_MAX);
     else if (kf_read(&r, v, &n, &div) == 0 && kf_check(&r, v, n, div, &k) == 0) {
         kf_build(f, v, k, div);
         return TS_OK;
@@ -268,66 +265,6 @@ ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err,
     if (err && errlen)
         snprintf(err, errlen, "%s", r.why);
     return ts_fail(TS_ERR_FORMAT, "%s", r.why);
-}
-
-/* Why a file that is not a regular file cannot be a kernel file. */
-static const char *not_regular(mode_t m)
-{
-    return S_ISDIR(m)    ? "is a directory"
-           : S_ISFIFO(m) ? "is a FIFO (a kernel file must be a regular file)"
-           : S_ISSOCK(m) ? "is a socket (a kernel file must be a regular file)"
-                         : "is a device (a kernel file must be a regular file)";
-}
-
-/* Reads at most `max` bytes (a file that grows while read is cut there); -1 on a read error. */
-static ssize_t read_upto(int fd, char *buf, size_t max)
-{
-    size_t len = 0;
-    while (len < max) {
-        ssize_t n = read(fd, buf + len, max - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    return (ssize_t)len;
-}
-
-/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat on the
- * open descriptor then refuses everything but a regular file (no race with a rename). */
-static ts_status filter_load(const char *path, ts_filter *f, char *err, size_t errlen)
-{
-    char why[200];
-    ts_status st = TS_ERR_IO;
-    char *buf = NULL;
-    struct stat sb;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        snprintf(why, sizeof why, "%s", strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        snprintf(why, sizeof why, "%s", not_regular(sb.st_mode));
-    } else if (!(buf = malloc(KERNEL_FILE_MAX + 1))) {
-        st = TS_ERR_NOMEM;
-        snprintf(why, sizeof why, "out of memory");
-    } else {
-        /* one byte past the limit, so ts_filter_parse can say the file is too large */
-        ssize_t len = read_upto(fd, buf, KERNEL_FILE_MAX + 1);
-        if (len < 0)
-            snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
-        else
-            st = ts_filter_parse(buf, (size_t)len, f, why, sizeof why);
-    }
-    if (fd >= 0)
-        close(fd);
-    free(buf);
-    if (st == TS_OK)
-        return TS_OK;
-    if (err && errlen)
-        snprintf(err, errlen, "%s: %s", path, why);
-    return ts_fail(st, "%s: %s", path, why);
 }
 
 /* ---------------------------------------------------------------- the conv rows' build hooks */
@@ -387,7 +324,12 @@ ts_status op_build_edge(const op_row *row, const op_values *v, const char *item,
 ts_status op_build_kernel(const op_row *row, const op_values *v, const char *item, ts_op *op,
                           char *err, size_t errlen)
 {
-    ts_status st = filter_load(v->s[0], &op->filter, err, errlen);
+    /* the caller reads the file (the library opens none) and gives its weights */
+    if (!v->reader) {
+        op_error(err, errlen, item, "kernel files are read by the caller (ts_op_parse_with)");
+        return TS_ERR_UNSUPPORTED;
+    }
+    ts_status st = v->reader(v->s[0], &op->filter, err, errlen);
     if (st != TS_OK)
         return st;
     const char *base = strrchr(v->s[0], '/');

@@ -47,15 +47,16 @@ extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
     }
     if (n == 0)
         return ts_fail(TS_ERR_NO_GPU, "no CUDA device found");
-    const char *want = getenv("TESSERA_DEVICE");
-    if (want_id >= 0) {
+    const ts_gpu_settings *set = ts_gpu_get();
+    if (want_id < 0 && set->device_set) {
+        if (set->device < 0 || set->device >= n)
+            return ts_fail(TS_ERR_NO_GPU, "device %d chosen but %d device(s) present", set->device,
+                           n);
+        id = set->device;
+    } else if (want_id >= 0) {
         if (want_id >= n)
             return ts_fail(TS_ERR_NO_GPU, "device %d asked for but %d device(s) present", want_id, n);
         id = want_id;
-    } else if (want && *want) {
-        id = atoi(want);
-        if (id < 0 || id >= n)
-            return ts_fail(TS_ERR_NO_GPU, "TESSERA_DEVICE=%s but %d device(s) present", want, n);
     }
     cudaDeviceProp p;
     CUDA_TRY(cudaSetDevice(id));
@@ -64,9 +65,8 @@ extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
     snprintf(dev->name, sizeof dev->name, "%s", p.name);
     dev->cc_real = p.major * 10 + p.minor;
     dev->cc = dev->cc_real;
-    const char *cap = getenv("TESSERA_MAX_CC"); /* tests force the pre-sm_90 paths with this */
-    if (cap && *cap && atoi(cap) > 0 && atoi(cap) < dev->cc)
-        dev->cc = atoi(cap);
+    if (set->max_cc > 0 && set->max_cc < dev->cc) /* tests force the pre-sm_90 paths */
+        dev->cc = set->max_cc;
     dev->sms = p.multiProcessorCount;
     dev->global_mem = p.totalGlobalMem;
     dev->smem_per_block = p.sharedMemPerBlock;
@@ -88,18 +88,13 @@ extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
     return TS_OK;
 }
 
-/* TESSERA_GPU_MEM_LIMIT=BYTES (suffix K, M or G) refuses any one allocation above it, as a GPU
- * with that little free memory would: the tests use it to check that an image too large for the
- * GPU is refused with a clear message and the batch goes on. */
+/* The settings' mem_limit refuses any one allocation above it, as a GPU with that little free
+ * memory would: the tests use it (the app's TESSERA_GPU_MEM_LIMIT) to check that an image too
+ * large for the GPU is refused with a clear message and the batch goes on. */
 static size_t mem_limit(void)
 {
-    const char *s = getenv("TESSERA_GPU_MEM_LIMIT");
-    if (!s || !*s)
-        return SIZE_MAX;
-    char *end;
-    double v = strtod(s, &end);
-    double unit = *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
-    return v > 0 ? (size_t)(v * unit) : SIZE_MAX;
+    size_t l = ts_gpu_get()->mem_limit;
+    return l ? l : SIZE_MAX;
 }
 
 static ts_status out_of_memory(size_t bytes)

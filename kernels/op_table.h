@@ -11,7 +11,6 @@
 #include "tessera.h"
 
 #define OP_MAX_ARGS 3
-#define KERNEL_FILE_MAX (1u << 20) /* a kernel file longer than 1 MiB is refused unread */
 
 typedef enum op_arg_kind {
     ARG_KSIZE, /* a filter size: odd integer, 1..TS_MAX_K */
@@ -36,6 +35,7 @@ typedef struct op_arg {
 /* Parsed arguments as the build hook receives them: `given` of the row's args were in the text;
  * the others hold their defaults (ARG_WORD: index 0, ARG_TEXT: NULL). */
 typedef struct op_values {
+    ts_kernel_reader reader;    /* kernel:FILE's (NULL: refused) */
     int given;
     long i[OP_MAX_ARGS];        /* ARG_KSIZE, ARG_INT; ARG_WORD: the index in `choices` */
     double f[OP_MAX_ARGS];      /* ARG_FLOAT */
@@ -76,7 +76,7 @@ ts_status op_error(char *err, size_t errlen, const char *item, const char *what)
 int ops_parse_float(const char *s, double *out);
 
 /* kernels/filter.c: the build hooks of the conv rows (each builds its filter bank once, so every
- * backend gets the same float weights) and the kernel-file loader. */
+ * backend gets the same float weights); kernel:FILE's weights come from the caller's reader. */
 ts_status op_build_box(const op_row *row, const op_values *v, const char *item, ts_op *op,
                        char *err, size_t errlen);
 ts_status op_build_gauss(const op_row *row, const op_values *v, const char *item, ts_op *op,

@@ -417,7 +417,13 @@ static ts_status split_item(char *item, const char *shown, const op_row **row,
     return TS_OK;
 }
 
-ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
+ts_status ts_op_parse(const char *item, ts_op *op, char *err, size_t errlen)
+{
+    return ts_op_parse_with(item, NULL, op, err, errlen);
+}
+
+ts_status ts_op_parse_with(const char *item_in, ts_kernel_reader reader, ts_op *op, char *err,
+                           size_t errlen)
 {
     char item[1024], *arg[OP_MAX_ARGS] = {NULL};
     int nargs = 0;
@@ -455,6 +461,7 @@ ts_status ts_op_parse(const char *item_in, ts_op *op, char *err, size_t errlen)
     st = parse_args(row, arg, nargs, shown, &v, err, errlen);
     if (st != TS_OK)
         return st;
+    v.reader = reader;
     op->kind = row->kind;
     if (!row->build) {
         snprintf(op->text, sizeof op->text, "%s", row->info.name);
@@ -495,6 +502,12 @@ void ts_chain_free(ts_chain *chain)
 
 ts_status ts_chain_parse(const char *text, ts_chain *chain, char *err, size_t errlen)
 {
+    return ts_chain_parse_with(text, NULL, chain, err, errlen);
+}
+
+ts_status ts_chain_parse_with(const char *text, ts_kernel_reader reader, ts_chain *chain,
+                              char *err, size_t errlen)
+{
     chain->n = 0;
     chain->ops = NULL;
     if (err && errlen)
@@ -518,7 +531,7 @@ ts_status ts_chain_parse(const char *text, ts_chain *chain, char *err, size_t er
         }
         memcpy(item, p, len);
         item[len] = '\0';
-        st = ts_op_parse(item, op, err, errlen);
+        st = ts_op_parse_with(item, reader, op, err, errlen);
         if (st == TS_OK)
             st = ts_chain_append(chain, op);
         if (st != TS_OK) {

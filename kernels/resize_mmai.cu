@@ -828,7 +828,7 @@ static mi_launcher mi_pick(const mi_geom &g)
  * resampler alone, without the tables' upload and mi_prep_kernel (12 us of 101 at 8K -> 4K RGB
  * on an H100). Slots per device, least recently used rewritten, and only after the launches
  * that read it are done (an event per stream that used it); a launch from another stream than
- * the build waits for the build's event. TESSERA_RESIZE_PLAN_CACHE=0 turns it off. */
+ * the build waits for the build's event. The settings' resize_plan_cache_off turns it off. */
 #define MI_DEVS 16
 #define MI_SLOTS 6
 #define MI_USERS 4
@@ -848,15 +848,7 @@ static mi_slot mi_slots[MI_DEVS][MI_SLOTS];
 static unsigned long long mi_tick;
 static pthread_mutex_t mi_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int mi_cache_on(void)
-{
-    static int on = -1; /* a benign race: every thread computes the same value */
-    if (on < 0) {
-        const char *e = getenv("TESSERA_RESIZE_PLAN_CACHE");
-        on = !(e && strcmp(e, "0") == 0);
-    }
-    return on;
-}
+static int mi_cache_on(void) { return !ts_gpu_get()->resize_plan_cache_off; }
 
 /* Waits for every launch that read the slot (before it is rewritten). */
 static ts_status mi_slot_drain(mi_slot *s)

@@ -181,15 +181,25 @@ typedef struct ts_chain {
     ts_op *ops; /* n ops, heap */
 } ts_chain;
 
+/* The weights of kernel:FILE, read by the caller: the library opens no files. A reader fills *f
+ * (with ts_filter_parse on the file's text) or returns the failure with `err` naming the file.
+ * The app's reads regular files only, at most TS_KERNEL_FILE_MAX + 1 bytes. */
+#define TS_KERNEL_FILE_MAX (1u << 20) /* a kernel file longer than 1 MiB is refused */
+typedef ts_status (*ts_kernel_reader)(const char *file, ts_filter *f, char *err, size_t errlen);
 /* Parses "gauss:5,rotate:90,equalize". An empty or all-blank string gives an empty chain.
- * On failure the chain is empty and `err` says what is wrong with which item. Reads FILE of
- * kernel:FILE. Returns TS_ERR_INVALID for malformed text, TS_ERR_IO/TS_ERR_FORMAT for a kernel file. */
+ * On failure the chain is empty and `err` says what is wrong with which item. kernel:FILE is
+ * TS_ERR_UNSUPPORTED here (no reader); ts_chain_parse_with hands FILE to `reader`.
+ * Returns TS_ERR_INVALID for malformed text, the reader's status for a kernel file. */
 ts_status ts_chain_parse(const char *text, ts_chain *chain, char *err, size_t errlen);
+ts_status ts_chain_parse_with(const char *text, ts_kernel_reader reader, ts_chain *chain,
+                              char *err, size_t errlen);
 ts_status ts_chain_append(ts_chain *chain, const ts_op *op);
 void ts_chain_remove(ts_chain *chain, int index);
 void ts_chain_free(ts_chain *chain);
 /* One op ("gauss:5"); the same grammar as an item of a chain. */
 ts_status ts_op_parse(const char *item, ts_op *op, char *err, size_t errlen);
+ts_status ts_op_parse_with(const char *item, ts_kernel_reader reader, ts_op *op, char *err,
+                           size_t errlen);
 /* Parses the text of a kernel file: K*K weights (K odd, 1..31) separated by blanks, commas or
  * newlines, '#' comments, and an optional line "divisor: D" (or "/ D"). */
 ts_status ts_filter_parse(const char *text, size_t len, ts_filter *f, char *err, size_t errlen);
@@ -253,8 +263,8 @@ typedef struct CUstream_st *ts_stream; /* the same type as cudaStream_t */
 typedef struct ts_device {
     int id;
     char name[256];
-    int cc;                   /* compute capability * 10 (90 = sm_90), maybe lowered by
-                                 TESSERA_MAX_CC to force fallbacks in tests */
+    int cc;                   /* compute capability * 10 (90 = sm_90), maybe lowered by the
+                                 settings' max_cc to force fallbacks in tests */
     int cc_real;              /* the device's own */
     int sms;
     size_t global_mem, free_mem;
@@ -268,7 +278,19 @@ typedef struct ts_device {
 } ts_device;
 
 int ts_gpu_compiled(void); /* 1 when built with CUDA */
-/* Opens the first usable device (TESSERA_DEVICE=N picks another). TS_ERR_NO_GPU says why not. */
+/* The runtime's settings, process-wide: the library reads no environment, so the app sets them
+ * (from TESSERA_DEVICE, TESSERA_MAX_CC, ...) before its first GPU call. All zero: the defaults. */
+typedef struct ts_gpu_settings {
+    int device_set;            /* ts_gpu_open opens `device` instead of the first */
+    int device;
+    int max_cc;                /* > 0: a device reports at most this capability (cc), so tests
+                                  reach the pre-sm_90 paths on an sm_90 GPU */
+    size_t mem_limit;          /* > 0: any one allocation above it fails as out of GPU memory */
+    int resize_plan_cache_off; /* resize's geometry is built on every call (first-call timings) */
+} ts_gpu_settings;
+void ts_gpu_set(const ts_gpu_settings *s); /* copies *s; NULL restores the defaults */
+const ts_gpu_settings *ts_gpu_get(void);
+/* Opens the first usable device (or the settings' device). TS_ERR_NO_GPU says why not. */
 ts_status ts_gpu_open(ts_device *dev);
 /* Opens device `id` (< 0: as ts_gpu_open) and makes it the calling thread's current device. */
 ts_status ts_gpu_open_id(ts_device *dev, int id);

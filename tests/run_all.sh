@@ -19,6 +19,7 @@ run_suite() {
     fi
     rm -f "$log"
 }
+run_suite layout sh tests/layout.sh
 run_suite unit "$BUILD/test_unit"
 run_suite cli sh tests/cli.sh "$BUILD/tessera"
 [ -f tests/viewer.sh ] && run_suite viewer sh tests/viewer.sh "$BUILD/tessera"

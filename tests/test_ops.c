@@ -1,5 +1,6 @@
 /* test_ops.c - the op grammar, filter construction and kernel files. */
 #include "op_table.h"
+#include "kernel_file.h"
 #include "testutil.h"
 #include "ts_math.h"
 
@@ -189,13 +190,28 @@ TEST(kernel_file_op_reads_the_file)
     snprintf(item, sizeof item, "kernel:%s", path);
     ts_op op;
     char err[256];
-    CHECKF(ts_op_parse(item, &op, err, sizeof err) == TS_OK, "%s", err);
+    CHECKF(app_op_parse(item, &op, err, sizeof err) == TS_OK, "%s", err);
     CHECK(op.filter.k == 3 && op.filter.exact && op.filter.divisor == 16);
     unlink(path);
-    CHECK(ts_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
+    CHECK(app_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
     CHECK(strstr(err, path) != NULL);
-    CHECK(ts_op_parse("kernel:/tmp", &op, err, sizeof err) == TS_ERR_IO);
+    CHECK(app_op_parse("kernel:/tmp", &op, err, sizeof err) == TS_ERR_IO);
     CHECKF(strstr(err, "directory") != NULL, "%s", err);
+}
+
+/* The library opens no files: without the app's reader kernel:FILE is refused, even for a
+ * file that exists, and the parse reads nothing. */
+TEST(kernel_file_needs_the_callers_reader)
+{
+    ts_op op;
+    ts_chain c;
+    char err[256];
+    CHECK(ts_op_parse("kernel:/etc/hostname", &op, err, sizeof err) == TS_ERR_UNSUPPORTED);
+    CHECKF(strstr(err, "read by the caller") != NULL, "%s", err);
+    CHECK(ts_chain_parse("box:3,kernel:/etc/hostname", &c, err, sizeof err) == TS_ERR_UNSUPPORTED);
+    CHECK(c.n == 0);
+    CHECK(ts_chain_parse_with("box:3", NULL, &c, err, sizeof err) == TS_OK && c.n == 1);
+    ts_chain_free(&c);
 }
 
 /* A FIFO with no writer: opening it for reading used to wait forever. */
@@ -209,10 +225,10 @@ TEST(kernel_file_that_is_a_fifo_is_refused_at_once)
     snprintf(item, sizeof item, "kernel:%s", path);
     ts_op op;
     alarm(10); /* a hang fails the run instead of stalling it */
-    CHECK(ts_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
+    CHECK(app_op_parse(item, &op, err, sizeof err) == TS_ERR_IO);
     alarm(0);
     CHECKF(strstr(err, path) != NULL && strstr(err, "FIFO") != NULL, "%s", err);
-    CHECK(ts_op_parse("kernel:/dev/null", &op, err, sizeof err) == TS_ERR_IO);
+    CHECK(app_op_parse("kernel:/dev/null", &op, err, sizeof err) == TS_ERR_IO);
     CHECKF(strstr(err, "device") != NULL, "%s", err);
     unlink(path);
     rmdir(dir);

@@ -1,4 +1,5 @@
 /* test_ref.c - the CPU reference on hand-computed cases and properties. */
+#include "kernel_file.h"
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -55,7 +56,7 @@ TEST(rounding_is_half_to_even)
     close(fd);
     char item[300];
     snprintf(item, sizeof item, "kernel:%s", path);
-    CHECKF(ts_op_parse(item, &op, err, sizeof err) == TS_OK, "%s", err);
+    CHECKF(app_op_parse(item, &op, err, sizeof err) == TS_OK, "%s", err);
     unlink(path);
     static const unsigned v[] = {1, 3, 5, 7};
     ts_image in = from_values(4, 1, 1, 1, v), out;

@@ -1,5 +1,6 @@
 /* tst.c - runner of the TEST() functions (see tst.h). */
 #include "tst.h"
+#include "kernel_file.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
 {
     int passed = 0, failed = 0, skipped = 0;
     qsort(tests, (size_t)n_tests, sizeof tests[0], cmp);
+    app_gpu_env(); /* TESSERA_MAX_CC, TESSERA_GPU_MEM_LIMIT, ... as the program takes them */
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < n_tests; i++) {
         char id[256];

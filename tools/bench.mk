@@ -56,7 +56,7 @@ endif
 .PHONY: bench bench-quick profile bench-info
 
 # The objects are built by the main Makefile's pattern rules, with these flags added.
-$(BENCH_OBJ): NVFLAGS += -Itools $(BENCH_DEFS)
+$(BENCH_OBJ): NVFLAGS += -Itools -Iapp/common $(BENCH_DEFS)
 $(BENCH_OBJ): CFLAGS += -Itools
 # The rpath is an old-style DT_RPATH (--disable-new-dtags below): the dynamic linker also uses it
 # for the sub-libraries that libcudnn loads with dlopen, which a DT_RUNPATH would not reach.
@@ -68,8 +68,8 @@ $(BENCH_CU:%.cu=$(BUILD)/%.cu.o): $(BUILD)/tools/bench.flags
 .PHONY: FORCE_BENCH_FLAGS
 
 ifneq ($(HAVE_CUDA),)
-$(BENCH): $(BENCH_OBJ) $(BUILD)/libtessera.a
-	$(NVCC) -o $@ $(BENCH_OBJ) $(BUILD)/libtessera.a $(BENCH_LIBS) -ldl -lrt -lm -lpthread \
+$(BENCH): $(BENCH_OBJ) $(BUILD)/app/common/kernel_file.o $(BUILD)/libtessera.a
+	$(NVCC) -o $@ $(BENCH_OBJ) $(BUILD)/app/common/kernel_file.o $(BUILD)/libtessera.a $(BENCH_LIBS) -ldl -lrt -lm -lpthread \
 	  -Xlinker --disable-new-dtags
 else
 $(BENCH):
@@ -114,7 +114,8 @@ profile: $(BENCH)
 BATCH_OUT ?= out/bench-batch
 ifneq ($(HAVE_CUDA),)
 $(BUILD)/nvjpeg_bench: $(BUILD)/tools/nvjpeg_bench.o $(BUILD)/tests/jpeg_ref.o \
-                       $(BUILD)/app/codec/gpu_jpeg.o $(BUILD)/app/codec/gpu_jpeg_decode.o $(BUILD)/libtessera.a
+                       $(BUILD)/app/codec/gpu_jpeg.o $(BUILD)/app/codec/gpu_jpeg_decode.o \
+                       $(BUILD)/app/common/kernel_file.o $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)
 else
 $(BUILD)/nvjpeg_bench:

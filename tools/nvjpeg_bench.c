@@ -10,6 +10,7 @@
  * [--check] [--csv FILE] [--name NAME] DIR|FILE...
  */
 #include "../tests/jpeg_ref.h"
+#include "kernel_file.h"
 #include "gpu_jpeg.h"
 #include "tessera.h"
 
@@ -309,6 +310,7 @@ int main(int argc, char **argv)
         return 1;
     }
     ts_device dev;
+    app_gpu_env();
     if (ts_gpu_open(&dev) != TS_OK) {
         fprintf(stderr, "nvjpeg_bench: %s\n", ts_error_detail());
         return 1;

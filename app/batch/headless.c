@@ -19,6 +19,7 @@
  */
 #include "batch.h"
 #include "photo.h"
+#include "kernel_file.h"
 #include "util.h"
 
 #include <errno.h>
@@ -474,7 +475,7 @@ static int run_batch(const app_options *o)
     char err[512];
     memset(&b, 0, sizeof b);
     b.o = o;
-    if (ts_chain_parse(o->ops, &b.chain, err, sizeof err) != TS_OK) {
+    if (app_chain_parse(o->ops, &b.chain, err, sizeof err) != TS_OK) {
         app_warn("--ops: %s", err);
         return 2;
     }

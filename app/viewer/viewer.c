@@ -11,6 +11,7 @@
  * counted apart.
  */
 #include "viewer.h"
+#include "kernel_file.h"
 #include "util.h"
 
 #ifndef TS_HAVE_SDL
@@ -324,7 +325,7 @@ int viewer_main(const app_options *o)
         app_warn("--keys: %s", err);
         return 2;
     }
-    if (ts_chain_parse(o->ops, &chain, err, sizeof err) != TS_OK) {
+    if (app_chain_parse(o->ops, &chain, err, sizeof err) != TS_OK) {
         app_warn("--ops '%s': %s", o->ops, err);
         free(keys);
         return 2;
