@@ -117,7 +117,7 @@ AOBJ = $(APP_C:%.c=$(BUILD)/%.o)
 TOBJ = $(TEST_C:%.c=$(BUILD)/%.o)
 LIBS = $(SDL_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-.PHONY: app all deps run test test-gpu clean check-cuda asan fuzz memcheck
+.PHONY: app all deps run test test-gpu clean check-cuda asan fuzz memcheck install uninstall
 # `make` builds the program (app); `make all` also the test binaries (make test, make asan and
 # the GPU scripts build them through all). The kernel objects first: the nvcc jobs are the long
 # ones, so make starts them before the C files.
@@ -183,6 +183,17 @@ test-gpu: all
 
 clean:
 	rm -rf $(BUILD) out
+
+# make install PREFIX=DIR (default /usr/local; DESTDIR for packaging): the binary, and the manual
+# page that the binary prints from its own option and key tables (tessera --help-man).
+PREFIX ?= /usr/local
+install: app
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/tessera $(DESTDIR)$(PREFIX)/bin/tessera
+	$(BUILD)/tessera --help-man >$(DESTDIR)$(PREFIX)/share/man/man1/tessera.1
+	@echo "tessera: installed $(DESTDIR)$(PREFIX)/bin/tessera and its man page (man tessera)"
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/tessera $(DESTDIR)$(PREFIX)/share/man/man1/tessera.1
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -2,15 +2,131 @@
  * viewer and the batch share, and --list. */
 #include "cli.h"
 #include "util.h"
+#include "viewer_keys.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+enum {
+    OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
+    OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
+    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS,
+    OPT_PNG_LEVEL, OPT_HELP_MAN
+};
+
+/* The one option table: getopt's tables, --help and --help-man (the manual page) are made from it,
+ * and tests/docs.sh checks README.md against what --help prints. `help` is one paragraph, wrapped
+ * when printed; a name of NULL with short 0 is the lone "-" (file names on stdin). */
+typedef struct cli_opt {
+    const char *name; /* long name, without "--" */
+    int short_name;   /* or 0 */
+    int id;           /* what getopt_long returns */
+    const char *arg;  /* the value's name; NULL: takes none */
+    const char *help;
+} cli_opt;
+
+static const cli_opt options[] = {
+    {"headless", 0, OPT_HEADLESS, NULL, "batch mode: process INPUT files and directories"},
+    {"output", 'o', 'o', "PATH", "output directory (or file, for a single input)"},
+    {"ops", 0, OPT_OPS, "LIST", "operations; empty: convert formats only"},
+    {"format", 0, OPT_FORMAT, "FMT", "png, jpg, webp, bmp, tga or pnm (default: the input's)"},
+    {"quality", 0, OPT_QUALITY, "N", "JPEG and WebP quality 1..100 (default 90)"},
+    {"lossless", 0, OPT_LOSSLESS, NULL, "WebP: lossless (--quality is then ignored)"},
+    {"png-level", 0, OPT_PNG_LEVEL, "N", "PNG compression 0 (stored) .. 9 (smallest); default 1, "
+                                         "the fastest, no larger than OpenCV's default"},
+    {"no-auto-orient", 0, OPT_NO_ORIENT, NULL, "keep pixels as stored (default: turn upright by "
+                                               "EXIF)"},
+    {"strip", 0, OPT_STRIP, NULL, "write no metadata (default: ICC profile and EXIF kept)"},
+    {"force", 0, OPT_FORCE, NULL, "overwrite existing outputs (never inputs)"},
+    {"recursive", 'r', 'r', NULL, "descend into subdirectories of DIR inputs"},
+    {"jobs", 'j', 'j', "N", "threads for decoding and encoding (default: CPUs, max 64)"},
+    {"backend", 0, OPT_BACKEND, "B", "auto (default), gpu or cpu"},
+    {"variant", 0, OPT_VARIANT, "F=NAME", "variant of a family (conv, geom, hist) or op, e.g. "
+                                          "conv=tiled"},
+    {"report", 0, OPT_REPORT, "FILE.json", "per image and op: variant, backend, device, time"},
+    {"timings", 0, OPT_TIMINGS, NULL, "print each image's stage and per-op kernel times"},
+    {"shard", 0, OPT_SHARD, "K/N", "process shard K of N (K = 0..N-1) of the inputs: a stable "
+                                   "split by a hash of each path; 'slurm' reads K and N from "
+                                   "SLURM_ARRAY_TASK_ID/_MIN/_STEP and SLURM_ARRAY_TASK_COUNT"},
+    {"devices", 0, OPT_DEVICES, "all|0,1,..", "GPUs the batch deals images to (default: all "
+                                              "usable)"},
+    {"max-pixels", 0, OPT_MAXPIX, "N|WxH", "refuse larger images (default 16384x16384)"},
+    {"quiet", 'q', 'q', NULL, "only errors"},
+    {"keys", 0, OPT_KEYS, "LIST", "viewer: replay keys, one a frame, e.g. \"e,b,Tab,],Ctrl+s\": "
+                                  "comma-separated names: a character as typed (e > ] ? B), Tab "
+                                  "Shift+Tab Left Right Up Down Home End PageUp PageDown "
+                                  "BackSpace Delete Escape Return F1 Space plus minus comma "
+                                  "WheelUp WheelDown, and Ctrl+KEY (the keys below)"},
+    {"frames", 0, OPT_FRAMES, "N", "viewer: render N frames after the keys, then quit"},
+    {"screenshot", 0, OPT_SHOT, "FILE", "viewer: save the window (PNG) after the last frame, "
+                                        "then quit (after 1 frame without --frames)"},
+    {"fullscreen", 'f', 'f', NULL, "viewer: start fullscreen"},
+    {"geometry", 'g', 'g', "WxH", "viewer: the window's initial size (also TESSERA_GEOMETRY)"},
+    {"slideshow", 'S', 'S', "SEC", "viewer: next image every SEC seconds (0.1..86400; the S key "
+                                   "toggles)"},
+    {"hud", 0, OPT_HUD, "off|line|full", "viewer: the HUD panel at start (default full; i "
+                                         "cycles)"},
+    {"demo", 0, OPT_DEMO, NULL, "viewer: step each family through its variants (the shared-"
+                                "memory ladder) on the image, with each rung's time and speedup; "
+                                "ends with --screenshot FILE when given"},
+    {NULL, 0, 0, NULL, "viewer: read file names from stdin, one a line"},
+    {"list", 0, OPT_LIST, NULL, "list operations and variants"},
+    {"help", 'h', 'h', NULL, "this text"},
+    {"help-man", 0, OPT_HELP_MAN, NULL, "this text as a manual page (roff, for man -l)"},
+    {"version", 0, OPT_VERSION, NULL, "the version"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+/* "-o, --output PATH", "--ops LIST", "-" */
+static void opt_label(const cli_opt *c, char *buf, size_t len)
+{
+    char s[8] = "";
+    if (c->short_name)
+        snprintf(s, sizeof s, "-%c%s", c->short_name, c->name ? ", " : "");
+    else if (!c->name)
+        snprintf(s, sizeof s, "-");
+    snprintf(buf, len, "%s%s%s%s%s", s, c->name ? "--" : "", c->name ? c->name : "",
+             c->arg ? " " : "", c->arg ? c->arg : "");
+}
+
+/* Prints text wrapped at 79 columns, the first line after `col` columns already used, the
+ * others indented by `indent`. */
+static void print_wrapped(const char *text, int col, int indent)
+{
+    const char *p = text;
+    while (*p) {
+        size_t n = strcspn(p, " ");
+        if (p > text && col + 1 + (int)n > 79) {
+            printf("\n%*s", indent, "");
+            col = indent;
+        } else if (p > text) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)n, p);
+        col += (int)n;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    putchar('\n');
+}
+
+static void print_keys(void)
+{
+    char keys[128];
+    const char *what;
+    for (int i = 0; vw_help_line(i, keys, sizeof keys, &what); i++) {
+        printf("  %-22s", keys);
+        print_wrapped(what, 24, 24);
+    }
+}
+
 void cli_usage(void)
 {
-    printf("Usage: tessera [options] [IMAGE|DIR]...          view images (SDL2 window)\n"
+    printf("Usage: tessera [options] [IMAGE|DIR|-]...        view images (SDL2 window)\n"
            "       tessera --headless -o DIR|FILE [options] INPUT...   batch conversion\n"
            "       tessera --list                                  operations and variants\n"
            "\n"
@@ -18,51 +134,90 @@ void cli_usage(void)
     char ops[2048]; /* the grammar, from the op table */
     ts_op_usage(ops, sizeof ops);
     fputs(ops, stdout);
-    printf("\n"
-           "Options:\n"
-           "  --headless            batch mode: process INPUT files and directories\n"
-           "  -o, --output PATH     output directory (or file, for a single input)\n"
-           "  --ops LIST            operations; empty: convert formats only\n"
-           "  --format FMT          png, jpg, webp, bmp, tga or pnm (default: the input's)\n"
-           "  --quality N           JPEG and WebP quality 1..100 (default 90)\n"
-           "  --lossless            WebP: lossless (--quality is then ignored)\n"
-           "  --png-level N         PNG compression 0 (stored) .. 9 (smallest); default 1, the\n"
-           "                        fastest, no larger than OpenCV's default\n"
-           "  --no-auto-orient      keep pixels as stored (default: turn upright by EXIF)\n"
-           "  --strip               write no metadata (default: ICC profile and EXIF kept)\n"
-           "  --force               overwrite existing outputs (never inputs)\n"
-           "  -r, --recursive       descend into subdirectories of DIR inputs\n"
-           "  -j, --jobs N          threads for decoding and encoding (default: CPUs, max 64)\n"
-           "  --backend B           auto (default), gpu or cpu\n"
-           "  --variant F=NAME      variant of a family (conv, geom, hist) or op, e.g. conv=tiled\n"
-           "  --report FILE.json    per image and op: variant, backend, device, time\n"
-           "  --timings             print each image's stage and per-op kernel times\n"
-           "  --shard K/N           process shard K of N (K = 0..N-1) of the inputs: a stable\n"
-           "                        split by a hash of each path; 'slurm' reads K and N from\n"
-           "                        SLURM_ARRAY_TASK_ID/_MIN/_STEP and SLURM_ARRAY_TASK_COUNT\n"
-           "  --devices all|0,1,..  GPUs the batch deals images to (default: all usable)\n"
-           "  --max-pixels N|WxH    refuse larger images (default 16384x16384)\n"
-           "  -q, --quiet           only errors\n"
-           "  --keys LIST           viewer: replay keys, one a frame, e.g. \"e,b,Tab,],Ctrl+s\":\n"
-           "                        comma-separated names: a character as typed (e > ] ? B),\n"
-           "                        Tab Shift+Tab Left Right Up Down Home End PageUp PageDown\n"
-           "                        BackSpace Delete Escape Return F1 Space plus minus comma\n"
-           "                        WheelUp WheelDown, and Ctrl+KEY; ? in the viewer lists keys\n"
-           "  --frames N            viewer: render N frames after the keys, then quit\n"
-           "  --screenshot FILE     viewer: save the window (PNG) after the last frame, then\n"
-           "                        quit (after 1 frame without --frames)\n"
-           "  -f, --fullscreen      viewer: start fullscreen\n"
-           "  -g, --geometry WxH    viewer: the window's initial size (also TESSERA_GEOMETRY)\n"
-           "  -S, --slideshow SEC   viewer: next image every SEC seconds (0.1..86400; s toggles)\n"
-           "  --hud off|line|full   viewer: the HUD panel at start (default full; i cycles)\n"
-           "  --demo                viewer: step each family through its variants (the shared-\n"
-           "                        memory ladder) on the image, with each rung's time and\n"
-           "                        speedup; ends with --screenshot FILE when given\n"
-           "  -                     viewer: read file names from stdin, one a line\n"
-           "  --list                list operations and variants\n"
-           "  -h, --help            this text;  --version  the version\n"
-           "\n"
-           "Exit status: 0 ok, 1 some file failed, 2 usage error.\n");
+    printf("\nOptions:\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char label[64];
+        opt_label(&options[i], label, sizeof label);
+        if (strlen(label) > 21) /* a long label: the text on the next line */
+            printf("  %s\n%24s", label, "");
+        else
+            printf("  %-22s", label);
+        print_wrapped(options[i].help, 24, 24);
+    }
+    printf("\nViewer keys (? in the viewer lists them too):\n");
+    print_keys();
+    printf("\nExit status: 0 ok, 1 some file failed, 2 usage error.\n");
+}
+
+/* Text for roff: backslashes and minus signs escaped, no line starting with a control character. */
+static void roff(const char *s)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", stdout);
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\e", stdout);
+        else if (*s == '-')
+            fputs("\\-", stdout);
+        else
+            putchar(*s);
+    }
+}
+
+void cli_man(void)
+{
+    printf(".TH TESSERA 1 \"\" \"tessera %s\" \"User Commands\"\n"
+           ".SH NAME\ntessera \\- image viewer and batch converter with GPU operations\n"
+           ".SH SYNOPSIS\n"
+           ".B tessera\n[\\fIoptions\\fR] [\\fIIMAGE\\fR|\\fIDIR\\fR|\\fB\\-\\fR]...\n.br\n"
+           ".B tessera \\-\\-headless \\-o\n\\fIDIR\\fR|\\fIFILE\\fR [\\fIoptions\\fR] "
+           "\\fIINPUT\\fR...\n.br\n.B tessera \\-\\-list\n"
+           ".SH DESCRIPTION\n"
+           "Without \\fB\\-\\-headless\\fR, tessera opens the images in an SDL2 window (no "
+           "arguments: the bundled assets). With it, tessera converts files and directories in "
+           "batch, applying the chain of \\fB\\-\\-ops\\fR on the GPU when there is one, else on "
+           "the CPU.\n"
+           ".SH OPERATIONS\n.nf\n", APP_VERSION);
+    char ops[2048];
+    ts_op_usage(ops, sizeof ops);
+    for (char *line = strtok(ops, "\n"); line; line = strtok(NULL, "\n")) {
+        roff(line);
+        putchar('\n');
+    }
+    printf(".fi\n.SH OPTIONS\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const cli_opt *c = &options[i];
+        printf(".TP\n");
+        if (c->short_name)
+            printf("\\fB\\-%c\\fR%s", c->short_name, c->name ? ", " : "");
+        else if (!c->name)
+            printf("\\fB\\-\\fR");
+        if (c->name) {
+            printf("\\fB\\-\\-");
+            roff(c->name);
+            printf("\\fR");
+        }
+        if (c->arg) {
+            printf(" \\fI");
+            roff(c->arg);
+            printf("\\fR");
+        }
+        putchar('\n');
+        roff(c->help);
+        putchar('\n');
+    }
+    printf(".SH KEYS\nIn the viewer:\n");
+    char keys[128];
+    const char *what;
+    for (int i = 0; vw_help_line(i, keys, sizeof keys, &what); i++) {
+        printf(".TP\n\\fB");
+        roff(keys);
+        printf("\\fR\n");
+        roff(what);
+        putchar('\n');
+    }
+    printf(".SH EXIT STATUS\n0 all written, 1 some file failed, 2 usage error.\n"
+           ".SH SEE ALSO\nThe README.md and docs/ of the source tree.\n");
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -98,12 +253,6 @@ static int parse_max_pixels(const char *s, uint64_t *out)
     return 0;
 }
 
-enum {
-    OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
-    OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
-    OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS,
-    OPT_PNG_LEVEL
-};
 
 /* A Slurm array variable as a number; -1 when unset or not a number. */
 static long slurm_env(const char *name, long fallback)
@@ -248,27 +397,23 @@ static int viewer_option(int c, const char *arg, app_options *o)
 
 int cli_parse(int argc, char **argv, app_options *o)
 {
-    static const struct option longs[] = {
-        {"headless", no_argument, 0, OPT_HEADLESS}, {"output", required_argument, 0, 'o'},
-        {"ops", required_argument, 0, OPT_OPS},     {"format", required_argument, 0, OPT_FORMAT},
-        {"quality", required_argument, 0, OPT_QUALITY}, {"force", no_argument, 0, OPT_FORCE},
-        {"recursive", no_argument, 0, 'r'},         {"jobs", required_argument, 0, 'j'},
-        {"backend", required_argument, 0, OPT_BACKEND},
-        {"variant", required_argument, 0, OPT_VARIANT},
-        {"report", required_argument, 0, OPT_REPORT},
-        {"max-pixels", required_argument, 0, OPT_MAXPIX}, {"quiet", no_argument, 0, 'q'},
-        {"list", no_argument, 0, OPT_LIST},         {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, OPT_VERSION},   {"keys", required_argument, 0, OPT_KEYS},
-        {"frames", required_argument, 0, OPT_FRAMES},
-        {"screenshot", required_argument, 0, OPT_SHOT},
-        {"timings", no_argument, 0, OPT_TIMINGS},   {"shard", required_argument, 0, OPT_SHARD},
-        {"devices", required_argument, 0, OPT_DEVICES},
-        {"fullscreen", no_argument, 0, 'f'},        {"geometry", required_argument, 0, 'g'},
-        {"slideshow", required_argument, 0, 'S'},   {"hud", required_argument, 0, OPT_HUD},
-        {"demo", no_argument, 0, OPT_DEMO},
-        {"no-auto-orient", no_argument, 0, OPT_NO_ORIENT}, {"strip", no_argument, 0, OPT_STRIP},
-        {"lossless", no_argument, 0, OPT_LOSSLESS},
-        {"png-level", required_argument, 0, OPT_PNG_LEVEL}, {0, 0, 0, 0}};
+    /* getopt's tables, from the option table */
+    struct option longs[N_OPTIONS + 1];
+    char shorts[2 * N_OPTIONS + 2] = ":";
+    size_t nl = 0, ns = 1;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const cli_opt *c = &options[i];
+        if (c->name)
+            longs[nl++] = (struct option){c->name, c->arg ? required_argument : no_argument, 0,
+                                          c->id};
+        if (c->short_name) {
+            shorts[ns++] = (char)c->short_name;
+            if (c->arg)
+                shorts[ns++] = ':';
+        }
+    }
+    longs[nl] = (struct option){0, 0, 0, 0};
+    shorts[ns] = '\0';
     long v;
     memset(o, 0, sizeof *o);
     o->ops = "";
@@ -279,7 +424,7 @@ int cli_parse(int argc, char **argv, app_options *o)
     optind = 1;
     for (;;) {
         int longi = 0;
-        int c = getopt_long(argc, argv, ":o:rj:qhfg:S:", longs, &longi);
+        int c = getopt_long(argc, argv, shorts, longs, &longi);
         if (c == -1)
             break;
         const char *arg = optarg;
@@ -332,6 +477,7 @@ int cli_parse(int argc, char **argv, app_options *o)
         case 'q': o->quiet = 1; break;
         case OPT_LIST: o->list = 1; break;
         case 'h': o->help = 1; break;
+        case OPT_HELP_MAN: o->help = 2; break;
         case OPT_VERSION: o->version = 1; break;
         case OPT_TIMINGS: o->timings = 1; break;
         case OPT_SHARD:

@@ -6,7 +6,9 @@
 
 /* Parses argv. 0: go on; 2: usage error (already printed as "tessera: ..."). */
 int cli_parse(int argc, char **argv, app_options *o);
+/* --help, and --help-man: the same from the same tables, as a manual page (roff). */
 void cli_usage(void);
+void cli_man(void);
 /* `tessera --list`: every family, its ops and variants, and whether each can run here. */
 int cli_list(const app_options *o);
 

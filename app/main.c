@@ -15,7 +15,10 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     if (o.help) {
-        cli_usage();
+        if (o.help == 2)
+            cli_man();
+        else
+            cli_usage();
         return 0;
     }
     if (o.version) {

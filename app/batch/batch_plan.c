@@ -128,6 +128,8 @@ static void add_dir(batch *b, const char *dir, const char *rel, int depth, const
         if (path_is_dir(p)) {
             if (b->o->recursive && depth < 64)
                 add_dir(b, p, r, depth + 1, &here);
+            else if (!b->o->recursive)
+                b->skipped_dirs++;
         } else if (tsio_is_image_name(p)) {
             add_item(b, p, r, 1);
         } else if ((fmt = unreadable_format(p)) != NULL) {

@@ -212,4 +212,7 @@ void batch_print_summary(const batch *b, int failed)
                 b->devs[d].images, b->devs[d].images / s, b->devs[d].mpix / s);
     if (b->skipped)
         app_warn("%d file%s skipped: not images by name", b->skipped, b->skipped == 1 ? "" : "s");
+    if (b->skipped_dirs)
+        app_warn("%d folder%s skipped: -r descends into subfolders", b->skipped_dirs,
+                 b->skipped_dirs == 1 ? "" : "s");
 }
