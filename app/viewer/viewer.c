@@ -157,6 +157,10 @@ static int wait_idle(const viewer *v)
     }
 }
 
+/* Frames the last frame waits for a full image and its resampling (a decode on a thread, the
+ * resampled view after box cells) before it ends the run anyway. */
+#define VW_LAST_WAIT 3000
+
 /* Frames: each replayed key gets its own frame; then --frames N more (1 with --screenshot only);
  * no --frames and no --screenshot: until closed, waiting for events when nothing changes. */
 static void loop(viewer *v, const vw_key *keys, int n_keys)
@@ -164,6 +168,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
     const app_options *o = v->o;
     long after = total_frames(o) ? total_frames(o) : -1;
     long total = after < 0 ? -1 : n_keys + after;
+    long due_at = -1; /* the frame that was due to be the last one */
     v->running = 1;
     while (v->running) {
         vw_frame parts = {0, 0, 0, 0, 0};
@@ -183,8 +188,8 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
             break;
         double t0 = now_ms();
         int demo = v->demo.on && !v->demo.done; /* the demo times its rungs itself */
-        if (v->ui.hud && vw_run_live_work(&v->run) && !demo)
-            v->run.dirty = 1; /* live: again, for the HUD's times */
+        if (v->ui.hud && vw_run_live_work(&v->run) && !demo && !v->run.dirty)
+            v->run.rerun = v->run.dirty = 1; /* live: again, for the HUD's times */
         vw_run_process(&v->run);
         parts.run = (float)(now_ms() - t0);
         vw_sync_view(v);
@@ -203,9 +208,14 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         vw_ui_draw(&(vw_scene){o, &v->ui, &v->win, &v->files, &v->run, &v->bench, &v->demo,
                                &v->tex, &v->view, &v->frames, &v->stats, v->compare});
         /* --demo with --frames or --screenshot: until the last rung is measured */
-        /* the last frame shows the full image, resampled */
-        int last = total > 0 && !vw_tex_waiting(&v->tex) && !vw_run_loading(&v->run) &&
-                   (o->demo ? v->frame_no >= n_keys && v->demo.done : v->frame_no + 1 >= total);
+        /* the last frame shows the full image, resampled; it waits for that at most
+           VW_LAST_WAIT frames, so that --frames N always ends */
+        int due = o->demo ? v->frame_no >= n_keys && v->demo.done : v->frame_no + 1 >= total;
+        int last = total > 0 && due &&
+                   ((!vw_tex_waiting(&v->tex) && !vw_run_loading(&v->run)) ||
+                    (due_at >= 0 && v->frame_no - due_at >= VW_LAST_WAIT));
+        if (due && due_at < 0)
+            due_at = v->frame_no;
         int shot = last && o->screenshot;
         if (shot) { /* not part of the frame: PNG encoding takes longer than many frames */
             double ts = now_ms();
@@ -344,13 +354,15 @@ int viewer_main(const app_options *o)
     v->run.chain = chain;
     v->run.sel = chain.n ? 0 : -1;
     v->ui.hud = o->hud;
-    v->run.live = 1;
     v->run.auto_orient = !o->no_auto_orient;
     v->slideshow = o->slideshow_ms > 0;
     v->slide_ms = o->slideshow_ms > 0 ? o->slideshow_ms : 3000;
     vw_frames_reset(&v->frames);
     v->status = 1;
     if ((v->run.pipe = app_open_pipeline(o)) != NULL) {
+        /* live re-runs on the GPU are the dashboard's point (its times move); on the CPU they
+           would take a core for good: there the chain runs once per change, L asks for live */
+        v->run.live = ts_pipeline_on_gpu(v->run.pipe);
         for (int i = 0; i < o->n_inputs; i++)
             if (strcmp(o->inputs[i], "-") == 0)
                 vw_files_add_lines(&v->files, stdin, o->recursive);
@@ -358,6 +370,14 @@ int viewer_main(const app_options *o)
                 vw_files_add(&v->files, o->inputs[i], o->recursive);
         if (o->n_inputs == 0)
             vw_files_add_default(&v->files);
+        if (v->files.skipped_dirs && !o->quiet)
+            app_warn("%d subfolder%s left out (-r opens them too)", v->files.skipped_dirs,
+                     v->files.skipped_dirs == 1 ? "" : "s");
+        if (v->files.n == 0 && o->n_inputs > 0) { /* each missing path was named on stderr */
+            app_warn("nothing to show%s", v->files.missing ? "" : ": no images in the paths given");
+            v->status = 1;
+            goto done;
+        }
         if (v->files.n)
             vw_open(v, 0);
         v->image_ready = now_ms() - v->started;
@@ -380,6 +400,7 @@ int viewer_main(const app_options *o)
                 print_demo(v);
         }
     }
+done:;
     int status = v->status;
     viewer_free(v);
     free(keys);

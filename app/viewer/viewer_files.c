@@ -4,6 +4,8 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,12 @@ void vw_files_add(vw_files *f, const char *path, int recursive)
 
 static void add_dir_or_file(vw_files *f, const char *path, int recursive, int depth)
 {
+    struct stat st;
+    if (depth == 0 && stat(path, &st) != 0 && errno == ENOENT) { /* others show in the window */
+        app_warn("%s: %s", path, strerror(errno));
+        f->missing++;
+        return;
+    }
     if (!path_is_dir(path)) {
         add_file(f, path);
         return;
@@ -55,6 +63,7 @@ static void add_dir_or_file(vw_files *f, const char *path, int recursive, int de
         char *full = path_join(path, e->d_name);
         int dir = path_is_dir(full);
         if (dir ? !recursive : !tsio_is_image_name(e->d_name)) {
+            f->skipped_dirs += dir;
             free(full);
             continue;
         }

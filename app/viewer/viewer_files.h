@@ -10,10 +10,13 @@ typedef struct vw_files {
     char **path;
     int n, cap;
     int cur; /* the file shown (or that failed to load) */
+    int missing;       /* paths that do not exist (each named on stderr, left out) */
+    int skipped_dirs;  /* subdirectories left out (no `recursive`) */
 } vw_files;
 
 /* A file as given (image or not, so that a bad file shows its error instead of vanishing), or a
- * directory's images in name order; `recursive`: its subdirectories' too, depth first. */
+ * directory's images in name order; `recursive`: its subdirectories' too, depth first. A path
+ * that does not exist is named on stderr and left out (counted in `missing`). */
 void vw_files_add(vw_files *f, const char *path, int recursive);
 /* File names from a stream, one a line (`tessera -`, as nsxiv -i and feh -f); blank lines are
  * skipped. Returns how many were added. */

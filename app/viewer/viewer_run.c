@@ -212,7 +212,8 @@ void vw_run_process(vw_run *r)
 {
     if (!r->loaded || !r->dirty || r->preview) /* ops run on the full image only */
         return;
-    r->dirty = 0;
+    int rerun = r->rerun && r->have_result;
+    r->dirty = r->rerun = 0;
     r->run_err[0] = '\0';
     if (r->chain.n == 0) { /* nothing to run: show the image itself (live mode has no work) */
         r->shown_gen += r->have_result;
@@ -222,7 +223,10 @@ void vw_run_process(vw_run *r)
     /* on the GPU the result stays there: the display conversion reads it */
     ts_run_opts ro = {1, r->gen_on_gpu == r->gen, 1, !r->gpu_display_off};
     ts_status st = ts_pipeline_run_ex(r->pipe, &r->chain, &r->src, &r->result, &r->rep, &ro);
-    r->shown_gen++;
+    /* a live re-run on the host gives the same pixels: the texture (and its resampling, made
+       a frame later) stays; on the GPU the display conversion reads the new result */
+    if (!(rerun && st == TS_OK && !ts_pipeline_on_gpu(r->pipe)))
+        r->shown_gen++;
     if (st != TS_OK) {
         snprintf(r->run_err, sizeof r->run_err, "%s", ts_error_detail());
         r->have_result = r->result_on_gpu = 0;

@@ -31,6 +31,7 @@ typedef struct vw_run {
     ts_image result;       /* the processed image, valid when have_result; its pixels are only on
                               the GPU (ts_pipeline_result, data NULL) when result_on_gpu */
     int have_result, dirty, result_on_gpu;
+    int rerun;             /* this run is live mode's: the same input and chain as the last one */
     int gpu_display_off;   /* the GPU display conversion failed once: the host converts */
     ts_run_report rep;
     char run_err[512];
