@@ -82,7 +82,7 @@ override NVFLAGS += -Xptxas -v
 endif
 
 KERNEL_C = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/registry.c kernels/pipeline.c \
-           kernels/ref_resize.c
+           kernels/ref_resize.c kernels/ref_clahe.c
 APP_DIRS = app app/common app/codec app/batch app/viewer
 APP_C    = $(filter-out app/main.c,$(wildcard $(APP_DIRS:%=%/*.c)))
 TEST_C   = $(wildcard tests/test_*.c) tests/tst.c tests/testutil.c tests/stb_png.c tests/jpeg_ref.c
@@ -222,7 +222,7 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c11 \
              -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Ikernels $(APP_DIRS:%=-I%) -isystem $(STB_INC) \
              $(CODEC_CFLAGS)
-FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c \
+FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c kernels/ref_clahe.c \
            kernels/registry.c kernels/pipeline.c \
            kernels/gpu_none.c app/codec/codec.c app/codec/image_io.c app/codec/image_save.c \
            app/codec/codec_jpeg.c app/codec/codec_png.c app/codec/png_write.c app/codec/codec_guard.c \

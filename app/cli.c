@@ -334,7 +334,8 @@ static int parse_variant(const char *arg, app_options *o)
     memcpy(fam, arg, (size_t)(eq - arg));
     fam[eq - arg] = '\0';
     if (!ts_family_from_name(fam, &f))
-        return usage_error("--variant '%s': unknown family '%s' (conv, geom, hist)", arg, fam);
+        return usage_error("--variant '%s': unknown family '%s' (conv, geom, hist, resize, clahe)",
+                           arg, fam);
     if (strcmp(eq + 1, "auto") != 0 && !ts_variant_find(f, eq + 1)) {
         char known[256];
         ts_variant_names(f, known, sizeof known);
@@ -515,7 +516,6 @@ int cli_parse(int argc, char **argv, app_options *o)
 
 int cli_list(const app_options *o)
 {
-    static const char *const notes[TS_FAM_COUNT] = {"", "", " (histogram)", ""};
     ts_device dev;
     int gpu = o->backend != TS_BACKEND_CPU && ts_gpu_open(&dev) == TS_OK;
     if (gpu)
@@ -527,7 +527,8 @@ int cli_list(const app_options *o)
     for (int f = 0; f < TS_FAM_COUNT; f++) {
         char ops[512];
         ts_op_names(f, ops, sizeof ops);
-        printf("\n%s: %s%s\n", ts_family_name((ts_family)f), ops, notes[f]);
+        const ts_family_info *fi = ts_family_info_of((ts_family)f);
+        printf("\n%s: %s%s\n", fi->name, ops, fi->note);
         for (size_t i = 0; i < ts_variant_count(); i++) {
             const ts_variant *v = ts_variant_at(i);
             if (v->family != (ts_family)f)

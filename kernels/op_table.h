@@ -102,4 +102,9 @@ ts_status op_build_resize(const op_row *row, const op_values *v, const char *ite
 ts_status op_resize_shape(const ts_op *op, int w, int h, int *ow, int *oh);
 ts_status ref_resize_into(const ts_op *op, const ts_image *in, ts_image *out);
 
+/* kernels/ref_clahe.c: the clahe row's hook (clahe[:CLIP[:TxT]]) and its reference. */
+ts_status op_build_clahe(const op_row *row, const op_values *v, const char *item, ts_op *op,
+                         char *err, size_t errlen);
+ts_status ref_clahe_into(const ts_op *op, const ts_image *in, ts_image *out);
+
 #endif /* TS_OP_TABLE_H */

@@ -173,6 +173,14 @@ static const op_row rows[] = {
                        "when nothing is left"),
      .nargs = 1, .required = 1, .args = {{.name = "WxH+X+Y", .kind = ARG_TEXT}},
      .usage = "crop takes WxH+X+Y (sizes 1 to 1048576, offsets signed)"},
+    {.info = {.name = "clahe", .family = TS_FAM_CLAHE,
+              .help = "contrast-limited adaptive equalization (OpenCV's CLAHE) of the luma, "
+                      "clip limit CLIP (40; 0: none) on a TXxTY tile grid (8x8)"},
+     .kind = TS_OP_CLAHE, .nargs = 2,
+     .args = {{.name = "CLIP", .kind = ARG_FLOAT, .lo = 0, .hi = 1000, .def = 40,
+               .bad = "CLIP must be a number in [0, 1000]"},
+              {.name = "TXxTY", .kind = ARG_TEXT}},
+     .build = op_build_clahe, .ref = ref_clahe_into},
     /* not in the grammar: the histogram alone, for the tests and the benchmark */
     {.info = {.name = "hist", .family = TS_FAM_HIST, .help = "histogram only"},
      .kind = TS_OP_HIST, .hidden = 1},
@@ -566,11 +574,28 @@ int ts_hist_count(ts_hist_mode mode, int channels)
 
 /* ---------------------------------------------------------------- families */
 
-static const char *const family_names[TS_FAM_COUNT] = {"conv", "geom", "hist", "resize"};
+/* One row per family, in ts_family order: its name, what --list adds after its ops, and the op
+ * the viewer's --demo (and the tests of every family) show it with: a blur large enough for
+ * shared memory to matter (gauss:7, the largest K every conv rung takes), a rotation, the
+ * equalization, a halving resample, CLAHE with OpenCV's defaults. */
+static const ts_family_info families[] = {
+    [TS_FAM_CONV] = {"conv", "", "gauss:7"},
+    [TS_FAM_GEOM] = {"geom", "", "rotate:90"},
+    [TS_FAM_HIST] = {"hist", " (histogram)", "equalize"},
+    [TS_FAM_RESIZE] = {"resize", "", "resize:50%"},
+    [TS_FAM_CLAHE] = {"clahe", " (tile histograms)", "clahe"},
+};
+_Static_assert(sizeof families / sizeof families[0] == TS_FAM_COUNT,
+               "every family needs a row in families[]");
+
+const ts_family_info *ts_family_info_of(ts_family f)
+{
+    return (unsigned)f < TS_FAM_COUNT ? &families[f] : NULL;
+}
 
 const char *ts_family_name(ts_family f)
 {
-    return (unsigned)f < TS_FAM_COUNT ? family_names[f] : "?";
+    return (unsigned)f < TS_FAM_COUNT ? families[f].name : "?";
 }
 
 ts_family ts_op_family(ts_op_kind k)
@@ -582,7 +607,7 @@ ts_family ts_op_family(ts_op_kind k)
 int ts_family_from_name(const char *name, ts_family *f)
 {
     for (int i = 0; i < TS_FAM_COUNT; i++)
-        if (strcmp(name, family_names[i]) == 0) {
+        if (strcmp(name, families[i].name) == 0) {
             *f = (ts_family)i;
             return 1;
         }

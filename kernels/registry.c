@@ -111,6 +111,8 @@ static const ts_variant table[] = {
      "sm_80+: both passes as int8 tensor-core products, exact", 75, 3,
      resize_opt_supports, resize_scratch, resize_opt},
 #endif
+    /* ---- clahe (ref_clahe.c) */
+    CPU_VARIANT(TS_FAM_CLAHE),
 };
 
 

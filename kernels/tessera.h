@@ -106,7 +106,8 @@ typedef enum ts_op_kind {
     TS_OP_GEOM,     /* a permutation of pixels (ts_geom): rotations and mirrors */
     TS_OP_EQUALIZE, /* histogram equalization (ts_hist_mode) */
     TS_OP_HIST,     /* histogram only (tests and benchmark); not accepted by ts_chain_parse */
-    TS_OP_RESIZE    /* a resampling or a crop (ts_resize): resize, thumbnail, crop */
+    TS_OP_RESIZE,   /* a resampling or a crop (ts_resize): resize, thumbnail, crop */
+    TS_OP_CLAHE     /* contrast-limited adaptive histogram equalization (ts_clahe) */
 } ts_op_kind;
 
 /* The op families, each with its own ladder of variants (the variant table below). */
@@ -115,6 +116,7 @@ typedef enum ts_family {
     TS_FAM_GEOM,
     TS_FAM_HIST,
     TS_FAM_RESIZE,
+    TS_FAM_CLAHE,
     TS_FAM_COUNT
 } ts_family;
 
@@ -164,6 +166,14 @@ typedef struct ts_resize {
     long x, y;      /* CROP: the box's top-left corner (may lie outside the image) */
 } ts_resize;
 
+/* CLAHE as OpenCV's createCLAHE(clip, Size(tiles_x, tiles_y)).apply() on the gray channel, or on
+ * the luma of colour (chroma kept as equalize keeps it); kernels/clahe.h holds the arithmetic. */
+typedef struct ts_clahe {
+    double clip;           /* 0: no clipping (plain adaptive equalization); OpenCV's default 40 */
+    int tiles_x, tiles_y;  /* the tile grid, 1..TS_CLAHE_MAX_TILES each; default 8 x 8 */
+} ts_clahe;
+#define TS_CLAHE_MAX_TILES 32
+
 typedef struct ts_variant ts_variant;
 
 typedef struct ts_op {
@@ -173,6 +183,7 @@ typedef struct ts_op {
     ts_hist_mode hist_mode;    /* TS_OP_EQUALIZE, TS_OP_HIST */
     ts_filter filter;          /* TS_OP_CONV */
     ts_resize resize;          /* TS_OP_RESIZE */
+    ts_clahe clahe;            /* TS_OP_CLAHE */
     const ts_variant *variant; /* NULL: the pipeline's choice for the family; else this one */
 } ts_op;
 
@@ -328,7 +339,14 @@ ts_status ts_timer_ms(ts_timer *t, float *ms); /* waits for the stop event */
 
 /* ---------------------------------------------------------------- the variant table */
 
-const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist", "resize" */
+/* The family table (kernels/ops.c): a new family is one row there. */
+typedef struct ts_family_info {
+    const char *name;    /* "conv", "geom", "hist", "resize", "clahe" */
+    const char *note;    /* what --list adds after the family's ops ("" or " (histogram)") */
+    const char *demo_op; /* the op the viewer's --demo and the tests show the family with */
+} ts_family_info;
+const ts_family_info *ts_family_info_of(ts_family f); /* NULL outside 0..TS_FAM_COUNT-1 */
+const char *ts_family_name(ts_family f);      /* "conv", "geom", "hist", "resize", "clahe" */
 ts_family ts_op_family(ts_op_kind k);         /* equalize and hist -> TS_FAM_HIST */
 /* "conv"/"geom"/"hist", or an op name of the family ("gauss", "rotate", "equalize", ...). */
 int ts_family_from_name(const char *name, ts_family *f);

@@ -62,7 +62,7 @@ run --headless -o "$T" --variant conv=magic "$T/in/rgb8.png"; expect "--variant 
 
 # ---------------------------------------------------------------- malformed --ops
 for ops in "gauss:5," ",gauss:5" "gauss:5,,flip" "blur:3" "gauss:4" "box:0" "box:33" "box:x" \
-           "box:99999999999999999999" "rotate:45" "gauss:5:-1" "equalize:hsv" " , "; do
+           "box:99999999999999999999" "rotate:45" "gauss:5:-1" "equalize:hsv" "clahe:40:0x8" " , "; do
     mkdir -p "$T/o1"
     run --headless -o "$T/o1" --ops "$ops" "$T/in/rgb8.png"
     expect "--ops '$ops' is a usage error" 2 "--ops"

@@ -28,6 +28,9 @@ run_suite docs sh tests/docs.sh "$BUILD/tessera"
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=$(command -v python3 || echo false)
 run_suite resize-pillow sh -c '"$1" tests/resize_pillow.py "$2" 2>&1 || [ "$1" != false ] ||
     { echo "# resize_pillow: skipped: no python3"; echo "0 passed, 0 failed, 1 skipped"; }' sh "$PY" "$BUILD/tessera"
+# clahe against OpenCV (Debian's python3-opencv); skips without it
+run_suite clahe-cv2 sh -c '"$1" tests/clahe_cv2.py "$2" 2>&1 || [ "$1" != false ] ||
+    { echo "# clahe_cv2: skipped: no python3"; echo "0 passed, 0 failed, 1 skipped"; }' sh "$PY" "$BUILD/tessera"
 [ -f tests/photos.sh ] && run_suite photos sh tests/photos.sh "$BUILD/tessera"
 echo "$total_p passed, $total_f failed, $total_s skipped"
 exit $status

@@ -238,7 +238,7 @@ TEST(op_table_keeps_its_rules)
 {
     const char *why = op_table_check();
     CHECKF(why[0] == '\0', "%s", why);
-    CHECK(ts_op_count() == 15);
+    CHECK(ts_op_count() == 16);
     CHECK(ts_op_info_at(-1) == NULL && ts_op_info_at(ts_op_count()) == NULL);
     CHECK(ts_op_find("hist") < 0); /* hidden: not in the grammar */
 }
@@ -293,7 +293,8 @@ TEST(help_and_lists_are_derived_from_the_table)
                       "  rotate:90|180|270  transpose  transverse  flip  flop  "
                       "equalize[:luma|rgb]\n"
                       "  resize:WxH|W|xH|N%[:box|triangle|cubic|lanczos3]\n"
-                      "  thumbnail:N[:box|triangle|cubic|lanczos3]  crop:WxH+X+Y\n"
+                      "  thumbnail:N[:box|triangle|cubic|lanczos3]  crop:WxH+X+Y  "
+                      "clahe[:CLIP[:TXxTY]]\n"
                       "  K is odd, 1..31 (box 3, gauss 5 by default).\n") == 0,
            "%s", buf);
     ts_op_names(TS_FAM_GEOM, buf, sizeof buf);
@@ -305,7 +306,7 @@ TEST(help_and_lists_are_derived_from_the_table)
     ts_chain c;
     CHECK(ts_chain_parse("blur", &c, buf, sizeof buf) == TS_ERR_INVALID);
     CHECKF(strstr(buf, "(known: box gauss sharpen emboss edge kernel rotate transpose transverse "
-                       "flip flop equalize resize thumbnail crop)") != NULL,
+                       "flip flop equalize resize thumbnail crop clahe)") != NULL,
            "%s", buf);
 }
 
@@ -376,4 +377,37 @@ TEST(variant_table_is_well_formed)
                 CHECKF(ts_variant_at(j)->family != v->family, "family %s split",
                        ts_family_name(v->family));
     }
+}
+
+TEST(clahe_grammar_and_canonical_text)
+{
+    char err[256];
+    ts_op op;
+    CHECKF(ts_op_parse("clahe", &op, err, sizeof err) == TS_OK, "%s", err);
+    CHECK(op.kind == TS_OP_CLAHE && op.clahe.clip == 40 && op.clahe.tiles_x == 8 &&
+          op.clahe.tiles_y == 8 && strcmp(op.text, "clahe:40:8x8") == 0);
+    CHECK(ts_op_family(op.kind) == TS_FAM_CLAHE);
+    CHECK(ts_op_parse("clahe:2.5:16x4", &op, err, sizeof err) == TS_OK);
+    CHECK(op.clahe.clip == 2.5 && op.clahe.tiles_x == 16 && op.clahe.tiles_y == 4);
+    CHECKF(strcmp(op.text, "clahe:2.5:16x4") == 0, "%s", op.text);
+    CHECK(ts_op_parse("clahe:0:4", &op, err, sizeof err) == TS_OK);
+    CHECK(op.clahe.clip == 0 && op.clahe.tiles_x == 4 && op.clahe.tiles_y == 4);
+    static const char *const bad[] = {"clahe:-1", "clahe:x", "clahe:40:0x8", "clahe:40:33",
+                                      "clahe:40:8x", "clahe:40:8x8x8", "clahe:40:8y8", "clahe:1:2:3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECKF(ts_op_parse(bad[i], &op, err, sizeof err) == TS_ERR_INVALID && err[0], "%s", bad[i]);
+}
+
+TEST(family_table_has_a_row_per_family)
+{
+    char err[256];
+    ts_op op;
+    for (int f = 0; f < TS_FAM_COUNT; f++) {
+        const ts_family_info *fi = ts_family_info_of((ts_family)f);
+        CHECKF(fi && fi->name && fi->note && fi->demo_op, "family %d", f);
+        CHECK(strcmp(ts_family_name((ts_family)f), fi->name) == 0);
+        CHECKF(ts_op_parse(fi->demo_op, &op, err, sizeof err) == TS_OK, "%s", err);
+        CHECKF(ts_op_family(op.kind) == (ts_family)f, "%s", fi->demo_op);
+    }
+    CHECK(ts_family_info_of(TS_FAM_COUNT) == NULL);
 }

@@ -355,3 +355,26 @@ TEST(ref_conv_threads_give_the_same_bytes)
     CHECKF(ts_ref_threads() == 64, "1000 threads must mean 64, got %d", ts_ref_threads());
     ts_ref_set_threads(saved);
 }
+
+TEST(clahe_by_hand_on_a_flat_image)
+{
+    /* 64x64 of 100, 8x8 tiles of 8x8 = 64 pixels: clip limit max(1, (int)(40 * 64 / 256)) = 10,
+     * so 54 counts are clipped: batch 0, residual 54, step 256 / 54 = 4: bins 0, 4, ..., 212 get
+     * one more. cdf(100) = 10 + 26 (bins 0..100 step 4) = 36; lut = rint(36 * 255 / 64 =
+     * 143.4375) = 143 in every tile, so every pixel. */
+    ts_image in;
+    CHECK(ts_image_alloc(&in, 64, 64, 1, 1) == TS_OK);
+    memset(in.data, 100, in.pitch * 64);
+    ts_image out = run("clahe", &in);
+    int all = 1;
+    for (int y = 0; y < 64; y++)
+        for (int x = 0; x < 64; x++)
+            all &= ts_get(&out, x, y, 0) == 143;
+    CHECKF(all, "got %u", ts_get(&out, 0, 0, 0));
+    ts_image_free(&out);
+    /* no clip: cdf(100) = 64, lut = 255 */
+    out = run("clahe:0", &in);
+    CHECKF(ts_get(&out, 5, 7, 0) == 255, "got %u", ts_get(&out, 5, 7, 0));
+    ts_image_free(&out);
+    ts_image_free(&in);
+}

@@ -172,9 +172,7 @@ TEST(variant_keys_cycle_only_what_runs_here)
     memset(&dev, 0, sizeof dev);
     dev.cc = dev.cc_real = 75;
     for (int f = 0; f < TS_FAM_COUNT; f++) {
-        static const char *const ops[TS_FAM_COUNT] = {"gauss:5", "rotate:90", "equalize",
-                                                      "resize:50%"};
-        CHECK(ts_op_parse(ops[f], &op, err, sizeof err) == TS_OK);
+        CHECK(ts_op_parse(ts_family_info_of((ts_family)f)->demo_op, &op, err, sizeof err) == TS_OK);
         op.variant = NULL;
         int n = 0;
         do {

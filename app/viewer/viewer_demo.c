@@ -8,22 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The op each family is shown with: a blur large enough for shared memory to matter, a
- * rotation (transpose-like access), the histogram equalization, a halving resample (gauss:7:
- * the largest K that every conv rung, the tensor-core ones included, takes). A family
- * without an entry here is left out of the demo. */
-static const char *const family_op[TS_FAM_COUNT] = {
-    [TS_FAM_CONV] = "gauss:7",
-    [TS_FAM_GEOM] = "rotate:90",
-    [TS_FAM_HIST] = "equalize",
-    [TS_FAM_RESIZE] = "resize:50%",
-};
+/* The op each family is shown with: the family table's (ts_family_info_of). */
+static const char *family_op(ts_family f) { return ts_family_info_of(f)->demo_op; }
 
 static void add(vw_demo *d, ts_family f, const ts_variant *v)
 {
     if (d->n == VW_DEMO_MAX)
         return;
-    d->rung[d->n++] = (vw_rung){.family = f, .op = family_op[f], .var = v};
+    d->rung[d->n++] = (vw_rung){.family = f, .op = family_op(f), .var = v};
 }
 
 /* Sets the chain to the rung's op and variant, so the next frame shows its result. */
@@ -53,8 +45,6 @@ void vw_demo_start(vw_demo *d, vw_run *r, double dwell_ms)
     d->dwell_ms = dwell_ms;
     for (int f = 0; f < TS_FAM_COUNT; f++) {
         int before = d->n;
-        if (!family_op[f])
-            continue;
         for (size_t i = 0; dev && i < ts_variant_count(); i++) {
             const ts_variant *v = ts_variant_at(i);
             if (v->family == (ts_family)f && ts_variant_is_gpu(v) && ts_variant_runnable(v, dev))
