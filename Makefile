@@ -169,6 +169,15 @@ $(BUILD)/mkimage: $(BUILD)/tests/mkimage.o $(AOBJ) $(BUILD)/libtessera.a
 deps:
 	@sh tools/deps.sh
 
+# Slurm (Debian's packages) and Ray Data (PyPI, into .deps/venv) for engines-check, which runs a
+# real one-node Slurm job array and a local Ray over tessera (tests/engines.sh; each part skips
+# where its engine is missing).
+.PHONY: engines-deps engines-check
+engines-deps:
+	@sh tools/deps.sh --engines
+engines-check: all
+	@sh tests/engines.sh $(BUILD)
+
 # deps before the build (make runs prerequisites in parallel), the build with every core.
 run: deps
 	@$(MAKE) --no-print-directory all

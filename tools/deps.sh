@@ -5,7 +5,36 @@
 # and where the CUDA toolkit has no nvjpeg.h, takes nvJPEG's header and library from PyPI's
 # nvidia-nvjpeg wheel (13.0.x, matching CUDA 13.0) into .deps/nvjpeg/{include,lib} (not fatal:
 # without it the build uses the CPU codecs).
+# `sh tools/deps.sh --engines` (make engines-deps) installs what `make engines-check` runs instead:
+# Debian's slurmctld, slurmd and munge (tools/slurm_check.sh), and Ray Data from PyPI into the
+# venv .deps/venv (tools/ray_convert.py, tests/ray_check.py).
 set -u
+if [ "${1:-}" = --engines ]; then
+    line="apt-get update && apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge"
+    if ! command -v slurmctld >/dev/null 2>&1 && [ ! -x /usr/sbin/slurmctld ]; then
+        echo "tessera: installing Slurm (slurmctld slurmd slurm-client munge)"
+        if [ "$(id -u)" = 0 ]; then
+            DEBIAN_FRONTEND=noninteractive sh -c "$line" >/tmp/tessera-deps.log 2>&1 ||
+                echo "tessera: apt-get failed (the Slurm check will skip); see /tmp/tessera-deps.log" >&2
+        elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo -n sh -c "DEBIAN_FRONTEND=noninteractive $line" >/tmp/tessera-deps.log 2>&1 ||
+                echo "tessera: apt-get failed (the Slurm check will skip); see /tmp/tessera-deps.log" >&2
+        else
+            echo "tessera: Slurm missing (the Slurm check will skip); as root: sudo sh -c '$line'" >&2
+        fi
+    fi
+    VENV=${TESSERA_VENV:-.deps/venv}
+    RAY_REQ=${TESSERA_RAY:-ray[data]==2.60.*}
+    if ! "$VENV/bin/python" -c 'import ray.data' 2>/dev/null; then
+        echo "tessera: installing $RAY_REQ into $VENV"
+        { python3 -m venv "$VENV" && "$VENV/bin/pip" install --quiet "$RAY_REQ"; } \
+            >/tmp/tessera-ray.log 2>&1 ||
+            { echo "tessera: the Ray venv failed (the Ray check will skip); see /tmp/tessera-ray.log" >&2
+              tail -3 /tmp/tessera-ray.log >&2; }
+    fi
+    echo "tessera: Slurm: $(/usr/sbin/slurmctld -V 2>/dev/null || echo none); Ray: $("$VENV/bin/python" -c 'import ray; print(ray.__version__, "in '"$VENV"'")' 2>/dev/null || echo none)"
+    exit 0
+fi
 # libjpeg62-turbo-dev: JPEG (libjpeg-turbo); libspng-dev + zlib1g-dev: PNG decode (and the encode
 # of the largest images), libdeflate-dev: PNG encode; libwebp-dev: WebP;
 # libtiff-dev: TIFF; pkg-config finds them.
