@@ -66,6 +66,7 @@ typedef struct batch {
     int n, cap;
     int skipped;            /* files under directories that are not images by name */
     int skipped_dirs;       /* subfolders of DIR inputs left without -r */
+    int dirs_skipped;       /* symlinks to folders and folders seen before: not entered */
     int made_output_dir;
     int next, finished;     /* guarded by lock */
     pthread_mutex_t lock;   /* next, finished, device figures, progress output */

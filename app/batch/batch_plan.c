@@ -4,9 +4,9 @@
  * of the list kept (--shard), and the --report path checked like an image output.
  */
 #include "batch.h"
+#include "batch_source.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -59,109 +59,19 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Extensions of image formats that tessera does not read: named in an error rather than skipped
- * without a word, since the user surely meant them. */
-static const char *unreadable_format(const char *name)
-{
-    static const char *const known[][2] = {
-        {"webp", "WebP"}, {"tif", "TIFF"},  {"tiff", "TIFF"}, {"heic", "HEIC"},
-        {"heif", "HEIF"}, {"avif", "AVIF"}, {"jxl", "JPEG XL"}, {"jp2", "JPEG 2000"},
-        {"j2k", "JPEG 2000"}, {"ico", "ICO"}, {"svg", "SVG"}, {"exr", "OpenEXR"},
-        {"dng", "DNG raw"}, {"cr2", "Canon raw"}, {"nef", "Nikon raw"}, {"arw", "Sony raw"}};
-    const char *ext = path_ext(name);
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcasecmp(ext, known[i][0]) == 0)
-            return known[i][1];
-    return NULL;
-}
-
-/* The directories being walked, outermost first: a symlink back to one of them is a loop. */
-typedef struct dir_chain {
-    dev_t dev;
-    ino_t ino;
-    const struct dir_chain *up;
-} dir_chain;
-
-/* Adds the images of a directory in name order, subdirectories with -r; `rel` is the directory's
- * path under the input argument ("" at the top). */
-static void add_dir(batch *b, const char *dir, const char *rel, int depth, const dir_chain *up)
-{
-    struct stat sb;
-    dir_chain here = {0, 0, up};
-    if (stat(dir, &sb) == 0) {
-        here.dev = sb.st_dev, here.ino = sb.st_ino;
-        for (const dir_chain *c = up; c; c = c->up)
-            if (c->dev == sb.st_dev && c->ino == sb.st_ino) {
-                item_error(add_item(b, dir, rel, 1), "%s: a link back to a folder above it "
-                           "(skipped, not followed again)", dir);
-                return;
-            }
-    }
-    DIR *d = opendir(dir);
-    if (!d) {
-        item_error(add_item(b, dir, rel, 1), "%s: %s", dir, strerror(errno));
-        return;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            names = realloc(names, cap * sizeof *names);
-            if (!names) {
-                app_warn("out of memory");
-                exit(1);
-            }
-        }
-        names[n++] = xstrdup(e->d_name);
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        char *p = path_join(dir, names[i]);
-        char *r = rel[0] ? path_join(rel, names[i]) : xstrdup(names[i]);
-        const char *fmt;
-        if (path_is_dir(p)) {
-            if (b->o->recursive && depth < 64)
-                add_dir(b, p, r, depth + 1, &here);
-            else if (!b->o->recursive)
-                b->skipped_dirs++;
-        } else if (tsio_is_image_name(p)) {
-            add_item(b, p, r, 1);
-        } else if ((fmt = unreadable_format(p)) != NULL) {
-            item_error(add_item(b, p, r, 1), "%s: %s is not supported", p, fmt);
-        } else {
-            b->skipped++;
-        }
-        free(r);
-        free(p);
-        free(names[i]);
-    }
-    free(names);
-}
-
 int batch_collect(batch *b)
 {
-    const app_options *o = b->o;
-    for (int i = 0; i < o->n_inputs; i++) {
-        const char *in = o->inputs[i];
-        if (path_is_dir(in)) {
-            int before = b->n;
-            add_dir(b, in, "", 0, NULL);
-            if (b->n == before)
-                item_error(add_item(b, in, in, 0), "%s: a directory without images%s", in,
-                           o->recursive ? "" : " (-r descends into subdirectories)");
-        } else {
-            item *it = add_item(b, in, in, 0);
-            int e = path_stat_errno(in); /* ELOOP for a symlink loop, not "No such file" */
-            if (e)
-                item_error(it, "%s: %s", in, strerror(e));
-        }
+    batch_source *src = batch_source_args(b->o, b->o->output);
+    batch_input in;
+    while (src->next(src, &in)) {
+        item *it = add_item(b, in.path, in.key, in.from_dir);
+        it->error = in.error, in.error = NULL;
+        batch_input_free(&in);
     }
+    b->skipped = src->skipped;
+    b->dirs_skipped = src->dirs_skipped;
+    b->skipped_dirs = src->subdirs_skipped;
+    src->close(src);
     if (b->n == 0) {
         app_warn("no images found in the inputs");
         return 1;

@@ -215,4 +215,7 @@ void batch_print_summary(const batch *b, int failed)
     if (b->skipped_dirs)
         app_warn("%d folder%s skipped: -r descends into subfolders", b->skipped_dirs,
                  b->skipped_dirs == 1 ? "" : "s");
+    if (b->dirs_skipped)
+        app_warn("%d folder%s not entered: symlinks to folders, or folders already walked",
+                 b->dirs_skipped, b->dirs_skipped == 1 ? "" : "s");
 }
