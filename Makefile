@@ -8,8 +8,9 @@
 BUILD   ?= build
 
 # Every core by default (nvcc takes minutes over the kernel files, each one a job); -jN or -j1 on
-# the command line still decides.
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# the command line still decides. Only at the top: a sub-make (make run, make asan) shares the
+# top's job slots, and a -j of its own would make it warn and leave the jobserver.
+ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS)),0)
   MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 JOBS = $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS)))
@@ -181,7 +182,7 @@ engines-check: all
 # deps before the build (make runs prerequisites in parallel), the build with every core.
 run: deps
 	@$(MAKE) --no-print-directory all
-	@sh tools/run.sh
+	@BIN=$(BUILD)/tessera sh tools/run.sh
 
 test: all
 	@sh tests/run_all.sh $(BUILD)

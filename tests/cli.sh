@@ -254,8 +254,8 @@ assert i["total_ms"] >= i["load_ms"] + i["save_ms"], i
 PY
 fi
 run --headless -o "$T/rp" --format jpg --backend cpu --timings "$T/rp/keep.png"
-grep -q "decode cpu, device -1:.*read+decode .*encode+write .*total" "$T/out" && ok "--timings gives the decode path and each stage" || bad "--timings gives the decode path and each stage"
-grep -q "^setup: devices and pipelines [0-9.]* ms, nvJPEG load [0-9.]* ms, handles [0-9.]* ms, warm-up [0-9.]* ms" "$T/out" && ok "--timings gives the setup costs" || bad "--timings gives the setup costs"
+grep -q "decode cpu:.*read+decode .*encode+write .*total" "$T/out" && ok "--timings gives the decode path and each stage" || bad "--timings gives the decode path and each stage"
+! grep -q "device -1\|upload\|nvJPEG\|^setup:" "$T/out" && ok "--timings on the CPU names no device, transfer or GPU set-up" || bad "--timings on the CPU names no device, transfer or GPU set-up"
 grep -q "images/s, .* MP/s" "$T/err" && ok "the summary gives images/s and MP/s" || bad "the summary gives images/s and MP/s"
 if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU" && /usr/bin/python3 -c 'import json' 2>/dev/null; then
     run --headless -q -o "$T/rp" --format tga --devices all --ops gauss:3 --report "$T/rp/gpu.json" "$T/rp/keep.png" "$T/in/rgba8.png"

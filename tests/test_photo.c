@@ -181,22 +181,31 @@ TEST(chain_and_meta_rules)
     CHECK(photo_chain(&m, 0, &user, &c, &o) == TS_OK && o == 1 && c.n == 2);
     ts_chain_free(&c);
     ts_chain_free(&user);
-    CHECK(photo_meta_out(&m, 1, 1, &out) == TS_OK && !out.exif && !out.icc);
-    CHECK(photo_meta_out(&m, 0, 1, &out) == TS_OK && out.icc_len == 3 && out.exif_len == n);
+    CHECK(photo_meta_out(&m, 1, 1, 0, &out) == TS_OK && !out.exif && !out.icc);
+    CHECK(photo_meta_out(&m, 0, 1, 0, &out) == TS_OK && out.icc_len == 3 && out.exif_len == n);
     CHECK(tsio_exif_orientation(out.exif, out.exif_len) == 1 && memcmp(out.icc, icc, 3) == 0);
     tsio_meta_free(&out);
-    CHECK(photo_meta_out(&m, 0, 0, &out) == TS_OK && out.exif_len == n &&
+    CHECK(photo_meta_out(&m, 0, 0, 0, &out) == TS_OK && out.exif_len == n &&
           memcmp(out.exif, b, n) == 0); /* not turned: kept as read */
     tsio_meta_free(&out);
     unsigned char pre[70];
     memcpy(pre, "Exif\0\0", 6);
     memcpy(pre + 6, b, n);
     tsio_meta pm = {.exif = pre, .exif_len = n + 6};
-    CHECK(photo_meta_out(&pm, 0, 0, &out) == TS_OK && out.exif_len == n &&
+    CHECK(photo_meta_out(&pm, 0, 0, 0, &out) == TS_OK && out.exif_len == n &&
           memcmp(out.exif, b, n) == 0); /* the prefix is not carried */
     tsio_meta_free(&out);
+    /* pixels changed by the chain, not turned: the thumbnail goes, the stored tag stays */
+    CHECK(tsio_exif_has_thumbnail(b, n));
+    CHECK(photo_meta_out(&m, 0, 0, 1, &out) == TS_OK && out.exif_len == n &&
+          !tsio_exif_has_thumbnail(out.exif, out.exif_len) &&
+          tsio_exif_orientation(out.exif, out.exif_len) == 8);
+    tsio_meta_free(&out);
+    CHECK(photo_meta_out(&m, 0, 1, 1, &out) == TS_OK && !tsio_exif_has_thumbnail(out.exif, n) &&
+          tsio_exif_orientation(out.exif, out.exif_len) == 1);
+    tsio_meta_free(&out);
     tsio_meta bad = {.exif = (unsigned char *)"junk", .exif_len = 4};
-    CHECK(photo_meta_out(&bad, 0, 1, &out) == TS_OK && !out.exif); /* malformed: not written */
+    CHECK(photo_meta_out(&bad, 0, 1, 0, &out) == TS_OK && !out.exif); /* malformed: not written */
 }
 
 TEST(gif_frame_count)

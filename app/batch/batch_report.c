@@ -164,31 +164,45 @@ int batch_write_report(const batch *b, const char *path)
     return 0;
 }
 
+/* --timings' stages; on the CPU, upload and download (always 0) are left out. */
+typedef struct stage_line {
+    int gpu, printed;
+} stage_line;
+
 static void print_stage(void *ctx, const char *name, double ms, int k)
 {
-    (void)ctx;
-    printf("%s%s %.3f", k ? ", " : "", name, ms);
+    stage_line *l = ctx;
+    (void)k;
+    if (!l->gpu && (strcmp(name, "upload") == 0 || strcmp(name, "download") == 0))
+        return;
+    printf("%s%s %.3f", l->printed++ ? ", " : "", name, ms);
 }
 
 void batch_print_timings(const batch *b)
 {
-    printf("setup: devices and pipelines %.1f ms, nvJPEG load %.1f ms, handles %.1f ms, "
-           "warm-up %.1f ms, slowest worker's codec context %.1f ms\n",
-           b->setup_open_ms, b->setup_load_ms, b->setup_codec_ms, b->setup_warm_ms,
-           b->setup_worker_ms);
+    int gpu = b->n_devs > 0 && b->devs[0].id >= 0; /* the CPU has no set-up, device or transfers */
+    if (gpu)
+        printf("setup: devices and pipelines %.1f ms, nvJPEG load %.1f ms, handles %.1f ms, "
+               "warm-up %.1f ms, slowest worker's codec context %.1f ms\n",
+               b->setup_open_ms, b->setup_load_ms, b->setup_codec_ms, b->setup_warm_ms,
+               b->setup_worker_ms);
     for (int i = 0; i < b->n; i++) {
         const item *it = &b->items[i];
         if (!it->ok)
             continue;
         char *name = app_escape(it->input);
-        printf("%s  %dx%d %dch %d-bit, decode %s, device %d:", name, it->width, it->height,
-               it->channels, it->bytes * 8, it->decode_path, b->devs[it->device].id);
+        printf("%s  %dx%d %dch %d-bit, decode %s", name, it->width, it->height, it->channels,
+               it->bytes * 8, it->decode_path);
+        if (gpu)
+            printf(", device %d", b->devs[it->device].id);
+        printf(":");
         free(name);
         for (int k = 0; k < it->rep.n; k++)
             printf("  %s [%s] %.3f ms", batch_op_text(b, it, k),
                    it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
+        stage_line line = {gpu, 0};
         printf("  (");
-        each_stage(it, print_stage, NULL);
+        each_stage(it, print_stage, &line);
         printf("; total %.3f ms)\n", it->total_ms);
     }
 }

@@ -58,7 +58,8 @@ static void stage_decode(const batch *b, gpu_worker *w, decode_slot *slots, int 
         ts_status st = photo_chain(&slots[k].meta, !b->o->no_auto_orient, &b->chain, &it->chain,
                                    &it->orientation);
         if (st == TS_OK)
-            st = photo_meta_out(&slots[k].meta, b->o->strip, it->orientation != 1, &it->meta_out);
+            st = photo_meta_out(&slots[k].meta, b->o->strip, it->orientation != 1, b->chain.n > 0,
+                                &it->meta_out);
         tsio_meta_free(&slots[k].meta);
         if (st != TS_OK) {
             item_error(it, "%s: %s", it->input, ts_error_detail());

@@ -98,7 +98,10 @@ int tsio_exif_orientation(const unsigned char *exif, size_t len)
     return orientation_at(&t, ifd, n, &v) ? v : 0;
 }
 
-unsigned char *tsio_exif_upright(const unsigned char *exif, size_t len, size_t *out_len)
+/* A copy of the block without its "Exif\0\0" prefix and without IFD1 (the thumbnail), with
+ * Orientation set to 1 when `upright`. */
+static unsigned char *copy_without_thumbnail(const unsigned char *exif, size_t len, int upright,
+                                             size_t *out_len)
 {
     tiff t;
     size_t ifd;
@@ -111,12 +114,30 @@ unsigned char *tsio_exif_upright(const unsigned char *exif, size_t len, size_t *
     if (!c)
         return NULL;
     memcpy(c, t.b, t.len);
-    size_t at = orientation_at(&t, ifd, n, &v);
+    size_t at = upright ? orientation_at(&t, ifd, n, &v) : 0;
     if (at)
         wr16(c + at, t.be, 1);
     memset(c + ifd + 2 + 12 * (size_t)n, 0, 4); /* no IFD1: the thumbnail is dropped */
     *out_len = t.len;
     return c;
+}
+
+unsigned char *tsio_exif_upright(const unsigned char *exif, size_t len, size_t *out_len)
+{
+    return copy_without_thumbnail(exif, len, 1, out_len);
+}
+
+unsigned char *tsio_exif_without_thumbnail(const unsigned char *exif, size_t len, size_t *out_len)
+{
+    return copy_without_thumbnail(exif, len, 0, out_len);
+}
+
+int tsio_exif_has_thumbnail(const unsigned char *exif, size_t len)
+{
+    tiff t;
+    size_t ifd;
+    unsigned n;
+    return exif && open_ifd0(exif, len, &t, &ifd, &n) == 0 && rd32(&t, ifd + 2 + 12 * (size_t)n);
 }
 
 size_t tsio_exif_make(int o, unsigned char out[26])

@@ -28,6 +28,11 @@ int tsio_exif_orientation(const unsigned char *exif, size_t len);
  * rewriting every offset. A leading "Exif\0\0" is removed. NULL (and *out_len 0) when the block is
  * malformed (it is then not written) or on OOM. */
 unsigned char *tsio_exif_upright(const unsigned char *exif, size_t len, size_t *out_len);
+/* The same with Orientation kept as stored: for pixels changed by a chain but not turned upright
+ * (the thumbnail would no longer match them). */
+unsigned char *tsio_exif_without_thumbnail(const unsigned char *exif, size_t len, size_t *out_len);
+/* 1 when IFD0 links to an IFD1 (a thumbnail). */
+int tsio_exif_has_thumbnail(const unsigned char *exif, size_t len);
 
 /* A minimal little-endian EXIF block holding only Orientation `o` (1..8): how a TIFF's own
  * orientation tag is carried in tsio_meta. Writes 26 bytes into out; returns 26 (0 for a bad o). */

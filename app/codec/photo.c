@@ -61,7 +61,8 @@ static unsigned char *dup_bytes(const unsigned char *b, size_t n)
     return c;
 }
 
-ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, tsio_meta *out)
+ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, int changed,
+                         tsio_meta *out)
 {
     memset(out, 0, sizeof *out);
     if (strip || !in)
@@ -75,6 +76,8 @@ ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, tsio_meta
         /* A malformed block is dropped rather than carried (a reader could trip on it). */
         if (oriented) {
             out->exif = tsio_exif_upright(in->exif, in->exif_len, &out->exif_len);
+        } else if (changed) { /* the thumbnail shows the pixels as read */
+            out->exif = tsio_exif_without_thumbnail(in->exif, in->exif_len, &out->exif_len);
         } else if (tsio_exif_valid(in->exif, in->exif_len)) { /* as read, thumbnail included */
             /* less a leading "Exif\0\0" (some PNG writers add it): the JPEG writer adds its own */
             size_t skip = in->exif_len >= 6 && memcmp(in->exif, "Exif\0\0", 6) == 0 ? 6 : 0;

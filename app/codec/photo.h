@@ -35,8 +35,11 @@ ts_status photo_chain(const tsio_meta *m, int auto_orient, const ts_chain *user,
 
 /* The metadata to write beside an output: nothing with `strip`; else the ICC profile as read and
  * the EXIF block, made upright (Orientation 1, thumbnail dropped) when `oriented` (the pixels were
- * turned), else as read. `out` owns copies; tsio_meta_free releases them. TS_ERR_NOMEM only. */
-ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, tsio_meta *out);
+ * turned), else without its thumbnail when `changed` (a chain changed the pixels: rotate:90 of an
+ * upright photo), else as read. `out` owns copies; tsio_meta_free releases them. TS_ERR_NOMEM
+ * only. */
+ts_status photo_meta_out(const tsio_meta *in, int strip, int oriented, int changed,
+                         tsio_meta *out);
 
 /* The viewer's entry: turns `im` (a host image) upright in place, through pipeline `p` (the GPU's
  * geometry kernel with the GPU backend, the CPU reference on the CPU) or, with p NULL, the CPU
