@@ -66,8 +66,9 @@ static const cli_opt options[] = {
     {"geometry", 'g', 'g', "WxH", "viewer: the window's initial size (also TESSERA_GEOMETRY)"},
     {"slideshow", 'S', 'S', "SEC", "viewer: next image every SEC seconds (0.1..86400; the S key "
                                    "toggles)"},
-    {"hud", 0, OPT_HUD, "off|line|full", "viewer: the HUD panel at start (default full; i "
-                                         "cycles)"},
+    {"hud", 0, OPT_HUD, "off|line|full", "viewer: at start no HUD, a status line or the full "
+                                         "panel (default: the line, the panel while a chain is "
+                                         "on and in --demo; i cycles)"},
     {"demo", 0, OPT_DEMO, NULL, "viewer: step each family through its variants (the shared-"
                                 "memory ladder) on the image, with each rung's time and speedup; "
                                 "ends with --screenshot FILE when given"},
@@ -420,7 +421,7 @@ int cli_parse(int argc, char **argv, app_options *o)
     o->ops = "";
     o->jobs = cpu_count();
     o->max_pixels = TS_DEFAULT_MAX_PIXELS;
-    o->hud = 2;
+    o->hud = -1;
     opterr = 0;
     optind = 1;
     for (;;) {

@@ -418,6 +418,26 @@ TEST(hud_never_covers_the_image_area)
     CHECK(a.h == 600 && a.w < 800 && a.w >= 800 * 3 / 5); /* the panel takes at most 2/5 */
 }
 
+TEST(hud_picture_first_and_text_scales_with_the_window)
+{
+    vw_ui u = {0};
+    u.hud_auto = 1;
+    u.hud = VW_HUD_LINE;
+    CHECK(vw_ui_follow(&u, 0, 0) == 0 && u.hud == VW_HUD_LINE); /* plain viewing: the line */
+    CHECK(vw_ui_follow(&u, 1, 0) == 1 && u.hud == VW_HUD_FULL); /* a chain on: the panel */
+    CHECK(vw_ui_follow(&u, 0, 0) == 1 && u.hud == VW_HUD_LINE);
+    CHECK(vw_ui_follow(&u, 0, 1) == 1 && u.hud == VW_HUD_FULL); /* the demo: the panel */
+    u.hud_auto = 0; /* after i: the user's choice stays */
+    u.hud = VW_HUD_OFF;
+    CHECK(vw_ui_follow(&u, 1, 1) == 0 && u.hud == VW_HUD_OFF);
+    CHECK(vw_ui_scale(640, 480) == 1);
+    CHECK(vw_ui_scale(800, 600) == 2);
+    CHECK(vw_ui_scale(1632, 918) == 3);
+    CHECK(vw_ui_scale(1920, 1080) == 3);
+    CHECK(vw_ui_scale(3840, 2160) == 4);
+    CHECK(vw_ui_scale(3000, 500) == 1); /* the short side decides */
+}
+
 /* Rows and columns lit by `s` drawn at (2, 2) on a cleared 64x20 surface. */
 static void text_mask(SDL_Renderer *r, SDL_Surface *sf, const char *s, unsigned char *mask)
 {

@@ -186,6 +186,7 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         }
         if (!v->running)
             break;
+        vw_events_follow_hud(v);
         double t0 = now_ms();
         int demo = v->demo.on && !v->demo.done; /* the demo times its rungs itself */
         if (v->ui.hud && vw_run_live_work(&v->run) && !demo && !v->run.dirty)
@@ -353,7 +354,8 @@ int viewer_main(const app_options *o)
     v->run.load.wake = wake;
     v->run.chain = chain;
     v->run.sel = chain.n ? 0 : -1;
-    v->ui.hud = o->hud;
+    v->ui.hud_auto = o->hud < 0;
+    v->ui.hud = o->hud < 0 ? (chain.n || o->demo ? VW_HUD_FULL : VW_HUD_LINE) : o->hud;
     v->run.auto_orient = !o->no_auto_orient;
     v->slideshow = o->slideshow_ms > 0;
     v->slide_ms = o->slideshow_ms > 0 ? o->slideshow_ms : 3000;

@@ -149,14 +149,33 @@ double vw_events_due(const viewer *v)
 }
 
 /* i: panel, status line, off, panel; the image area changes with it, as on a resize */
-static void cycle_hud(viewer *v)
+/* The HUD changed from `before` (a mode): the view keeps its place in the new area. */
+static void hud_changed(viewer *v, int before_hud)
 {
-    int iw, ih;
+    int iw, ih, now = v->ui.hud;
+    v->ui.hud = before_hud;
     vw_area before = area(v);
-    v->ui.hud = (v->ui.hud + 2) % 3;
+    v->ui.hud = now;
     vw_area after = area(v);
     displayed_size(v, &iw, &ih);
     vw_view_resize(&v->view, iw, ih, before.w, before.h, after.w, after.h);
+}
+
+/* i: the status line, the panel, nothing; from then on the HUD is the user's choice. */
+static void cycle_hud(viewer *v)
+{
+    int before = v->ui.hud;
+    v->ui.hud_auto = 0;
+    v->ui.hud = before == VW_HUD_LINE ? VW_HUD_FULL : before == VW_HUD_FULL ? VW_HUD_OFF
+                                                                             : VW_HUD_LINE;
+    hud_changed(v, before);
+}
+
+void vw_events_follow_hud(viewer *v)
+{
+    int before = v->ui.hud;
+    if (vw_ui_follow(&v->ui, v->run.chain.n > 0, v->demo.on))
+        hud_changed(v, before);
 }
 
 static void toggle_fullscreen(viewer *v)

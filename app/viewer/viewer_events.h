@@ -19,6 +19,9 @@ void vw_open(viewer *v, int index);
 void vw_events_timers(viewer *v);
 /* When vw_events_timers has work next (now_ms time); 0: never. */
 double vw_events_due(const viewer *v);
+/* The HUD by default follows the chain (vw_ui_follow): the view keeps its place when the area
+ * changes with it. Call once a frame, after the keys. */
+void vw_events_follow_hud(viewer *v);
 /* The image shown changed size (new file, a rotation toggled): refit or re-clamp. */
 void vw_sync_view(viewer *v);
 

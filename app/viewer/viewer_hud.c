@@ -42,14 +42,37 @@ double vw_ui_due(const vw_ui *u)
 
 /* ---------------------------------------------------------------- geometry */
 
-/* Text scale: 2 on windows of 1800x900 and up (where the panel still leaves the image room). */
-static int ui_scale(const vw_win *w) { return w->ww >= 1800 && w->wh >= 900 ? 2 : 1; }
+int vw_ui_scale(int ww, int wh)
+{
+    int s = ww / 400 < wh / 300 ? ww / 400 : wh / 300;
+    return s < 1 ? 1 : s > 4 ? 4 : s;
+}
+
+int vw_ui_follow(vw_ui *u, int chain_on, int demo)
+{
+    int want = chain_on || demo ? VW_HUD_FULL : VW_HUD_LINE;
+    if (!u->hud_auto || u->hud == want)
+        return 0;
+    u->hud = want;
+    return 1;
+}
+
+static int ui_scale(const vw_win *w) { return vw_ui_scale(w->ww, w->wh); }
 static int panel_width(const vw_win *w)
 {
     int pw = 390 * ui_scale(w), most = w->ww * 2 / 5;
     return pw < most ? pw : most;
 }
-static int line_height(const vw_win *w) { return (VW_TEXT_LINE + 8) * ui_scale(w); }
+/* The panel's text: the window's scale where at least 34 characters fit a line, else smaller
+ * (the panel is the details; the picture keeps 3/5 of the window). */
+static int panel_scale(const vw_win *w)
+{
+    int s = ui_scale(w), ch = vw_text_width("abcdefghij", 1) / 10, pw = panel_width(w);
+    while (s > 1 && (pw - 16 * s) / (ch * s) < 34)
+        s--;
+    return s;
+}
+static int line_height(const vw_win *w) { return (VW_TEXT_LINE + 6) * ui_scale(w); }
 
 vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare)
 {
@@ -129,9 +152,20 @@ static void fmt_ms(char *buf, size_t len, double ms)
     snprintf(buf, len, ms < 10 ? "%.3f" : ms < 100 ? "%.2f" : "%.0f", ms);
 }
 
+/* The details (a chain on, or the demo): backend, renderer, transfers and frame figures. */
+static int details(const vw_scene *v) { return v->demo->on || v->run->chain.n > 0; }
+
 static void backend_items(const vw_scene *v, panel *p)
 {
     const ts_device *d = ts_pipeline_device(v->run->pipe);
+    add(p, IT_GAP, c_dim, NULL);
+    if (!details(v)) { /* plain viewing: one line */
+        if (d)
+            say(p, c_dim, "tessera %s, edits on the GPU (%s)", APP_VERSION, d->name);
+        else
+            say(p, c_dim, "tessera %s, edits on the CPU", APP_VERSION);
+        return;
+    }
     say(p, c_text, "tessera %s", APP_VERSION);
     if (d)
         say(p, c_text, "GPU %s (sm_%d, %d SMs)", d->name, d->cc, d->sms);
@@ -149,17 +183,19 @@ static void file_items(const vw_scene *v, panel *p)
     const ts_image *im = vw_run_displayed(v->run);
     if (!v->files->n)
         return;
-    add(p, IT_GAP, c_dim, NULL);
     say(p, c_text, "%s", path_base(v->files->path[v->files->cur]));
-    if (im) /* the file's size and zoom, also while its preview shows */
-        say(p, c_dim, "%dx%d %s%d   [%d/%d]   zoom %.0f%%", v->run->full_w, v->run->full_h,
-            ch[im->channels], im->bytes * 8, v->files->cur + 1, v->files->n,
+    if (im) { /* the file's size and zoom, also while its preview shows */
+        double mp = (double)v->run->full_w * v->run->full_h / 1e6;
+        say(p, c_dim, "%d x %d pixels (%.*f MP), %s %d-bit", v->run->full_w, v->run->full_h,
+            mp < 10 ? 1 : 0, mp, ch[im->channels], im->bytes * 8);
+        say(p, c_dim, "picture %d of %d   zoom %.0f%%", v->files->cur + 1, v->files->n,
             v->view->zoom * vw_run_file_scale(v->run) * 100);
+    }
     if (im && v->run->preview)
         say(p, c_warn, "preview (1/%d size, %dx%d): decoding the full image...",
             v->run->preview_denom, im->width, im->height);
     if (im && v->run->orientation > 1)
-        say(p, c_dim, "EXIF orientation %d: shown upright", v->run->orientation);
+        say(p, c_dim, "turned upright (EXIF orientation %d)", v->run->orientation);
     if (v->run->icc_line[0])
         say(p, c_dim, "%s", v->run->icc_line);
     if (im && v->run->anim.n)
@@ -170,8 +206,9 @@ static void file_items(const vw_scene *v, panel *p)
 static void speedup_items(const vw_scene *v, panel *p, int i)
 {
     const vw_bench *b = v->bench;
-    const char *why = !ts_pipeline_on_gpu(v->run->pipe) ? "speedup over naive: GPU backend only"
-                      : !b->valid ? (b->running ? "speedup over naive: measuring..." : "speedup: -")
+    if (!ts_pipeline_on_gpu(v->run->pipe)) /* measured on the GPU only: nothing to say here */
+        return;
+    const char *why = !b->valid ? (b->running ? "speedup over naive: measuring..." : "speedup: -")
                       : b->res_state[i] < 0 ? "naive cannot run this"
                                             : NULL;
     if (why) {
@@ -193,7 +230,8 @@ static void chain_items(const vw_scene *v, panel *p)
     const vw_run *r = v->run;
     add(p, IT_GAP, c_dim, NULL);
     if (r->chain.n == 0) {
-        say(p, c_dim, "chain: empty (b s d e > < t | _ add ops; ? for keys)");
+        say(p, c_dim, "edits: none (b blur, s sharpen, d edges, e equalize, > < turn; ? all "
+            "keys)");
         return;
     }
     say(p, c_dim, "chain (Tab selects, [ ] variant):");
@@ -292,9 +330,10 @@ static void status_items(const vw_scene *v, panel *p)
     const vw_bench *b = v->bench;
     const vw_run *r = v->run;
     add(p, IT_GAP, c_dim, NULL);
-    say(p, c_dim, "%s", r->live ? "live: the chain re-runs every frame while this panel shows "
-                                  "(L: off)"
-                                : "live off: runs on changes (L: on)");
+    if (r->chain.n)
+        say(p, c_dim, "%s", r->live ? "live: the chain re-runs every frame while the HUD shows "
+                                      "(L: off)"
+                                    : "the chain runs when something changes (L: every frame)");
     if (b->running && r->chain.n)
         say(p, c_dim, "measuring speedups: %s...", r->chain.ops[b->op].text);
     else if (b->valid)
@@ -305,9 +344,9 @@ static void status_items(const vw_scene *v, panel *p)
         say(p, c_warn, "%s", r->rep.notice);
     if (r->run_err[0])
         say(p, c_bad, "%s", r->run_err);
-    say(p, c_dim, "? keys   c before|after   i HUD: line, off   Ctrl+S save");
+    say(p, c_dim, "? all keys   i: hide   c: compare   Ctrl+S: save a copy");
     add(p, IT_GAP, c_dim, NULL);
-    add(p, IT_HIST, c_dim, "luma histogram of the shown image");
+    add(p, IT_HIST, c_dim, "brightness histogram");
 }
 
 /* ---------------------------------------------------------------- drawing the panel */
@@ -317,17 +356,18 @@ static void histogram(const vw_scene *v, int x, int y, int w, int hgt)
     SDL_Renderer *ren = v->win->ren;
     const uint32_t *hist = v->tex->hist;
     uint32_t max = 1;
-    int per = 256 / w > 0 ? 256 / w : 1; /* bins per column */
     for (int i = 1; i < 255; i++)     /* the clipped ends would flatten the rest */
         max = hist[i] > max ? hist[i] : max;
     vw_fill(ren, x, y, w, hgt, (SDL_Color){40, 40, 46, 255});
     if (vw_sdl(SDL_SetRenderDrawColor(ren, 200, 200, 210, 255), "SDL_SetRenderDrawColor"))
         return;
-    for (int c = 0; c < w && c * per < 256; c++) {
+    for (int c = 0; c < w; c++) { /* column c: bins [c*256/w, (c+1)*256/w), at least one */
+        int b0 = c * 256 / w, b1 = (c + 1) * 256 / w;
+        b1 = b1 > b0 ? b1 : b0 + 1;
         uint32_t s = 0;
-        for (int k = 0; k < per; k++)
-            s += hist[c * per + k];
-        int bh = (int)((double)s / per / max * hgt + 0.5);
+        for (int k = b0; k < b1; k++)
+            s += hist[k];
+        int bh = (int)((double)s / (b1 - b0) / max * hgt + 0.5);
         bh = bh > hgt ? hgt : bh;
         if (bh > 0)
             vw_sdl(SDL_RenderDrawLine(ren, x + c, y + hgt - 1, x + c, y + hgt - bh),
@@ -381,18 +421,20 @@ static int item_height(const item *it, int s)
 static void draw_panel(const vw_scene *v)
 {
     static panel p;
-    int s = ui_scale(v->win), pad = 8 * s, pw = panel_width(v->win), x0 = v->win->ww - pw;
+    int s = panel_scale(v->win), pad = 8 * s, pw = panel_width(v->win), x0 = v->win->ww - pw;
     p.n = 0;
     p.s = s;
     p.width = pw - 2 * pad;
-    backend_items(v, &p);
     file_items(v, &p);
     if (v->demo->on)
         demo_items(v, &p);
     else
         chain_items(v, &p);
-    transfer_items(v, &p);
-    frame_items(v, &p);
+    backend_items(v, &p);
+    if (details(v)) {
+        transfer_items(v, &p);
+        frame_items(v, &p);
+    }
     status_items(v, &p);
     vw_fill(v->win->ren, x0, 0, pw, v->win->wh, c_panel);
     int y = pad;
@@ -411,7 +453,8 @@ static void draw_panel(const vw_scene *v)
     }
 }
 
-/* Line mode: the file, the chain's total time and the frame rate in one line at the bottom. */
+/* Line mode: the file, its size, the zoom and where it is in the list; with a chain, its ops
+ * and their time; a key hint on the right where it fits. */
 static void draw_line(const vw_scene *v)
 {
     char line[400], ops[200] = "";
@@ -420,27 +463,28 @@ static void draw_line(const vw_scene *v)
     double total = 0;
     for (int i = 0; i < r->chain.n; i++) {
         size_t used = strlen(ops);
-        const ts_variant *ran = r->have_result ? r->rep.op[i].variant : NULL;
-        snprintf(ops + used, sizeof ops - used, "%s%s[%s]", i ? "," : "", r->chain.ops[i].text,
-                 ran ? ran->name : "-");
+        snprintf(ops + used, sizeof ops - used, "%s%s", i ? ", " : "", r->chain.ops[i].text);
         total += r->op_ms[i].avg;
     }
-    char named[300];
+    char named[300], size[64] = "";
     const char *name = v->files->n ? path_base(v->files->path[v->files->cur]) : "no images";
     if (r->preview) {
-        snprintf(named, sizeof named, "%.200s (preview 1/%d)", name, r->preview_denom);
+        snprintf(named, sizeof named, "%.200s (preview)", name);
         name = named;
     }
+    if (vw_run_displayed(r))
+        snprintf(size, sizeof size, "   %d x %d", r->full_w, r->full_h);
     double zoom = v->view->zoom * vw_run_file_scale(r) * 100;
-    if (r->chain.n)
-        snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  %s  %.3f ms  |  %.1f FPS  |  i: HUD "
-                 "off", name, v->files->cur + 1, v->files->n, zoom, ops, total,
-                 v->stats->fps);
-    else
-        snprintf(line, sizeof line, "%s  [%d/%d]  %.0f%%  |  no ops  |  ? keys  i: HUD off", name,
-                 v->files->cur + 1, v->files->n, zoom);
+    int n = snprintf(line, sizeof line, "%s%s   %.0f%%   %d / %d", name, size, zoom,
+                     v->files->cur + 1, v->files->n);
+    if (r->chain.n && n > 0 && (size_t)n < sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, "   |   %s   %.1f ms", ops, total);
+    static const char *const hint = "? keys   i info";
     vw_fill(v->win->ren, 0, y, v->win->ww, h, c_panel);
-    vw_text(v->win->ren, 8 * s, y + 4 * s, s, c_text, line);
+    vw_text(v->win->ren, 8 * s, y + 3 * s, s, c_text, line);
+    int hw = vw_text_width(hint, s), lw = vw_text_width(line, s);
+    if (16 * s + lw + 32 * s + hw <= v->win->ww)
+        vw_text(v->win->ren, v->win->ww - 8 * s - hw, y + 3 * s, s, c_dim, hint);
 }
 
 /* ---------------------------------------------------------------- help, messages, labels */
@@ -524,7 +568,7 @@ static void draw_toast(const vw_scene *v, vw_area a)
 static void draw_labels(const vw_scene *v, vw_area a)
 {
     static const SDL_Color white = {255, 255, 255, 255};
-    int split = a.w / 2, s = a.h >= 700 ? 2 : 1;
+    int split = a.w / 2, s = ui_scale(v->win);
     vw_text(v->win->ren, split - vw_text_width("before", s) - 8 * s, a.h - 14 * s, s, white,
             "before");
     vw_text(v->win->ren, split + 8 * s, a.h - 14 * s, s, white, "after");

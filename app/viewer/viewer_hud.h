@@ -14,12 +14,15 @@
 #include "viewer_view.h"
 #include "viewer_win.h"
 
-/* The HUD: off, one status line at the bottom, or a panel on the right (i cycles full, line,
- * off; --hud). Either way the image is fitted into the rest of the window (vw_ui_area). */
+/* The HUD: off, one status line at the bottom, or a panel on the right (i cycles line, full,
+ * off; --hud). Either way the image is fitted into the rest of the window (vw_ui_area). Picture
+ * first: by default (hud_auto) the line, and the panel while a chain is on or the demo runs;
+ * i makes the choice the user's. */
 enum { VW_HUD_OFF, VW_HUD_LINE, VW_HUD_FULL };
 
 typedef struct vw_ui {
     int hud, help;
+    int hud_auto;   /* the HUD follows the chain (vw_ui_follow) until i is pressed */
     char toast[256];
     double toast_until;
 } vw_ui;
@@ -27,6 +30,13 @@ typedef struct vw_ui {
 void vw_toast(vw_ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* When the UI changes by itself next (a toast ends), in now_ms() time; 0: never. */
 double vw_ui_due(const vw_ui *u);
+
+/* hud_auto: the panel while a chain is on or the demo runs, else the status line; 1 when the
+ * HUD changed (the image area with it). */
+int vw_ui_follow(vw_ui *u, int chain_on, int demo);
+/* The text scale: grows with the window (1 below 800x600, 2 there, 3 on 1200x900 and up, at most
+ * 4), so that the HUD reads at arm's length on any screen. */
+int vw_ui_scale(int ww, int wh);
 
 /* The part of the window left to the image (the rest is the UI's). */
 vw_area vw_ui_area(const vw_ui *u, const vw_win *w, int compare);

@@ -92,7 +92,7 @@ static const struct {
     {VA_VARIANT_PREV, "its previous variant", NULL},
     {VA_REMOVE, "remove the selected op", NULL},
     {VA_COMPARE, "split view before | after", NULL},
-    {VA_HUD, "HUD: panel, status line, off", NULL},
+    {VA_HUD, "HUD: status line, info panel, off", NULL},
     {VA_LIVE, "live: re-run every frame (HUD shown)", NULL},
     {VA_BENCH, "measure speedups now", NULL},
     {VA_SAVE, "save NAME.tessera.png", NULL},
