@@ -32,7 +32,7 @@ static const cli_opt options[] = {
     {"output", 'o', 'o', "PATH", "output directory (or file, for a single input)"},
     {"ops", 0, OPT_OPS, "LIST", "operations; empty: convert formats only"},
     {"format", 0, OPT_FORMAT, "FMT", "png, jpg, webp, bmp, tga or pnm (default: the input's)"},
-    {"quality", 0, OPT_QUALITY, "N", "JPEG and WebP quality 1..100 (default 90)"},
+    {"quality", 0, OPT_QUALITY, "N", "JPEG and WebP quality " TSIO_QUALITY_TEXT},
     {"lossless", 0, OPT_LOSSLESS, NULL, "WebP: lossless (--quality is then ignored)"},
     {"png-level", 0, OPT_PNG_LEVEL, "N", "PNG compression 0 (stored) .. 9 (smallest); default 1, "
                                          "the fastest, no larger than OpenCV's default"},
@@ -446,8 +446,11 @@ int cli_parse(int argc, char **argv, app_options *o)
                 return usage_error("--format '%s': use png, jpg, webp, bmp, tga or pnm%s", arg, "");
             break;
         case OPT_QUALITY:
-            if (parse_long(arg, 1, 100, &v))
-                return usage_error("--quality '%s': must be 1..100%s", arg, "");
+            if (parse_long(arg, TSIO_QUALITY_MIN, TSIO_QUALITY_MAX, &v)) {
+                char range[32];
+                snprintf(range, sizeof range, "%d..%d", TSIO_QUALITY_MIN, TSIO_QUALITY_MAX);
+                return usage_error("--quality '%s': must be %s", arg, range);
+            }
             o->quality = (int)v;
             break;
         case OPT_FORCE: o->force = 1; break;

@@ -299,10 +299,10 @@ TEST(jpeg_add_meta_round_trips_through_libjpeg)
     tsio_meta m = {.exif = blk, .exif_len = bn, .icc = icc, .icc_len = icc_len};
     unsigned char *with = NULL;
     size_t wn = 0;
-    CHECK(tsio_jpeg_add_meta(plain, n, &m, &with, &wn) == TS_OK);
+    CHECK(tsio_jpeg_add_meta(plain, n, &m, &with, &wn, NULL, 0) == TS_OK);
     unsigned char *bad = NULL;
     size_t badn = 0;
-    CHECK(tsio_jpeg_add_meta((const unsigned char *)"GIF89a", 6, &m, &bad, &badn) ==
+    CHECK(tsio_jpeg_add_meta((const unsigned char *)"GIF89a", 6, &m, &bad, &badn, NULL, 0) ==
               TS_ERR_INVALID &&
           bad == NULL);
     f = fopen(path, "wb");

@@ -86,7 +86,8 @@ int batch_decode_step(const batch *b, const char *path)
         return (int)v;
     /* Only the nvJPEG codec decodes several files in one call; a step of other files is one
      * file, or a worker would decode them one after the other while the others wait. */
-    if (b->gpu_codec && tsio_format_from_name(path) == TSIO_JPEG)
+    const tsio_codec *c = tsio_codec_of(tsio_format_from_name(path));
+    if (b->gpu_codec && c && c->gpu_decode)
         return batch_gpu_decode_batch(b);
     return 1;
 }

@@ -335,7 +335,6 @@ ts_status batch_gpu_download(gpu_worker *w, item *it, const ts_image *d_im, ts_i
 
 void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, int n)
 {
-    (void)b;
     if (!w || !w->gj)
         return;
     const unsigned char *data[8];
@@ -346,10 +345,13 @@ void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, 
         item *it = slots[k]->it;
         double t0 = now_ms();
         size_t l = 0;
-        /* JPEG by content (SOI then a marker): other files go to the CPU codec untouched, read
-         * no further than their first bytes; one that cannot be read too (it says why) */
-        unsigned char *buf = read_file(it->input, (size_t)1 << 31, "\xFF\xD8\xFF", 3, &l, NULL, 0);
-        if (!buf || l < 4) {
+        /* JPEG by content, through the one guarded read (size, head, probe): other files go to
+         * the CPU codec untouched, read no further than their head; one refused too (it says
+         * why, and the same way) */
+        unsigned char *buf = NULL;
+        char why[256];
+        if (tsio_read_file(it->input, b->o->max_pixels, tsio_codec_jpeg(), &buf, &l, NULL, why,
+                           sizeof why) != TS_OK || l < 4) {
             free(buf);
             continue;
         }
@@ -370,7 +372,7 @@ void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, 
         decode_slot *s = slots[idx[j]];
         gj_result *r = &w->res[j];
         if (call == TS_OK && r->status == TS_OK &&
-            tsio_jpeg_meta_scan(own[j], len[j], &s->meta) != TS_OK)
+            tsio_codec_jpeg()->meta_read(own[j], len[j], &s->meta) != TS_OK)
             r->status = TS_ERR_NOMEM; /* the CPU codec tries it */
         free(own[j]);
         if (call == TS_OK && r->status == TS_OK) {
@@ -395,44 +397,6 @@ static tsio_format out_format(const batch *b, const item *it)
     return b->o->format != TSIO_UNKNOWN ? b->o->format : tsio_format_from_name(it->output);
 }
 
-/* Writes `len` bytes to it->output as tsio_save_atomic does (temp file, checked, renamed). */
-static ts_status write_bytes(const batch *b, item *it, const unsigned char *buf, size_t len,
-                             char *err, size_t errlen)
-{
-    char tmp[4096], eb[128];
-    int slot;
-    int fd = tsio_temp_open(it->output, tmp, sizeof tmp, &slot);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create a file in the output directory: %s",
-                 tsio_errtext(errno, eb, sizeof eb));
-        tmp[0] = '\0'; /* nothing was created: only the slot is released */
-        tsio_temp_finish(tmp, it->output, 0, b->o->force, slot, NULL, 0);
-        return TS_ERR_IO;
-    }
-    int ok = 1;
-    for (size_t at = 0; at < len && ok;) {
-        ssize_t k = write(fd, buf + at, len - at);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            snprintf(err, errlen, "write failed: %s", tsio_errtext(k < 0 ? errno : ENOSPC, eb,
-                                                                   sizeof eb));
-            ok = 0;
-        } else {
-            at += (size_t)k;
-        }
-    }
-    if (close(fd) != 0 && ok) {
-        snprintf(err, errlen, "write failed: %s", tsio_errtext(errno, eb, sizeof eb));
-        ok = 0;
-    }
-    char ferr[1024];
-    ts_status st = tsio_temp_finish(tmp, it->output, ok, b->o->force, slot, ferr, sizeof ferr);
-    if (ok && st != TS_OK)
-        snprintf(err, errlen, "%s", ferr);
-    return ok ? st : TS_ERR_IO;
-}
-
 ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_image *im,
                            int on_device, char *notice, size_t noticelen, char *err,
                            size_t errlen)
@@ -448,7 +412,7 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
         snprintf(err, errlen, "exists (use --force)");
         return TS_ERR_IO;
     }
-    gj_encode_opts eo = {b->o->quality ? b->o->quality : 90, 420};
+    gj_encode_opts eo = {b->o->quality, 420}; /* 0: the default (tsio_quality) */
     unsigned char *jpg = NULL;
     size_t n = 0;
     double t0 = now_ms();
@@ -485,7 +449,7 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
     if (it->meta_out.exif || it->meta_out.icc) { /* nvJPEG writes none: spliced in here */
         unsigned char *with = NULL;
         size_t wn = 0;
-        st = tsio_jpeg_add_meta(jpg, n, &it->meta_out, &with, &wn);
+        st = tsio_jpeg_add_meta(jpg, n, &it->meta_out, &with, &wn, notice, noticelen);
         if (st != TS_OK) {
             free(jpg);
             snprintf(err, errlen, "cannot add the metadata: %s", ts_status_str(st));
@@ -495,7 +459,7 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
         jpg = with;
         n = wn;
     }
-    st = write_bytes(b, it, jpg, n, err, errlen);
+    st = tsio_save_bytes(it->output, jpg, n, b->o->force, err, errlen);
     it->ms[ST_WRITE] = now_ms() - t0;
     free(jpg);
     return st;

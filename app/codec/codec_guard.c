@@ -11,6 +11,7 @@
  * same float arithmetic, clamped to the sample range.
  */
 #include "codec.h"
+#include "photo_io.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -140,6 +141,45 @@ ts_status tsio_guard_gif(const unsigned char *b, size_t len, char *err, size_t e
     return tsio_fail(err, errlen, TS_ERR_FORMAT, "truncated GIF");
 }
 
+static int at(const unsigned char *b, size_t len, size_t off, const char *s, size_t n)
+{
+    return len >= off + n && memcmp(b + off, s, n) == 0;
+}
+
+static size_t skip_sub_blocks(const unsigned char *b, size_t len, size_t i)
+{
+    while (i < len && b[i] != 0)
+        i += 1 + (size_t)b[i];
+    return i < len ? i + 1 : 0;
+}
+
+int tsio_gif_frames(const unsigned char *b, size_t len)
+{
+    if (len < 13 || !(at(b, len, 0, "GIF87a", 6) || at(b, len, 0, "GIF89a", 6)))
+        return 0;
+    size_t i = 13;
+    if (b[10] & 0x80)
+        i += (size_t)3 << ((b[10] & 7) + 1);
+    int frames = 0;
+    /* Every step moves i forward by at least 1, so the walk is linear in the file. */
+    while (i < len && b[i] != 0x3B) {
+        if (b[i] == 0x21) {
+            if (i + 2 > len || !(i = skip_sub_blocks(b, len, i + 2)))
+                break;
+        } else if (b[i] == 0x2C) {
+            if (len - i < 11)
+                break;
+            size_t j = i + 10 + ((b[i + 9] & 0x80) ? (size_t)3 << ((b[i + 9] & 7) + 1) : 0);
+            if (j >= len || !(i = skip_sub_blocks(b, len, j + 1)))
+                break;
+            frames++;
+        } else {
+            break;
+        }
+    }
+    return frames;
+}
+
 /* ---------------------------------------------------------------- TGA */
 
 typedef struct tga_head {
@@ -165,6 +205,16 @@ static int tga_parse(const unsigned char *b, size_t len, tga_head *t)
     t->pb = bpp == 15 ? 2 : bpp / 8;
     t->rle = type >= 9;
     return 1;
+}
+
+int tsio_tga_sniff(const unsigned char *b, size_t len)
+{
+    unsigned char head[18] = {0};
+    tga_head t;
+    if (len >= 18)
+        return tga_parse(b, len, &t);
+    memcpy(head, b, len); /* stb reads a header cut short as if zeros followed */
+    return len >= 3 && tga_parse(head, 18, &t);
 }
 
 ts_status tsio_guard_tga(const unsigned char *b, size_t len, uint64_t max_pixels, char *err,

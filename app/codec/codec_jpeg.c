@@ -25,6 +25,8 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
+_Static_assert(TSIO_JPEG_MAX_SIDE == JPEG_MAX_DIMENSION, "libjpeg's limit");
+
 typedef struct jerr {
     struct jpeg_error_mgr pub;
     jmp_buf jb;
@@ -113,26 +115,6 @@ static ts_status decode_failed(const jerr *e, j_decompress_ptr d, char *err, siz
     }
 }
 
-/* APP1 "Exif\0\0" as saved by jpeg_save_markers; the ICC profile through libjpeg's reader. */
-static void read_meta(j_decompress_ptr d, tsio_meta *meta)
-{
-    for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next)
-        if (m->marker == JPEG_APP0 + 1 && m->data_length > 6 && !memcmp(m->data, "Exif\0\0", 6) &&
-            !meta->exif) {
-            meta->exif = malloc(m->data_length - 6);
-            if (meta->exif) {
-                memcpy(meta->exif, m->data + 6, m->data_length - 6);
-                meta->exif_len = m->data_length - 6;
-            }
-        }
-    JOCTET *icc = NULL;
-    unsigned int icc_len = 0;
-    if (jpeg_read_icc_profile(d, &icc, &icc_len) && icc) {
-        meta->icc = icc; /* libjpeg allocates it with malloc */
-        meta->icc_len = icc_len;
-    }
-}
-
 typedef struct dec {
     struct jpeg_decompress_struct d;
     jerr e;
@@ -206,13 +188,12 @@ static ts_status decode(const unsigned char *buf, size_t len, uint64_t max_pixel
     j->sl.e = &j->e;
     j->d.progress = &j->sl.pub;
     jpeg_mem_src(&j->d, buf, (unsigned long)len);
-    if (meta) {
-        jpeg_save_markers(&j->d, JPEG_APP0 + 1, 0xFFFF);
-        jpeg_save_markers(&j->d, JPEG_APP0 + 2, 0xFFFF);
-    }
     jpeg_read_header(&j->d, TRUE);
-    if (meta) /* the APP markers precede the first scan: all read by now */
-        read_meta(&j->d, meta);
+    /* the metadata from the markers, by the reader nvJPEG's path uses too (jpeg_meta.c) */
+    if (meta && (st = tsio_jpeg_meta_scan(buf, len, meta)) != TS_OK) {
+        st = tsio_fail(err, errlen, st, "out of memory reading the JPEG's metadata");
+        goto done;
+    }
     if ((st = tsio_check_limit(j->d.image_width, j->d.image_height, max_pixels, err, errlen)) !=
         TS_OK)
         goto done;
@@ -299,19 +280,9 @@ static const unsigned char *enc_row(enc *j, const ts_image *im, int y, int in_ch
     return j->row;
 }
 
-static void write_meta(j_compress_ptr c, const tsio_meta *meta)
+static void put_marker(void *ctx, int marker, const unsigned char *data, size_t len)
 {
-    if (meta->exif && meta->exif_len && meta->exif_len <= 65533 - 6) {
-        unsigned char *m = malloc(meta->exif_len + 6);
-        if (m) {
-            memcpy(m, "Exif\0\0", 6);
-            memcpy(m + 6, meta->exif, meta->exif_len);
-            jpeg_write_marker(c, JPEG_APP0 + 1, m, (unsigned)(meta->exif_len + 6));
-            free(m);
-        }
-    }
-    if (meta->icc && meta->icc_len && meta->icc_len <= 0xFFFFFFFFu)
-        jpeg_write_icc_profile(c, meta->icc, (unsigned)meta->icc_len);
+    jpeg_write_marker(ctx, marker, data, (unsigned)len);
 }
 
 ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_meta *meta,
@@ -321,7 +292,7 @@ ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_
         tsio_add_notice(notice, noticelen, "alpha dropped (JPEG has no alpha)");
     if (im->bytes == 2)
         tsio_add_notice(notice, noticelen, "16-bit converted to 8-bit (JPEG is 8-bit)");
-    if (im->width > JPEG_MAX_DIMENSION || im->height > JPEG_MAX_DIMENSION)
+    if (im->width > TSIO_JPEG_MAX_SIDE || im->height > TSIO_JPEG_MAX_SIDE)
         return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "image is %dx%d, too large for JPEG",
                          im->width, im->height);
     enc *j = calloc(1, sizeof *j);
@@ -358,8 +329,8 @@ ts_status tsio_jpeg_encode(FILE *f, const ts_image *im, int quality, const tsio_
     jpeg_set_defaults(&j->c); /* YCbCr 4:2:0 for colour, as libjpeg's cjpeg and OpenCV */
     jpeg_set_quality(&j->c, quality, TRUE);
     jpeg_start_compress(&j->c, TRUE);
-    if (meta)
-        write_meta(&j->c, meta);
+    if (meta) /* the segments nvJPEG's files get too (jpeg_meta.c) */
+        tsio_jpeg_meta_segments(meta, put_marker, &j->c, notice, noticelen);
     for (int y = 0; y < im->height; y++) {
         JSAMPROW r = (JSAMPROW)(uintptr_t)enc_row(j, im, y, in_ch);
         jpeg_write_scanlines(&j->c, &r, 1);
@@ -370,4 +341,10 @@ done:
     free(j->row);
     free(j);
     return st;
+}
+
+ts_status tsio_jpeg_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                         size_t noticelen, char *err, size_t errlen)
+{
+    return tsio_jpeg_encode(f, im, a->quality, a->meta, notice, noticelen, err, errlen);
 }

@@ -14,6 +14,7 @@
  *     the next file; a batched engine call that fails (the API does not say which file) gets a
  *     fresh engine state and its files are decoded again one by one on the decoupled path.
  */
+#include "codec.h"
 #include "gpu_jpeg_int.h"
 
 #include <dlfcn.h>
@@ -446,10 +447,15 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
         return gj_fail_msg(err, errlen, TS_ERR_UNSUPPORTED,
                         "nvJPEG encodes 8-bit gray or RGB, not %d channel(s) of %d bits",
                         d_im->channels, 8 * d_im->bytes);
-    int q = o && o->quality ? o->quality : 90;
+    int q = o && o->quality ? o->quality : TSIO_QUALITY_DEFAULT;
     int sub = o && o->subsampling ? o->subsampling : 420;
-    if (q < 1 || q > 100)
-        return gj_fail_msg(err, errlen, TS_ERR_INVALID, "JPEG quality %d outside 1..100", q);
+    if (q < TSIO_QUALITY_MIN || q > TSIO_QUALITY_MAX)
+        return gj_fail_msg(err, errlen, TS_ERR_INVALID, "JPEG quality %d is not in %d..%d", q,
+                           TSIO_QUALITY_MIN, TSIO_QUALITY_MAX);
+    /* the format's own limit, as libjpeg's encoder has it: nvJPEG would write a broken file */
+    if (d_im->width > TSIO_JPEG_MAX_SIDE || d_im->height > TSIO_JPEG_MAX_SIDE)
+        return gj_fail_msg(err, errlen, TS_ERR_TOO_LARGE, "image is %dx%d, too large for JPEG",
+                           d_im->width, d_im->height);
     nvjpegChromaSubsampling_t css = d_im->channels == 1 ? NVJPEG_CSS_GRAY
                                     : sub == 444        ? NVJPEG_CSS_444
                                     : sub == 422        ? NVJPEG_CSS_422

@@ -114,7 +114,7 @@ ts_status gj_decode_batch(gj_ctx *ctx, const unsigned char *const *data, const s
                           int n, gj_result *res);
 
 typedef struct gj_encode_opts {
-    int quality;     /* 1..100; 0: 90 */
+    int quality;     /* TSIO_QUALITY_MIN..MAX; 0: TSIO_QUALITY_DEFAULT (codec.h) */
     int subsampling; /* 420 (default when 0), 422 or 444 for colour; gray is always 1 component */
 } gj_encode_opts;
 

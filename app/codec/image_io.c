@@ -130,110 +130,6 @@ static size_t decode_budget(int w, int h, int bytes, size_t file_len)
     return b > SIZE_MAX ? SIZE_MAX : (size_t)b;
 }
 
-/* ---------------------------------------------------------------- formats by name */
-
-tsio_format tsio_format_from_name(const char *s)
-{
-    static const struct {
-        const char *ext;
-        tsio_format f;
-    } names[] = {{"png", TSIO_PNG}, {"jpg", TSIO_JPEG}, {"jpeg", TSIO_JPEG}, {"bmp", TSIO_BMP},
-                 {"tga", TSIO_TGA}, {"pnm", TSIO_PNM},  {"ppm", TSIO_PNM},   {"pgm", TSIO_PNM},
-                 {"webp", TSIO_WEBP}};
-    if (!s)
-        return TSIO_UNKNOWN;
-    const char *slash = strrchr(s, '/');
-    const char *base = slash ? slash + 1 : s;
-    const char *dot = strrchr(base, '.');
-    const char *ext = dot ? dot + 1 : slash ? "" : s; /* no dot, no slash: a bare name */
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcasecmp(ext, names[i].ext) == 0)
-            return names[i].f;
-    return TSIO_UNKNOWN;
-}
-
-int tsio_is_image_name(const char *path)
-{
-    static const char *const exts[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
-                                       "pnm", "ppm", "pgm", "hdr", "pic",
-                                       /* photos: read, or named as unsupported */
-                                       "webp", "tif", "tiff", "heic", "heif", "avif", "jxl",
-                                       NULL};
-    const char *base = strrchr(path, '/'), *dot;
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    if (!dot || dot == base)
-        return 0;
-    for (int i = 0; exts[i]; i++)
-        if (strcasecmp(dot + 1, exts[i]) == 0)
-            return 1;
-    return 0;
-}
-
-const char *tsio_format_ext(tsio_format f)
-{
-    switch (f) {
-    case TSIO_PNG: return "png";
-    case TSIO_JPEG: return "jpg";
-    case TSIO_BMP: return "bmp";
-    case TSIO_TGA: return "tga";
-    case TSIO_PNM: return "pnm";
-    case TSIO_WEBP: return "webp";
-    case TSIO_UNKNOWN: break;
-    }
-    return "";
-}
-
-const char *tsio_output_ext(tsio_format f, int channels)
-{
-    if (f == TSIO_PNM)
-        return channels <= 2 ? "pgm" : "ppm";
-    return tsio_format_ext(f);
-}
-
-/* ---------------------------------------------------------------- sniffing */
-
-typedef enum kind { K_OTHER, K_PNG, K_JPEG, K_GIF, K_BMP, K_PSD, K_PNM, K_HDR, K_PNM_ASCII } kind;
-
-static const char *kind_name(kind k)
-{
-    static const char *const n[] = {"TGA", "PNG", "JPEG", "GIF", "BMP", "PSD", "PNM", "HDR", "PNM"};
-    return n[k];
-}
-
-static int has_prefix(const unsigned char *b, size_t len, const char *p)
-{
-    size_t n = strlen(p);
-    return len >= n && memcmp(b, p, n) == 0;
-}
-
-/* The format stb would take the bytes for; K_OTHER is TGA (no signature) or nothing. */
-static kind sniff(const unsigned char *b, size_t len)
-{
-    if (has_prefix(b, len, "\x89PNG\r\n\x1a\n"))
-        return K_PNG;
-    if (len >= 2 && b[0] == 0xFF) { /* stb skips fill bytes before SOI too */
-        size_t i = 1;
-        while (i < len && b[i] == 0xFF)
-            i++;
-        if (i < len && b[i] == 0xD8)
-            return K_JPEG;
-    }
-    if (has_prefix(b, len, "GIF87a") || has_prefix(b, len, "GIF89a"))
-        return K_GIF;
-    if (has_prefix(b, len, "BM"))
-        return K_BMP;
-    if (has_prefix(b, len, "8BPS"))
-        return K_PSD;
-    if (len >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6'))
-        return K_PNM;
-    if (len >= 3 && b[0] == 'P' && b[1] >= '1' && b[1] <= '4' && b[2] && strchr(" \t\r\n#", b[2]))
-        return K_PNM_ASCII;
-    if (has_prefix(b, len, "#?RADIANCE\n") || has_prefix(b, len, "#?RGBE\n"))
-        return K_HDR;
-    return K_OTHER;
-}
-
 /* ---------------------------------------------------------------- guards */
 
 static uint32_t be32(const unsigned char *p)
@@ -275,23 +171,23 @@ static ts_status guard_png(const unsigned char *b, size_t len, uint64_t max_pixe
 
 /* ---------------------------------------------------------------- decoding */
 
-/* The message for a failed stb call on bytes sniffed as `k`. */
-static ts_status stb_failed(kind k, int w, int h, char *err, size_t errlen)
+/* The message for a failed stb call on bytes of format `name` (TGA: bytes nothing else took). */
+static ts_status stb_failed(const char *name, int w, int h, char *err, size_t errlen)
 {
     const char *why = stbi_failure_reason();
-    if (k == K_OTHER)
-        return tsio_fail(err, errlen, TS_ERR_FORMAT, "not an image (unknown format)");
     if (stb_over_budget)
         return tsio_fail(err, errlen, TS_ERR_FORMAT,
                          "corrupt %s (decoding needs more memory than a %dx%d image may)",
-                         kind_name(k), w, h);
+                         name, w, h);
     if (why && strcmp(why, "outofmem") == 0)
         return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory decoding a %dx%d %s", w, h,
-                         kind_name(k));
+                         name);
     if (why && strcmp(why, "too large") == 0)
         return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "image is over %d pixels on a side",
                          TS_MAX_DIM);
-    return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (%s)", kind_name(k), why ? why : "?");
+    if (strcmp(name, "TGA") == 0) /* no signature: a header stb refuses is no TGA at all */
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "not an image (unknown format)");
+    return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (%s)", name, why ? why : "?");
 }
 
 /* stb 2.27 returns 16-bit PNM samples as stored (big-endian) and maxval-relative: make them
@@ -320,72 +216,100 @@ static void pnm_fix(const tsio_pnm_head *ph, ts_image *im)
     }
 }
 
-static ts_status guard(kind k, const unsigned char *b, size_t len, uint64_t max_pixels,
-                       tsio_pnm_head *ph, char *err, size_t errlen)
+static ts_status decode_stb(const char *name, const unsigned char *buf, size_t len,
+                            uint64_t max_pixels, const tsio_pnm_head *ph, ts_image *out,
+                            char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- the rows' decoders */
+
+ts_status tsio_png_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
 {
-    switch (k) {
-    case K_HDR: return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "HDR images are not supported");
-    case K_PNM_ASCII:
-        return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "ASCII PNM (P1-P4) is not supported");
-    case K_PNG: return guard_png(b, len, max_pixels, err, errlen);
-    case K_PNM: return tsio_guard_pnm(b, len, ph, err, errlen);
-    case K_BMP: return tsio_guard_bmp(b, len, err, errlen);
-    case K_GIF: return tsio_guard_gif(b, len, err, errlen);
-    case K_PSD: return TS_OK; /* tsio_guard_psd, which also prepares stb's copy */
-    default: return tsio_guard_tga(b, len, max_pixels, err, errlen); /* TGA: no signature */
-    }
+    ts_status st = guard_png(buf, len, a->max_pixels, err, errlen);
+    return st != TS_OK ? st : tsio_png_decode(buf, len, a->max_pixels, a->meta, out, err, errlen);
 }
 
-static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
-                            const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen);
+ts_status tsio_jpeg_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                         ts_image *out, char *err, size_t errlen)
+{
+    return tsio_jpeg_decode(buf, len, a->max_pixels, a->meta, out, err, errlen);
+}
 
+ts_status tsio_bmp_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
+{
+    ts_status st = tsio_guard_bmp(buf, len, err, errlen);
+    return st != TS_OK ? st : decode_stb("BMP", buf, len, a->max_pixels, NULL, out, err, errlen);
+}
+
+ts_status tsio_gif_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
+{
+    ts_status st = tsio_guard_gif(buf, len, err, errlen);
+    if (st == TS_OK)
+        st = decode_stb("GIF", buf, len, a->max_pixels, NULL, out, err, errlen);
+    int frames = st == TS_OK ? tsio_gif_frames(buf, len) : 0;
+    if (frames > 1) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "animated GIF: first of %d frames", frames);
+        tsio_add_notice(a->notice, a->noticelen, msg);
+    }
+    return st;
+}
+
+ts_status tsio_pnm_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
+{
+    tsio_pnm_head ph = {0};
+    ts_status st = tsio_guard_pnm(buf, len, &ph, err, errlen);
+    return st != TS_OK ? st : decode_stb("PNM", buf, len, a->max_pixels, &ph, out, err, errlen);
+}
+
+ts_status tsio_tga_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
+{
+    ts_status st = tsio_guard_tga(buf, len, a->max_pixels, err, errlen);
+    return st != TS_OK ? st : decode_stb("TGA", buf, len, a->max_pixels, NULL, out, err, errlen);
+}
+
+ts_status tsio_psd_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
+{
+    tsio_psd_alpha pa;
+    ts_status st = tsio_guard_psd(buf, len, &pa, err, errlen);
+    if (st != TS_OK || !pa.active)
+        return st != TS_OK ? st : decode_stb("PSD", buf, len, a->max_pixels, NULL, out, err, errlen);
+    st = decode_stb("PSD", pa.copy, pa.copy_len, a->max_pixels, NULL, out, err, errlen);
+    if (st == TS_OK && out->channels == 4)
+        tsio_psd_unmatte(out, &pa);
+    tsio_psd_alpha_free(&pa);
+    return st;
+}
 
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
                            ts_image *out, char *err, size_t errlen)
 {
-    uint64_t max_pixels = o && o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    tsio_decode_args a = {o && o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS,
+                          o ? o->meta : NULL, o ? o->notice : NULL, o ? o->noticelen : 0};
     memset(out, 0, sizeof *out);
     clear(err, errlen);
     if (!buf || len == 0)
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "empty file");
-    /* ---- photos: WebP, TIFF, formats named but not read, GIF frame count (photo_formats.c) */
-    int taken = 0;
-    ts_status pst = tsio_photo_load(buf, len, max_pixels, o ? o->meta : NULL, out,
-                                    o ? o->notice : NULL, o ? o->noticelen : 0, &taken, err,
-                                    errlen);
-    if (taken)
-        return pst;
-    /* ---- end photos */
-    kind k = sniff(buf, len);
-    tsio_pnm_head ph = {0};
-    ts_status st = guard(k, buf, len, max_pixels, &ph, err, errlen);
-    if (st != TS_OK)
-        return st;
-    if (k == K_JPEG)
-        return tsio_jpeg_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
-    if (k == K_PNG)
-        return tsio_png_decode(buf, len, max_pixels, o ? o->meta : NULL, out, err, errlen);
-    if (len > INT_MAX) /* stb takes an int length */
-        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
-    tsio_psd_alpha pa;
-    if (k == K_PSD) {
-        if ((st = tsio_guard_psd(buf, len, &pa, err, errlen)) != TS_OK)
-            return st;
-        if (pa.active) {
-            st = decode_stb(k, pa.copy, pa.copy_len, max_pixels, &ph, out, err, errlen);
-            if (st == TS_OK && out->channels == 4)
-                tsio_psd_unmatte(out, &pa);
-            tsio_psd_alpha_free(&pa);
-            return st;
-        }
-    }
-    return decode_stb(k, buf, len, max_pixels, &ph, out, err, errlen);
+    const tsio_codec *c = tsio_codec_sniff(buf, len);
+    if (!c)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "not an image (unknown format)");
+    if (!c->decode)
+        return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "%s", c->unsupported);
+    return c->decode(buf, len, &a, out, err, errlen);
 }
 
 /* stb's formats, guards passed: measure, check the limit, decode within the budget. */
-static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64_t max_pixels,
-                            const tsio_pnm_head *ph, ts_image *out, char *err, size_t errlen)
+static ts_status decode_stb(const char *name, const unsigned char *buf, size_t len,
+                            uint64_t max_pixels, const tsio_pnm_head *ph, ts_image *out,
+                            char *err, size_t errlen)
 {
+    if (len > INT_MAX) /* stb takes an int length */
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "file is over 2 GiB");
     ts_status st;
     int w = 0, h = 0, n = 0;
     budget_set(BUDGET_INFO);
@@ -394,13 +318,13 @@ static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64
     budget_end();
     /* stb 2.27 never reports a PSD as 16-bit (its check skips fields with sizeof): read the
      * depth field itself. */
-    if (ok && k == K_PSD && len >= 24)
+    if (ok && strcmp(name, "PSD") == 0 && len >= 24)
         is16 = (buf[22] << 8 | buf[23]) == 16;
     /* stb 2.27's BMP info passes a top-down image's negative height through. */
-    if (ok && k == K_BMP && h < 0 && h != INT_MIN)
+    if (ok && strcmp(name, "BMP") == 0 && h < 0 && h != INT_MIN)
         h = -h;
     if (!ok)
-        return stb_failed(k, w, h, err, errlen);
+        return stb_failed(name, w, h, err, errlen);
     if ((st = tsio_check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK)
         return st;
 
@@ -410,7 +334,7 @@ static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64
                       : (void *)stbi_load_from_memory(buf, (int)len, &w, &h, &n, 0);
     budget_end();
     if (!data)
-        return stb_failed(k, w, h, err, errlen);
+        return stb_failed(name, w, h, err, errlen);
     /* The decoder's own idea of the size must still be one tessera can hold. */
     if ((st = tsio_check_limit((uint64_t)w, (uint64_t)h, max_pixels, err, errlen)) != TS_OK || n < 1 ||
         n > 4) {
@@ -423,7 +347,7 @@ static ts_status decode_stb(kind k, const unsigned char *buf, size_t len, uint64
     out->channels = n;
     out->bytes = bytes;
     out->pitch = (size_t)w * (size_t)n * (size_t)bytes;
-    if (k == K_PNM)
+    if (ph)
         pnm_fix(ph, out);
     return TS_OK;
 }
@@ -460,16 +384,19 @@ static ts_status read_fd(int fd, unsigned char *buf, size_t want, size_t *got, c
     return TS_OK;
 }
 
-/* The file's head: enough for every header tessera parses before deciding how much to read. */
-#define HEAD_BYTES ((size_t)64 << 10)
-
-ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
-                    size_t errlen)
+/* The one guarded read (see image_io.h): size first, then the head, then only what the format's
+ * probe allows. */
+ts_status tsio_read_file(const char *path, uint64_t max_pixels, const tsio_codec *only,
+                         unsigned char **out, size_t *outlen, const tsio_codec **codec, char *err,
+                         size_t errlen)
 {
-    uint64_t max_pixels = o && o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
     char eb[128];
-    memset(out, 0, sizeof *out);
-    clear(err, errlen);
+    *out = NULL;
+    *outlen = 0;
+    if (codec)
+        *codec = NULL;
+    if (!max_pixels)
+        max_pixels = TS_DEFAULT_MAX_PIXELS;
     /* O_NONBLOCK: opening a FIFO must not hang; it is refused below anyway. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
@@ -489,28 +416,31 @@ ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, ch
         close(fd);
         return st;
     }
-    /* The head first: a TGA is read only as far as its header's image can reach (a sparse or
-     * padded file costs what its image does); other formats up to the cap. */
     uint64_t fsize = (uint64_t)sb.st_size;
-    size_t head = fsize < HEAD_BYTES ? (size_t)fsize : HEAD_BYTES, got = 0;
+    size_t head = fsize < TSIO_HEAD_BYTES ? (size_t)fsize : TSIO_HEAD_BYTES, got = 0, want = 0;
     unsigned char *buf = malloc(head);
     if (!buf) {
         close(fd);
         return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading %zu bytes", head);
     }
     st = read_fd(fd, buf, head, &got, err, errlen);
-    size_t want = got;
-    if (st == TS_OK && got == head && fsize > head) {
-        size_t limit = sniff(buf, got) == K_OTHER ? tsio_tga_bytes(buf, got, max_pixels, SIZE_MAX) : SIZE_MAX;
-        want = fsize < limit ? (size_t)fsize : limit;
-        if (limit == SIZE_MAX && fsize > cap)
+    const tsio_codec *c = st == TS_OK ? tsio_codec_sniff(buf, got) : NULL;
+    if (st == TS_OK && !c) { /* nothing more is read of a file no format takes */
+        st = tsio_fail(err, errlen, TS_ERR_FORMAT, "not an image (unknown format)");
+    } else if (st == TS_OK && only && c != only) {
+        st = tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "not %s but %s", only->name, c->name);
+    } else if (st == TS_OK && !c->decode) {
+        st = tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "%s", c->unsupported);
+    } else if (st == TS_OK) {
+        want = fsize > SIZE_MAX ? SIZE_MAX : (size_t)fsize;
+        if (c->probe)
+            st = c->probe(buf, got, fsize, max_pixels, &want, err, errlen);
+        if (st == TS_OK && want > cap)
             st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE,
                            "file is %llu bytes, over the %zu that --max-pixels %llu allows",
                            (unsigned long long)fsize, cap, (unsigned long long)max_pixels);
-        else if (want > cap)
-            want = cap;
     }
-    if (st == TS_OK && want > got) {
+    if (st == TS_OK && got == head && want > got) {
         unsigned char *nb = realloc(buf, want);
         size_t more = 0;
         if (!nb)
@@ -522,8 +452,28 @@ ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, ch
         }
     }
     close(fd);
-    if (st == TS_OK)
-        st = tsio_load_memory(buf, got, o, out, err, errlen);
+    if (st != TS_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *outlen = got;
+    if (codec)
+        *codec = c;
+    return TS_OK;
+}
+
+ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
+                    size_t errlen)
+{
+    unsigned char *buf;
+    size_t len;
+    memset(out, 0, sizeof *out);
+    clear(err, errlen);
+    ts_status st = tsio_read_file(path, o ? o->max_pixels : 0, NULL, &buf, &len, NULL, err, errlen);
+    if (st != TS_OK)
+        return st;
+    st = tsio_load_memory(buf, len, o, out, err, errlen);
     free(buf);
     return st;
 }

@@ -32,16 +32,6 @@
 extern "C" {
 #endif
 
-typedef enum tsio_format {
-    TSIO_UNKNOWN = 0,
-    TSIO_PNG,
-    TSIO_JPEG,
-    TSIO_BMP,
-    TSIO_TGA,
-    TSIO_PNM,
-    TSIO_WEBP /* photos: write (app/codec/codec_webp.c) */
-} tsio_format;
-
 /* By extension, case-insensitive: .png .jpg .jpeg .bmp .tga .pnm .ppm .pgm; else TSIO_UNKNOWN.
  * Also a bare name ("png", "jpg", "jpeg", "bmp", "tga", "pnm", "ppm", "pgm") for --format. */
 tsio_format tsio_format_from_name(const char *path_or_name);
@@ -74,6 +64,17 @@ typedef struct tsio_load_opts {
  * 12-bit or lossless JPEG) or TS_ERR_NOMEM. */
 ts_status tsio_load(const char *path, const tsio_load_opts *o, ts_image *out, char *err,
                     size_t errlen);
+/* The one guarded read that every path takes (tsio_load, the batch's nvJPEG decode, the viewer's
+ * previews and animations): a regular file only (a FIFO or a device is refused without blocking),
+ * its size first (a file over what max_pixels can need is refused unread), then its head
+ * (TSIO_HEAD_BYTES: 64 KB), whose format the codec table names: a file of no known format is
+ * refused after its head, as is one of a format named but not read; then only the bytes the
+ * format's probe allows (a header over max_pixels refuses the file before the rest is read).
+ * `only`: a file of another format is TS_ERR_UNSUPPORTED after its head. *buf is malloc'ed;
+ * `codec` may be NULL. max_pixels 0: TS_DEFAULT_MAX_PIXELS. */
+ts_status tsio_read_file(const char *path, uint64_t max_pixels, const tsio_codec *only,
+                         unsigned char **buf, size_t *len, const tsio_codec **codec, char *err,
+                         size_t errlen);
 /* The same from memory (the fuzz target's entry point). */
 ts_status tsio_load_memory(const unsigned char *buf, size_t len, const tsio_load_opts *o,
                            ts_image *out, char *err, size_t errlen);
@@ -103,7 +104,7 @@ ts_status tsio_jpeg_decode_reduced(const unsigned char *buf, size_t len, uint64_
 
 typedef struct tsio_save_opts {
     tsio_format format;     /* TSIO_UNKNOWN: from the path's extension */
-    int quality;            /* JPEG 1..100; 0: 90 */
+    int quality;            /* JPEG and WebP, TSIO_QUALITY_MIN..MAX; 0: TSIO_QUALITY_DEFAULT */
     int png_level;          /* level 1..9, TSIO_PNG_LEVEL_STORE; 0: TSIO_PNG_DEFAULT_LEVEL */
     const tsio_meta *meta;  /* written into JPEG and PNG when not NULL (EXIF, ICC profile) */
     int lossless;           /* photos: WebP lossless (else lossy at quality) */
@@ -122,6 +123,15 @@ ts_status tsio_save(const char *path, const ts_image *im, const tsio_save_opts *
  * failure, and tsio_remove_temps() can remove it while it exists. */
 ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save_opts *o, int force,
                            char *notice, size_t noticelen, char *err, size_t errlen);
+/* The one atomic write: what tsio_save_atomic does (the target's directory and regular-file
+ * checks, a registered temp file beside it, every write and the close checked, link or rename
+ * into place), with the bytes written by write(f, ctx, err, errlen). */
+typedef ts_status (*tsio_writer)(FILE *f, void *ctx, char *err, size_t errlen);
+ts_status tsio_write_atomic(const char *path, int force, tsio_writer write, void *ctx, char *err,
+                            size_t errlen);
+/* tsio_write_atomic of `len` bytes (an encoded file: nvJPEG's). */
+ts_status tsio_save_bytes(const char *path, const void *buf, size_t len, int force, char *err,
+                          size_t errlen);
 /* Async-signal-safe: unlinks every temp file being written now (for SIGINT/SIGTERM handlers).
  * A file another thread is creating at that moment can escape it: see tsio_remove_temps_final. */
 void tsio_remove_temps(void);

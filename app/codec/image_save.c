@@ -9,7 +9,6 @@
  * not forced, so that a file that appeared meanwhile is never replaced).
  */
 #include "image_io.h"
-#include "photo_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +67,21 @@ static void sink_write(void *ctx, void *data, int size)
 
 /* BMP and TGA through stb_image_write (8-bit only, packed rows, int sizes). */
 static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, char *notice,
+                            size_t noticelen, char *err, size_t errlen);
+
+ts_status tsio_bmp_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                        size_t noticelen, char *err, size_t errlen)
+{
+    return encode_stb(f, TSIO_BMP, im, notice, noticelen, err, errlen);
+}
+
+ts_status tsio_tga_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                        size_t noticelen, char *err, size_t errlen)
+{
+    return encode_stb(f, TSIO_TGA, im, notice, noticelen, err, errlen);
+}
+
+static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, char *notice,
                             size_t noticelen, char *err, size_t errlen)
 {
     static const int id[4] = {0, 1, 2, 3}, ga_to_rgba[4] = {0, 0, 0, 1};
@@ -110,8 +124,8 @@ static ts_status encode_stb(FILE *f, tsio_format fmt, const ts_image *im, char *
 }
 
 /* Binary PNM: P5 for 1-2 channels, P6 for 3-4 (alpha dropped), maxval 255 or 65535 big-endian. */
-static ts_status encode_pnm(FILE *f, const ts_image *im, char *notice, size_t noticelen, char *err,
-                            size_t errlen)
+ts_status tsio_pnm_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                        size_t noticelen, char *err, size_t errlen)
 {
     int out_ch = ts_color_channels(im->channels);
     if (ts_has_alpha(im->channels))
@@ -142,45 +156,31 @@ static ts_status encode_pnm(FILE *f, const ts_image *im, char *notice, size_t no
     return TS_OK;
 }
 
-static ts_status encode(FILE *f, tsio_format fmt, const ts_image *im, const tsio_save_opts *o,
-                        int quality, char *notice, size_t noticelen, char *err, size_t errlen)
-{
-    const tsio_meta *meta = o ? o->meta : NULL;
-    int level = o && o->png_level ? o->png_level : TSIO_PNG_DEFAULT_LEVEL;
-    switch (fmt) {
-    case TSIO_PNG:
-        return tsio_png_encode(f, im, level == TSIO_PNG_LEVEL_STORE ? 0 : level, meta, err,
-                               errlen);
-    case TSIO_JPEG:
-        return tsio_jpeg_encode(f, im, quality, meta, notice, noticelen, err, errlen);
-    case TSIO_PNM: return encode_pnm(f, im, notice, noticelen, err, errlen);
-    case TSIO_BMP:
-    case TSIO_TGA: return encode_stb(f, fmt, im, notice, noticelen, err, errlen);
-    case TSIO_WEBP: /* photos */
-        return tsio_webp_encode(f, im, quality, o && o->lossless, meta, notice, noticelen, err,
-                                errlen);
-    case TSIO_UNKNOWN: break;
-    }
-    return tsio_fail(err, errlen, TS_ERR_INVALID, "unknown output format");
-}
-
-/* The format and quality a save uses, and a check of the image, before any file is touched. */
+/* The row a save writes with, its arguments, and a check of the image, before any file is
+ * touched. */
 static ts_status save_prepare(const char *path, const ts_image *im, const tsio_save_opts *o,
-                              tsio_format *fmt, int *quality, char *err, size_t errlen)
+                              const tsio_codec **codec, tsio_encode_args *a, char *err,
+                              size_t errlen)
 {
-    *fmt = o && o->format != TSIO_UNKNOWN ? o->format : tsio_format_from_name(path);
-    if (*fmt == TSIO_UNKNOWN)
+    tsio_format fmt = o && o->format != TSIO_UNKNOWN ? o->format : tsio_format_from_name(path);
+    *codec = tsio_codec_of(fmt);
+    if (!*codec || !(*codec)->encode)
         return tsio_fail(err, errlen, TS_ERR_INVALID,
                          "unknown output format (use .png, .jpg, .webp, .bmp, .tga, .pnm, .ppm or .pgm)");
-    *quality = o && o->quality ? o->quality : 90;
-    if (*quality < 1 || *quality > 100)
-        return tsio_fail(err, errlen, TS_ERR_INVALID, "JPEG quality %d is not in 1..100", *quality);
+    memset(a, 0, sizeof *a);
+    ts_status st = tsio_quality(o ? o->quality : 0, &a->quality, err, errlen);
+    if (st != TS_OK)
+        return st;
     if (o && o->png_level != TSIO_PNG_LEVEL_STORE && (o->png_level < 0 || o->png_level > 9))
         return tsio_fail(err, errlen, TS_ERR_INVALID, "PNG compression level %d is not in 0..9",
                          o->png_level);
+    int level = o && o->png_level ? o->png_level : TSIO_PNG_DEFAULT_LEVEL;
+    a->level = level == TSIO_PNG_LEVEL_STORE ? 0 : level;
+    a->lossless = o && o->lossless;
+    a->meta = o ? o->meta : NULL;
     if (!im || !im->data)
         return tsio_fail(err, errlen, TS_ERR_INVALID, "no image to save");
-    ts_status st = ts_image_geometry(im->width, im->height, im->channels, im->bytes, NULL, NULL);
+    st = ts_image_geometry(im->width, im->height, im->channels, im->bytes, NULL, NULL);
     if (st == TS_OK && im->pitch < ts_row_bytes(im))
         st = ts_fail(TS_ERR_INVALID, "pitch %zu is under the row size", im->pitch);
     if (st != TS_OK)
@@ -188,13 +188,27 @@ static ts_status save_prepare(const char *path, const ts_image *im, const tsio_s
     return TS_OK;
 }
 
+/* What tsio_save and tsio_save_atomic write: the row's encoder. */
+typedef struct encode_job {
+    const tsio_codec *codec;
+    const ts_image *im;
+    const tsio_encode_args *a;
+    char *notice;
+    size_t noticelen;
+} encode_job;
+
+static ts_status encode_to(FILE *f, void *ctx, char *err, size_t errlen)
+{
+    const encode_job *j = ctx;
+    return j->codec->encode(f, j->im, j->a, j->notice, j->noticelen, err, errlen);
+}
+
 static const char *test_device; /* tsio_test_set_write_device */
 
 void tsio_test_set_write_device(const char *path) { test_device = path; }
 
-/* Encodes into an open descriptor and closes it; every write and the close are checked. */
-static ts_status write_fd(int fd, tsio_format fmt, const ts_image *im, const tsio_save_opts *o,
-                          int quality, char *notice, size_t noticelen, char *err, size_t errlen)
+/* Writes into an open descriptor and closes it; every write and the close are checked. */
+static ts_status write_fd(int fd, tsio_writer write, void *ctx, char *err, size_t errlen)
 {
     char eb[128];
     if (test_device) {
@@ -210,7 +224,7 @@ static ts_status write_fd(int fd, tsio_format fmt, const ts_image *im, const tsi
         close(fd);
         return tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(e, eb, sizeof eb));
     }
-    ts_status st = encode(f, fmt, im, o, quality, notice, noticelen, err, errlen);
+    ts_status st = write(f, ctx, err, errlen);
     errno = 0;
     if (st == TS_OK && (fflush(f) != 0 || ferror(f)))
         st = tsio_fail(err, errlen, TS_ERR_IO, "write failed: %s",
@@ -225,12 +239,12 @@ static ts_status write_fd(int fd, tsio_format fmt, const ts_image *im, const tsi
 ts_status tsio_save(const char *path, const ts_image *im, const tsio_save_opts *o, char *notice,
                     size_t noticelen, char *err, size_t errlen)
 {
-    tsio_format fmt;
-    int quality;
+    const tsio_codec *c;
+    tsio_encode_args a;
     char eb[128];
     clear(notice, noticelen);
     clear(err, errlen);
-    ts_status st = save_prepare(path, im, o, &fmt, &quality, err, errlen);
+    ts_status st = save_prepare(path, im, o, &c, &a, err, errlen);
     if (st != TS_OK)
         return st;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
@@ -238,7 +252,8 @@ ts_status tsio_save(const char *path, const ts_image *im, const tsio_save_opts *
         return tsio_fail(err, errlen, TS_ERR_IO, "%s", tsio_errtext(errno, eb, sizeof eb));
     struct stat sb;
     int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    st = write_fd(fd, fmt, im, o, quality, notice, noticelen, err, errlen);
+    encode_job j = {c, im, &a, notice, noticelen};
+    st = write_fd(fd, encode_to, &j, err, errlen);
     if (st != TS_OK && regular) /* never a partial file; but a device (/dev/full) stays */
         unlink(path);
     return st;
@@ -366,18 +381,12 @@ static ts_status temp_commit(const char *tmp, const char *path, int force, char 
     return TS_OK;
 }
 
-ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save_opts *o, int force,
-                           char *notice, size_t noticelen, char *err, size_t errlen)
+ts_status tsio_write_atomic(const char *path, int force, tsio_writer write, void *ctx, char *err,
+                            size_t errlen)
 {
-    tsio_format fmt;
-    int quality, slot = -1;
+    int slot = -1;
     char eb[128], tmp[TEMP_PATH];
     struct stat sb;
-    clear(notice, noticelen);
-    clear(err, errlen);
-    ts_status st = save_prepare(path, im, o, &fmt, &quality, err, errlen);
-    if (st != TS_OK)
-        return st;
     const char *slash = strrchr(path, '/');
     if (!*(slash ? slash + 1 : path))
         return tsio_fail(err, errlen, TS_ERR_INVALID, "no file name");
@@ -393,18 +402,57 @@ ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save
     }
     int fd = temp_create(path, tmp, sizeof tmp, &slot);
     if (fd < 0) {
-        st = tsio_fail(err, errlen, TS_ERR_IO, "cannot create a file in the output directory: %s",
-                       tsio_errtext(errno, eb, sizeof eb));
+        ts_status st = tsio_fail(err, errlen, TS_ERR_IO,
+                                 "cannot create a file in the output directory: %s",
+                                 tsio_errtext(errno, eb, sizeof eb));
         temp_unregister(slot);
         return st;
     }
-    st = write_fd(fd, fmt, im, o, quality, notice, noticelen, err, errlen);
+    ts_status st = write_fd(fd, write, ctx, err, errlen);
     if (st == TS_OK)
         st = temp_commit(tmp, path, force, err, errlen);
     if (st != TS_OK)
         unlink(tmp);
     temp_unregister(slot);
     return st;
+}
+
+ts_status tsio_save_atomic(const char *path, const ts_image *im, const tsio_save_opts *o, int force,
+                           char *notice, size_t noticelen, char *err, size_t errlen)
+{
+    const tsio_codec *c;
+    tsio_encode_args a;
+    clear(notice, noticelen);
+    clear(err, errlen);
+    ts_status st = save_prepare(path, im, o, &c, &a, err, errlen);
+    if (st != TS_OK)
+        return st;
+    encode_job j = {c, im, &a, notice, noticelen};
+    return tsio_write_atomic(path, force, encode_to, &j, err, errlen);
+}
+
+typedef struct bytes_job {
+    const void *buf;
+    size_t len;
+} bytes_job;
+
+static ts_status write_bytes(FILE *f, void *ctx, char *err, size_t errlen)
+{
+    const bytes_job *j = ctx;
+    char eb[128];
+    errno = 0;
+    if (j->len && fwrite(j->buf, 1, j->len, f) != j->len)
+        return tsio_fail(err, errlen, TS_ERR_IO, "write failed: %s",
+                         tsio_errtext(errno ? errno : EIO, eb, sizeof eb));
+    return TS_OK;
+}
+
+ts_status tsio_save_bytes(const char *path, const void *buf, size_t len, int force, char *err,
+                          size_t errlen)
+{
+    bytes_job j = {buf, len};
+    clear(err, errlen);
+    return tsio_write_atomic(path, force, write_bytes, &j, err, errlen);
 }
 
 int tsio_temp_open(const char *path, char *tmp, size_t tmplen, int *slot)

@@ -470,3 +470,9 @@ ts_status tsio_png_encode(FILE *f, const ts_image *im, int level, const tsio_met
                          tsio_errtext(o.err, eb, sizeof eb));
     return st;
 }
+
+ts_status tsio_png_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                        size_t noticelen, char *err, size_t errlen)
+{
+    return tsio_png_encode(f, im, a->level, a->meta, err, errlen);
+}

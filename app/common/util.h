@@ -42,11 +42,6 @@ uint64_t hash_fnv1a64(const char *s);
 int parse_long(const char *s, long lo, long hi, long *out);
 /* Monotonic clock in milliseconds. */
 double now_ms(void);
-/* The whole file at `path` in memory (malloc'd, *len bytes), when it is under `cap` bytes. With
- * `magic` (nmagic bytes), a file that does not start with them is not read past its first 64 KB.
- * NULL otherwise, with the reason in err (errlen may be 0). */
-unsigned char *read_file(const char *path, size_t cap, const void *magic, size_t nmagic,
-                         size_t *len, char *err, size_t errlen);
 /* Number of online CPUs (at least 1). */
 int cpu_count(void);
 

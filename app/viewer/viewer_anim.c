@@ -3,13 +3,13 @@
  * decoder alone (STBI_ONLY_GIF), static to this file, under the same kind of allocation budget
  * as image_io.c's (the frames' pixels plus a margin) and a cap on the file's size. */
 #include "viewer_anim.h"
+#include "image_io.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FILE ((size_t)256 << 20)
 #define MAX_FRAME_PIXELS ((uint64_t)1 << 28) /* all frames together: 1 GB of RGBA */
 
 static _Thread_local size_t budget; /* bytes this decode may still allocate */
@@ -58,9 +58,16 @@ int vw_anim_load(const char *path, uint64_t max_pixels, vw_anim *a, char *err, s
 {
     memset(a, 0, sizeof *a);
     size_t len;
-    unsigned char *buf = read_file(path, MAX_FILE, NULL, 0, &len, err, errlen);
-    if (!buf)
+    unsigned char *buf;
+    const tsio_codec *c;
+    /* the one guarded read: a file that is not a GIF is read no further than its head */
+    ts_status st = tsio_read_file(path, max_pixels, NULL, &buf, &len, &c, err, errlen);
+    if (st != TS_OK)
         return -1;
+    if (strcmp(c->name, "GIF") != 0) {
+        free(buf);
+        return 0;
+    }
     int w, h, comp, n = 0, *delays = NULL;
     budget = (size_t)1 << 20; /* the header read allocates stb's GIF state */
     if (len < 6 || memcmp(buf, "GIF8", 4) != 0 || len > (size_t)INT32_MAX ||

@@ -70,7 +70,8 @@ static int load_preview(vw_run *r, const char *path, uint64_t max_pixels)
     tsio_meta meta = {0};
     tsio_reduced info;
     if (r->preview_box_w < 1 || r->preview_box_h < 1 ||
-        !(buf = read_file(path, (size_t)1 << 30, "\xFF\xD8\xFF", 3, &len, NULL, 0)))
+        tsio_read_file(path, max_pixels, tsio_codec_jpeg(), &buf, &len, NULL, err,
+                       sizeof err) != TS_OK)
         return 0;
     ts_status st = tsio_jpeg_decode_reduced(buf, len, max_pixels, r->preview_box_w,
                                             r->preview_box_h, &meta, &info, &r->src, err,

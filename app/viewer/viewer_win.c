@@ -197,7 +197,8 @@ int vw_win_screenshot(vw_win *w, const char *path)
     if (SDL_RenderReadPixels(w->ren, NULL, SDL_PIXELFORMAT_RGB24, im.data, (int)im.pitch) != 0) {
         app_warn("SDL_RenderReadPixels: %s", SDL_GetError());
         rc = -1;
-    } else if (tsio_save(path, &im, NULL, notice, sizeof notice, err, sizeof err) != TS_OK) {
+    } else if (tsio_save_atomic(path, &im, NULL, 1, notice, sizeof notice, err, sizeof err) !=
+               TS_OK) {
         app_warn("%s: %s", path, err);
         rc = -1;
     }
