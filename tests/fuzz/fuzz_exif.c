@@ -1,5 +1,5 @@
 /* fuzz_exif.c - libFuzzer target: the EXIF reader and rewriter (app/codec/exif.c) on any bytes, the
- * ICC description reader, and the JPEG marker scan (photo_formats.c); the rewritten block must
+ * ICC description reader, and the JPEG marker scan (jpeg_meta.c); the rewritten block must
  * read back as upright and well-formed. */
 #include "exif.h"
 #include "photo_io.h"
