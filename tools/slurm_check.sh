@@ -5,7 +5,9 @@
 # that the four outputs are disjoint and that their union equals the unsharded run byte for byte,
 # then tears the cluster down. Without slurmctld/slurmd/munged, or not as root: "skipped".
 #   sh tools/slurm_check.sh [build/tessera]        (make engines-check; make engines-deps installs)
-# TESSERA_SLURM_FILES=N (default 48) sets the corpus size; TESSERA_SLURM_KEEP=1 keeps the folder.
+# TESSERA_SLURM_FILES=N (default 48) sets the corpus size, TESSERA_SLURM_INPUT=DIR uses a folder of
+# images instead (tools/bench_engines.sh), TESSERA_SLURM_OPS the chain; TESSERA_SLURM_KEEP=1 keeps
+# the temp folder.
 # Ends with "N passed, N failed, N skipped".
 TESSERA=$(cd "$(dirname "${1:-build/tessera}")" && pwd)/$(basename "${1:-build/tessera}")
 MKIMAGE=$(dirname "$TESSERA")/mkimage
@@ -114,15 +116,20 @@ fi
 ok "one-node Slurm up in $((i / 10)).$((i % 10)) s (node $HOST, $NCPU CPUs)"
 
 # ---- the corpus: NFILES PNG and JPEG files, some in a subfolder (-r), all sizes different
+IN="$T/in"
+if [ -n "${TESSERA_SLURM_INPUT:-}" ]; then
+    IN=$(cd "$TESSERA_SLURM_INPUT" && pwd) || { bad "TESSERA_SLURM_INPUT=$TESSERA_SLURM_INPUT"; summary; }
+    NFILES=$(find "$IN" -type f | wc -l)
+fi
 i=0
-while [ $i -lt "$NFILES" ]; do
+while [ -z "${TESSERA_SLURM_INPUT:-}" ] && [ $i -lt "$NFILES" ]; do
     case $((i % 4)) in
     0) f="$T/in/p$i.png" ;; 1) f="$T/in/sub/s$i.png" ;; *) f="$T/in/j$i.jpg" ;;
     esac
     "$MKIMAGE" $((40 + i * 7)) $((30 + i * 5)) 3 8 $((500 + i)) "$f" >/dev/null || { bad "mkimage"; summary; }
     i=$((i + 1))
 done
-OPS="gauss:3,flip,equalize"
+OPS=${TESSERA_SLURM_OPS:-gauss:3,flip,equalize}
 
 # ---- the array: one output folder per task, so that overlaps show
 cat >"$T/job.sh" <<EOF
@@ -132,7 +139,7 @@ cat >"$T/job.sh" <<EOF
 #SBATCH --cpus-per-task=1
 #SBATCH --output=$T/log/task-%a.out
 exec "$TESSERA" --headless -q -r --backend cpu -j 1 -o "$T/out/task-\$SLURM_ARRAY_TASK_ID" \\
-    --ops "$OPS" --shard slurm "$T/in"
+    --ops "$OPS" --shard slurm "$IN"
 EOF
 t0=$(date +%s.%N)
 job=$(sbatch --parsable "$T/job.sh" 2>"$T/err")
@@ -154,7 +161,7 @@ cat "$T/log/"task-*.out >"$T/err" 2>/dev/null
 
 # ---- the same files in one process, then the checks
 t2=$(date +%s.%N)
-"$TESSERA" --headless -q -r --backend cpu -j 1 -o "$T/out/all" --ops "$OPS" "$T/in" 2>"$T/err"
+"$TESSERA" --headless -q -r --backend cpu -j "$NCPU" -o "$T/out/all" --ops "$OPS" "$IN" 2>"$T/err"
 rc=$?
 t3=$(date +%s.%N)
 [ $rc = 0 ] && ok "the unsharded run" || bad "the unsharded run (exit $rc)"
@@ -174,8 +181,12 @@ done
 [ "$same" = 1 ] && [ "$(LC_ALL=C sort -u "$T/union")" = "$(list "$T/out/all")" ] \
     && ok "the union of the 4 shards equals the unsharded run byte for byte" \
     || bad "the union of the 4 shards equals the unsharded run byte for byte"
+# first task's start to last task's end, from slurmctld's log ("[2026-11-26T18:24:36.883] ...")
+span=$(grep -E "(Allocate|_job_complete): JobId=${job}_" "$T/log/slurmctld.log" | sed 's/^\[[^T]*T\([^]]*\)\].*/\1/' |
+    awk -F: '{ t = $1 * 3600 + $2 * 60 + $3; if (NR == 1 || t < lo) lo = t; if (t > hi) hi = t }
+             END { if (NR) printf "%.2f", hi - lo; else print "?" }')
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 per=""
 for k in 0 1 2 3; do per="$per $(list "$T/out/task-$k" | wc -l)"; done
-echo "# $NFILES files, ops $OPS, CPU backend, -j 1: array of 4 (files per task:$per) $(secs "$t0" "$t1") s from sbatch to the last task's end; one process $(secs "$t2" "$t3") s ($NCPU CPUs)"
+echo "# $NFILES files, --ops $OPS, CPU backend, $NCPU CPUs: array of 4 tasks (1 CPU and -j 1 each; files per task:$per) $(secs "$t0" "$t1") s from sbatch to the last task's end, $span s from the first task's start; one process (-j $NCPU) $(secs "$t2" "$t3") s"
 summary
