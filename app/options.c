@@ -12,6 +12,7 @@ ts_pipeline *app_open_pipeline(const app_options *o)
     }
     if (msg[0] && !o->quiet)
         app_warn("%s", msg);
+    ts_pipeline_set_max_pixels(p, o->max_pixels); /* op outputs too, not only decodes */
     for (int i = 0; i < o->n_variants; i++) {
         ts_status st = ts_pipeline_select(p, o->variants[i].family, o->variants[i].name);
         if (st == TS_ERR_UNSUPPORTED) { /* skipped with a message, never a crash */

@@ -52,7 +52,9 @@ static void filter_gauss(ts_filter *f, int k, double sigma)
     f->separable = 1;
     for (int i = 0; i < k; i++) {
         double x = i - r;
-        g[i] = exp(-(x * x) / (2 * sigma * sigma));
+        /* the centre is exp(0) = 1 even when 2 sigma^2 underflows to 0 (gauss:3:1e-200): the
+         * other taps go to exp(-inf) = 0 and the filter is the identity, as OpenCV's */
+        g[i] = x == 0 ? 1.0 : exp(-(x * x) / (2 * sigma * sigma));
         sum += g[i];
     }
     for (int i = 0; i < k; i++) {

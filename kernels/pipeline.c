@@ -42,6 +42,7 @@ struct ts_pipeline {
     ts_timer *timer[N_TIMERS];
     warm_key warm[N_WARM];
     int n_warm;
+    uint64_t max_pixels; /* an op's output over it is refused before allocating; 0: default */
 };
 
 static double now_ms(void)
@@ -238,11 +239,20 @@ static ts_status timer(ts_pipeline *p, int i, ts_timer **t)
     return TS_OK;
 }
 
-/* Geometry and resize ops change the size; a crop outside the image is an error. */
-static ts_status out_shape(const ts_op *op, const ts_image *in, int *w, int *h)
+/* Geometry and resize ops change the size; a crop outside the image is an error, and so is an
+ * output over the pixel limit (resize:65536x65536 of a 1x1 image would take 12.9 GB). */
+static ts_status out_shape(const ts_pipeline *p, const ts_op *op, const ts_image *in, int *w,
+                           int *h)
 {
-    return ts_op_out_size(op, in->width, in->height, w, h);
+    ts_status st = ts_op_out_size(op, in->width, in->height, w, h);
+    uint64_t limit = p->max_pixels ? p->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    if (st == TS_OK && (uint64_t)*w * (uint64_t)*h > limit)
+        return ts_fail(TS_ERR_TOO_LARGE, "output %dx%d is over the limit of %llu pixels", *w, *h,
+                       (unsigned long long)limit);
+    return st;
 }
+
+void ts_pipeline_set_max_pixels(ts_pipeline *p, uint64_t max_pixels) { p->max_pixels = max_pixels; }
 
 /* Adds "op [variant]: " in front of the current error detail. */
 static ts_status blame(ts_status st, const ts_op *op, const ts_variant *v)
@@ -255,7 +265,7 @@ static ts_status run_cpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
                             const ts_image *in, ts_image *out, float *ms)
 {
     int w, h;
-    ts_status st = out_shape(op, in, &w, &h);
+    ts_status st = out_shape(p, op, in, &w, &h);
     if (st != TS_OK || (st = ts_image_alloc(out, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
     ts_job job = {.op = op, .in = *in, .out = *out};
@@ -298,7 +308,7 @@ static ts_status run_gpu_op(ts_pipeline *p, const ts_op *op, const ts_variant *v
                             const ts_image *in, int dst, ts_timer *t)
 {
     int w, h;
-    ts_status st = out_shape(op, in, &w, &h);
+    ts_status st = out_shape(p, op, in, &w, &h);
     if (st != TS_OK || (st = ensure_dev(p, dst, w, h, in->channels, in->bytes)) != TS_OK)
         return st;
     ts_job job = {.op = op, .in = *in, .out = p->d_buf[dst], .stream = p->stream,
@@ -403,7 +413,7 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
         const ts_op *op = &c->ops[i];
         ts_job probe = {.op = op, .in = *src, .out = *src, .stream = p->stream, .dev = &p->dev};
         int pw, ph; /* `supports` may read the output shape (resize: the tiles it needs) */
-        if (out_shape(op, src, &pw, &ph) == TS_OK)
+        if (out_shape(p, op, src, &pw, &ph) == TS_OK)
             probe.out.width = pw, probe.out.height = ph;
         const ts_variant *v = choose(p, &probe, rep);
         if (!v) { /* no GPU variant of this family can take it */

@@ -414,6 +414,9 @@ ts_status ts_pipeline_create(ts_pipeline **p, ts_backend want, char *msg, size_t
 ts_status ts_pipeline_create_on(ts_pipeline **p, ts_backend want, int device, char *msg,
                                 size_t msglen);
 void ts_pipeline_destroy(ts_pipeline *p);
+/* An op whose output would be over max_pixels is refused (TS_ERR_TOO_LARGE) before anything is
+ * allocated for it; 0 (the default): TS_DEFAULT_MAX_PIXELS. The app sets its --max-pixels. */
+void ts_pipeline_set_max_pixels(ts_pipeline *p, uint64_t max_pixels);
 int ts_pipeline_on_gpu(const ts_pipeline *p);
 const ts_device *ts_pipeline_device(const ts_pipeline *p); /* NULL on the CPU */
 /* The variant used for a family when an op names none: NULL or "auto" for auto. Unknown names

@@ -3,6 +3,9 @@
  * JPEG named unsupported, palette indices past a BMP palette, top-down BMP, sparse and truncated
  * TGA, truncated PSD and a PSD colour under its alpha's matte, a 16384x16384 RGBA16 PNG. */
 #include "image_io.h"
+#include "kernel_file.h"
+#include "photo.h"
+#include "util.h"
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -541,4 +544,72 @@ TEST(hostile_png_16384_square_rgba16_loads)
     free(row);
     free(z);
     free(png);
+}
+
+/* gauss:3:1e-200: 2 sigma^2 underflows to 0, and the centre weight was exp(-0/0) = NaN (a black
+ * image); OpenCV gives the identity, and so does tessera now. */
+TEST(hostile_gauss_sigma_underflow_is_the_identity)
+{
+    ts_op op = tu_op("gauss:3:1e-200");
+    CHECK(op.filter.row[0] == 0 && op.filter.row[1] == 1 && op.filter.row[2] == 0);
+    uint64_t s = tu_seed();
+    ts_image in = tu_random_image(7, 5, 3, 1, &s), out;
+    CHECK(ts_ref_op(&op, &in, &out) == TS_OK);
+    CHECK(ts_image_equal(&in, &out));
+    ts_image_free(&in);
+    ts_image_free(&out);
+}
+
+/* --max-pixels bounds op outputs too: resize:65536x65536 of a 1x1 image allocated 12.9 GB; now
+ * the pipeline refuses it before allocating (the default limit, and the one the app sets). */
+TEST(hostile_op_output_over_the_pixel_limit_is_refused)
+{
+    ts_pipeline *p;
+    CHECK(ts_pipeline_create(&p, TS_BACKEND_CPU, NULL, 0) == TS_OK);
+    ts_chain c;
+    char err[256];
+    CHECK(app_chain_parse("resize:65536x65536", &c, err, sizeof err) == TS_OK);
+    ts_image in, out = {0};
+    CHECK(ts_image_alloc(&in, 1, 1, 3, 1) == TS_OK);
+    memset(in.data, 7, 3);
+    double t0 = now_ms();
+    CHECK(ts_pipeline_run(p, &c, &in, &out, NULL) == TS_ERR_TOO_LARGE);
+    CHECKF(strstr(ts_error_detail(), "over the limit") != NULL, "%s", ts_error_detail());
+    CHECK(now_ms() - t0 < 1000 && out.data == NULL);
+    ts_chain_free(&c);
+    /* a limit set by the app: 100 pixels */
+    ts_pipeline_set_max_pixels(p, 100);
+    CHECK(app_chain_parse("resize:10x10", &c, err, sizeof err) == TS_OK);
+    CHECK(ts_pipeline_run(p, &c, &in, &out, NULL) == TS_OK);
+    ts_image_free(&out);
+    ts_chain_free(&c);
+    CHECK(app_chain_parse("resize:11x10", &c, err, sizeof err) == TS_OK);
+    CHECK(ts_pipeline_run(p, &c, &in, &out, NULL) == TS_ERR_TOO_LARGE);
+    ts_chain_free(&c);
+    ts_image_free(&in);
+    ts_pipeline_destroy(p);
+}
+
+/* A 64-op chain was accepted, then failed on every photo with an EXIF orientation (its op made
+ * 65): the app's limit keeps one place for it. */
+TEST(hostile_chain_leaves_room_for_the_orientation_op)
+{
+    char text[64 * 8 + 1] = "", err[256];
+    ts_chain c, full;
+    for (int i = 0; i < APP_MAX_CHAIN + 1; i++)
+        strcat(text, i ? ",flip" : "flip");
+    CHECK(app_chain_parse(text, &c, err, sizeof err) == TS_ERR_TOO_LARGE);
+    CHECKF(strstr(err, "more than 63") != NULL, "%s", err);
+    text[strlen(text) - 5] = '\0'; /* 63 ops */
+    CHECKF(app_chain_parse(text, &c, err, sizeof err) == TS_OK, "%s", err);
+    CHECK(c.n == APP_MAX_CHAIN);
+    /* EXIF (little-endian TIFF) with Orientation 6 */
+    static const unsigned char exif[] = {'I', 'I', 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 1, 3, 0, 1, 0,
+                                         0, 0, 6, 0, 0, 0, 0, 0, 0, 0};
+    tsio_meta m = {.exif = (unsigned char *)exif, .exif_len = sizeof exif};
+    int o = 0;
+    CHECK(photo_chain(&m, 1, &c, &full, &o) == TS_OK);
+    CHECK(full.n == TS_MAX_CHAIN && o == 6);
+    ts_chain_free(&full);
+    ts_chain_free(&c);
 }

@@ -48,6 +48,7 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
                 const ts_variant *v = ts_pipeline_selected(first, (ts_family)f);
                 ts_pipeline_select(p, (ts_family)f, v ? v->name : NULL);
             }
+            ts_pipeline_set_max_pixels(p, o->max_pixels);
         }
         device_slot *d = &b->devs[b->n_devs++];
         d->shared = p;
@@ -96,6 +97,7 @@ int batch_open_pipelines(batch *b, int workers)
             app_warn("%s", ts_error_detail());
             return -1;
         }
+        ts_pipeline_set_max_pixels(b->own[w], o->max_pixels);
         for (int f = 0; f < TS_FAM_COUNT; f++) {
             const ts_variant *v = ts_pipeline_selected(first, (ts_family)f);
             ts_pipeline_select(b->own[w], (ts_family)f, v ? v->name : NULL);

@@ -73,7 +73,15 @@ ts_status app_kernel_read(const char *path, ts_filter *f, char *err, size_t errl
 
 ts_status app_chain_parse(const char *text, ts_chain *chain, char *err, size_t errlen)
 {
-    return ts_chain_parse_with(text, app_kernel_read, chain, err, errlen);
+    ts_status st = ts_chain_parse_with(text, app_kernel_read, chain, err, errlen);
+    if (st == TS_OK && chain->n > APP_MAX_CHAIN) {
+        ts_chain_free(chain);
+        if (err && errlen)
+            snprintf(err, errlen, "more than %d operations (one more is kept for the EXIF "
+                     "orientation)", APP_MAX_CHAIN);
+        return ts_fail(TS_ERR_TOO_LARGE, "more than %d operations", APP_MAX_CHAIN);
+    }
+    return st;
 }
 
 ts_status app_op_parse(const char *item, ts_op *op, char *err, size_t errlen)

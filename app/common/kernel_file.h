@@ -14,7 +14,12 @@ extern "C" {
  * device or a directory is refused without blocking (TS_ERR_IO), a file over 1 MiB unread past
  * its first 1 MiB + 1 byte (TS_ERR_FORMAT). */
 ts_status app_kernel_read(const char *file, ts_filter *f, char *err, size_t errlen);
-/* ts_chain_parse / ts_op_parse with the app's reader: what every part of the app calls. */
+/* The ops a user's chain may have: one fewer than the library's TS_MAX_CHAIN, so that the op
+ * that turns a photo upright by its EXIF orientation always fits (a 64-op chain used to be
+ * accepted, then fail on every photo with an orientation). */
+#define APP_MAX_CHAIN (TS_MAX_CHAIN - 1)
+/* ts_chain_parse / ts_op_parse with the app's reader: what every part of the app calls; a chain
+ * is also refused over APP_MAX_CHAIN ops. */
 ts_status app_chain_parse(const char *text, ts_chain *chain, char *err, size_t errlen);
 ts_status app_op_parse(const char *item, ts_op *op, char *err, size_t errlen);
 /* Sets the GPU runtime's settings (ts_gpu_set) from TESSERA_DEVICE=N, TESSERA_MAX_CC=CC,
