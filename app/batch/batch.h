@@ -8,6 +8,7 @@
 #include "image_io.h"
 
 #include <pthread.h>
+#include <stdio.h>
 
 /* The stages of one image, in order. A codec that does two in one call (the CPU codec reads and
  * decodes in tsio_load, encodes and writes in tsio_save_atomic) reports them merged. The GPU
@@ -18,11 +19,20 @@ typedef enum {
 } batch_stage;
 const char *batch_stage_name(batch_stage s);
 
+/* One input on its way through the batch. Items live in a ring of a fixed size (batch.ring): an
+ * input is planned into the ring when the source gives it (its output named, checked), taken by
+ * a worker, and retired in input order once it is done (its notice said, its --report and
+ * --timings record written, an error kept for the end), after which the slot is reused. So
+ * memory follows --jobs, never the batch's length; what stays per file is the claim set
+ * (batch_plan.c: 24 bytes a file, for outputs claimed twice). */
+typedef enum { IT_FREE, IT_PLANNED, IT_WORKING, IT_DONE } item_state;
+
 typedef struct item {
+    long seq;           /* place in the input order (0-based, this shard's inputs) */
+    item_state state;
     char *input, *output;
     char *key;          /* the path relative to its input argument: the shard hash and the
                            output's place under -o DIR */
-    char *real_input;   /* realpath, to catch an output that is an input */
     char *error;        /* "PATH: reason" (heap); NULL when fine */
     char *notice;       /* said only when the image is written (heap); NULL: none */
     int from_dir;       /* found under a directory argument: the output mirrors `key` */
@@ -36,9 +46,10 @@ typedef struct item {
     double total_ms;    /* from the first read to the renamed output, waits between stages
                            included */
     ts_run_report rep;
-    /* Photos: the chain this image runs (its EXIF orientation's op, then the user's; see
-     * photo_chain), the orientation applied (1: none), the metadata its output carries. */
-    ts_chain chain;
+    /* Photos: the chain this image runs (shared: the batch's, or the batch's copy with its EXIF
+     * orientation's op first; see batch_chain_for), the orientation applied (1: none), the
+     * metadata its output carries (freed once it is written). */
+    const ts_chain *chain;
     int orientation;
     tsio_meta meta_out;
 } item;
@@ -59,25 +70,52 @@ typedef struct device_slot {
     double mpix;
 } device_slot;
 
+typedef struct batch_source batch_source; /* batch_source.h */
+typedef struct claim_set claim_set;       /* the outputs claimed so far (batch_plan.c) */
+
 typedef struct batch {
     const app_options *o;
     ts_chain chain;
-    item *items;
-    int n, cap;
+    /* the chain behind each EXIF orientation's op (index 2..8), made when an image first needs
+     * it, under chain_lock; every image of that orientation runs the one copy */
+    ts_chain oriented[9];
+    pthread_mutex_t chain_lock;
+    /* the inputs: a source (batch_source.h), planned lazily into the ring */
+    batch_source *src;
+    int src_done;           /* the source has no more inputs */
+    void *pending;          /* inputs taken from the source ahead, at the start */
+    item *ring;
+    int ring_cap;
+    long pulled;            /* items planned into the ring (the next one's seq) */
+    long dispatched;        /* items handed to the workers or done at planning */
+    long retired;           /* items retired (their slots free again) */
+    long n;                 /* items of this run (this shard's), so far */
+    long failed, written;
+    char **errors;          /* the failures' lines, in input order, said at the end */
+    long n_errors, cap_errors;
+    claim_set *claims;
+    int file_mode;          /* -o names the one output file */
+    char *report_canon;     /* --report's canonical path: no output may be it */
     int skipped;            /* files under directories that are not images by name */
     int skipped_dirs;       /* subfolders of DIR inputs left without -r */
     int dirs_skipped;       /* symlinks to folders and folders seen before: not entered */
     int made_output_dir;
-    int next, finished;     /* guarded by lock */
-    pthread_mutex_t lock;   /* next, finished, device figures, progress output */
+    long finished;          /* guarded by lock */
+    pthread_mutex_t lock;   /* the ring, the source, device figures, progress, messages */
+    pthread_cond_t wake;    /* work may be there: an image changed stage, an input arrived */
     device_slot *devs;
     int n_devs;
+    int workers;            /* worker threads (at most --jobs; fewer for a shorter batch) */
     ts_pipeline **own;      /* CPU: one per worker */
     int n_own;
     int progress;           /* draw a progress bar on stderr */
     int gpu_codec;          /* nvJPEG loaded: GPU workers decode and encode JPEG with it */
     int gpu_warned;         /* the one notice about nvJPEG was given (guarded by lock) */
     double secs;            /* wall time of the work */
+    /* --report, written as images retire: the temp file beside it, renamed at the end */
+    FILE *report;
+    char *report_tmp;
+    int report_slot, report_count;
     /* --timings' setup line, ms: opening the devices and their pipelines; loading nvJPEG, its
      * handles and their warm-up (every device); the slowest worker's context */
     double setup_open_ms, setup_load_ms, setup_codec_ms, setup_warm_ms, setup_worker_ms;
@@ -93,13 +131,23 @@ void batch_close_pipelines(batch *b);
 /* item->error/notice setters: printf into a new heap string (an older one is freed). */
 void item_error(item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void item_notice(item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Expands the inputs into items; 0, or an exit status (printed). */
-int batch_collect(batch *b);
-/* Names every output (creating a missing -o DIR), marks collisions, checks the --report path
- * (never an input, an output of this run, an existing file without --force, or anything but a
- * regular file), then keeps this process's --shard. 0 or an exit status (printed). */
-int batch_plan(batch *b);
-void batch_free_items(batch *b);
+/* Before any pixel: the output folder made (or -o FILE taken when the inputs hold one image),
+ * the source opened and its first inputs looked at, the --report path checked (never an input,
+ * an output of this run, an existing file without --force, or anything but a regular file), the
+ * ring made and filled. 0 or an exit status (printed). */
+int batch_start(batch *b);
+/* Plans inputs from the source into the free slots of the ring (the lock held, or before the
+ * workers start): each is named its output, checked (an output claimed twice, an output that is
+ * an input or the report, an existing output without --force) and kept when it is this
+ * --shard's. An item that fails here is done at once. Never waits for a slow source. */
+void batch_fill(batch *b);
+/* The item of sequence number seq. */
+item *batch_item(const batch *b, long seq);
+/* The chain an image runs: the batch's, or the shared copy with its orientation's op first. */
+ts_status batch_chain_for(batch *b, const tsio_meta *meta, item *it);
+/* Frees what an item holds and empties its slot. */
+void batch_item_release(item *it);
+void batch_end(batch *b);
 
 /* One file of a decode call: the codec fills `im` (host memory), the item's read/decode times,
  * `merged` bits and decode_path, and sets `st`: TS_OK, TS_ERR_UNSUPPORTED for a file it does not
@@ -157,9 +205,19 @@ ts_status batch_gpu_download(gpu_worker *w, item *it, const ts_image *d_im, ts_i
 /* batch_report.c */
 /* The text of op k of an item's run (its orientation op first when one was applied). */
 const char *batch_op_text(const batch *b, const item *it, int k);
-int batch_write_report(const batch *b, const char *path);
+/* --report: opens its temp file and writes the head (after the pipelines are open); each image's
+ * record as it retires; the tail and the rename at the end (0, or -1 after saying why). */
+int batch_report_open(batch *b);
+void batch_report_item(batch *b, const item *it);
+int batch_report_close(batch *b);
+/* Retires the done items at the head of the ring, in input order (the lock held): a written
+ * image's notices said, its --report record and --timings line written, a failure's line kept
+ * for the end; the slot freed. */
+void batch_retire(batch *b);
+/* --timings: an image's line as it retires; the set-up at the end. */
+void batch_print_item_timings(const batch *b, const item *it);
 void batch_print_timings(const batch *b);
-void batch_print_summary(const batch *b, int failed);
+void batch_print_summary(const batch *b);
 
 /* The headless batch (headless.c): the exit status. */
 int batch_main(const app_options *o);

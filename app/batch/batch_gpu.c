@@ -143,7 +143,7 @@ static int use_engines(void)
 /* The workers share the cores: each decodes its own steps' Huffman work on this many threads. */
 static int host_threads(const batch *b)
 {
-    int workers = b->o->jobs < b->n ? b->o->jobs : b->n > 0 ? b->n : 1;
+    int workers = b->workers > 0 ? b->workers : b->o->jobs > 0 ? b->o->jobs : 1;
     int cores = cpu_count();
     return cores / workers > 1 ? cores / workers : 1;
 }

@@ -114,20 +114,23 @@ static void report_image(FILE *f, const batch *b, const item *it)
     fprintf(f, "]}");
 }
 
-int batch_write_report(const batch *b, const char *path)
+int batch_report_open(batch *b)
 {
-    char tmp[PATH_MAX + 64], err[256];
-    int slot;
-    int fd = tsio_temp_open(path, tmp, sizeof tmp, &slot);
+    const char *path = b->o->report;
+    char tmp[PATH_MAX + 64];
+    int fd = tsio_temp_open(path, tmp, sizeof tmp, &b->report_slot);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         app_warn("%s: cannot write the report: %s", path, strerror(errno));
         if (fd >= 0) {
+            char err[256];
             close(fd);
-            tsio_temp_finish(tmp, path, 0, 0, slot, err, sizeof err);
+            tsio_temp_finish(tmp, path, 0, 0, b->report_slot, err, sizeof err);
         }
         return -1;
     }
+    b->report = f;
+    b->report_tmp = xstrdup(tmp);
     const ts_device *dev = b->devs[0].shared ? ts_pipeline_device(b->devs[0].shared) : NULL;
     fprintf(f, "{\n  \"tool\": \"tessera %s\",\n  \"backend\": \"%s\",\n  \"device\": ", APP_VERSION,
             dev ? "gpu" : "cpu");
@@ -136,7 +139,29 @@ int batch_write_report(const batch *b, const char *path)
     json_str(f, b->o->ops);
     if (b->o->shard_n)
         fprintf(f, ",\n  \"shard\": {\"index\": %d, \"count\": %d}", b->o->shard_k, b->o->shard_n);
-    fprintf(f, ",\n  \"seconds\": %.3f,\n  \"devices\": [", b->secs);
+    /* the images as they retire, the run's figures after them */
+    fprintf(f, ",\n  \"images\": [");
+    return 0;
+}
+
+void batch_report_item(batch *b, const item *it)
+{
+    if (!b->report)
+        return;
+    if (b->report_count++)
+        fputc(',', b->report);
+    report_image(b->report, b, it);
+}
+
+int batch_report_close(batch *b)
+{
+    FILE *f = b->report;
+    const char *path = b->o->report;
+    char err[256];
+    if (!f)
+        return -1;
+    b->report = NULL;
+    fprintf(f, "\n  ],\n  \"seconds\": %.3f,\n  \"devices\": [", b->secs);
     for (int d = 0; d < b->n_devs; d++) {
         char label[300];
         fprintf(f, "%s{\"device\": %d, \"name\": ", d ? ", " : "", b->devs[d].id);
@@ -146,18 +171,13 @@ int batch_write_report(const batch *b, const char *path)
                 b->devs[d].images, b->secs > 0 ? b->devs[d].images / b->secs : 0,
                 b->secs > 0 ? b->devs[d].mpix / b->secs : 0);
     }
-    fprintf(f, "],\n  \"images\": [");
-    for (int i = 0; i < b->n; i++) {
-        if (i)
-            fputc(',', f);
-        report_image(f, b, &b->items[i]);
-    }
-    fprintf(f, "\n  ]\n}\n");
+    fprintf(f, "]\n}\n");
     int bad = ferror(f) != 0;
     errno = 0;
     bad |= fclose(f) != 0;
     int e = errno ? errno : EIO;
-    if (tsio_temp_finish(tmp, path, !bad, b->o->force, slot, err, sizeof err) != TS_OK) {
+    if (tsio_temp_finish(b->report_tmp, path, !bad, b->o->force, b->report_slot, err,
+                         sizeof err) != TS_OK) {
         app_warn("%s: cannot write the report: %s", path, bad ? strerror(e) : err);
         return -1;
     }
@@ -169,6 +189,54 @@ typedef struct stage_line {
     int gpu, printed;
 } stage_line;
 
+/* One notice line at a time: the escaping in app_warn sees each alone. */
+static void say_notices(const batch *b, const char *text)
+{
+    if (b->progress)
+        fprintf(stderr, "\r\033[K");
+    for (const char *line = text;;) {
+        const char *nl = strchr(line, '\n');
+        app_warn("%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+}
+
+void batch_retire(batch *b)
+{
+    while (b->retired < b->pulled) {
+        item *it = batch_item(b, b->retired);
+        if (it->state != IT_DONE)
+            return;
+        /* notices only for written images: a file that fails says its error alone */
+        if (it->ok && it->notice && !b->o->quiet)
+            say_notices(b, it->notice);
+        batch_report_item(b, it);
+        if (b->o->timings)
+            batch_print_item_timings(b, it);
+        if (it->ok) {
+            b->written++;
+        } else {
+            b->failed++;
+            if (b->n_errors == b->cap_errors) {
+                b->cap_errors = b->cap_errors ? 2 * b->cap_errors : 16;
+                char **grown = realloc(b->errors, (size_t)b->cap_errors * sizeof *grown);
+                if (!grown) {
+                    app_warn("out of memory");
+                    exit(1);
+                }
+                b->errors = grown;
+            }
+            b->errors[b->n_errors++] = it->error ? it->error : app_format("%s: not done",
+                                                                           it->input);
+            it->error = NULL;
+        }
+        batch_item_release(it);
+        b->retired++;
+    }
+}
+
 static void print_stage(void *ctx, const char *name, double ms, int k)
 {
     stage_line *l = ctx;
@@ -178,47 +246,48 @@ static void print_stage(void *ctx, const char *name, double ms, int k)
     printf("%s%s %.3f", l->printed++ ? ", " : "", name, ms);
 }
 
+void batch_print_item_timings(const batch *b, const item *it)
+{
+    if (!it->ok)
+        return;
+    int gpu = b->devs[it->device].id >= 0; /* the CPU has no device or transfers */
+    char *name = app_escape(it->input);
+    printf("%s  %dx%d %dch %d-bit, decode %s", name, it->width, it->height, it->channels,
+           it->bytes * 8, it->decode_path);
+    if (gpu)
+        printf(", device %d", b->devs[it->device].id);
+    printf(":");
+    free(name);
+    for (int k = 0; k < it->rep.n; k++)
+        printf("  %s [%s] %.3f ms", batch_op_text(b, it, k),
+               it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
+    stage_line line = {gpu, 0};
+    printf("  (");
+    each_stage(it, print_stage, &line);
+    printf("; total %.3f ms)\n", it->total_ms);
+}
+
 void batch_print_timings(const batch *b)
 {
-    int gpu = b->n_devs > 0 && b->devs[0].id >= 0; /* the CPU has no set-up, device or transfers */
-    if (gpu)
+    if (b->n_devs > 0 && b->devs[0].id >= 0) /* the CPU has no set-up to speak of */
         printf("setup: devices and pipelines %.1f ms, nvJPEG load %.1f ms, handles %.1f ms, "
                "warm-up %.1f ms, slowest worker's codec context %.1f ms\n",
                b->setup_open_ms, b->setup_load_ms, b->setup_codec_ms, b->setup_warm_ms,
                b->setup_worker_ms);
-    for (int i = 0; i < b->n; i++) {
-        const item *it = &b->items[i];
-        if (!it->ok)
-            continue;
-        char *name = app_escape(it->input);
-        printf("%s  %dx%d %dch %d-bit, decode %s", name, it->width, it->height, it->channels,
-               it->bytes * 8, it->decode_path);
-        if (gpu)
-            printf(", device %d", b->devs[it->device].id);
-        printf(":");
-        free(name);
-        for (int k = 0; k < it->rep.n; k++)
-            printf("  %s [%s] %.3f ms", batch_op_text(b, it, k),
-                   it->rep.op[k].variant ? it->rep.op[k].variant->name : "?", it->rep.op[k].ms);
-        stage_line line = {gpu, 0};
-        printf("  (");
-        each_stage(it, print_stage, &line);
-        printf("; total %.3f ms)\n", it->total_ms);
-    }
 }
 
-void batch_print_summary(const batch *b, int failed)
+void batch_print_summary(const batch *b)
 {
     const app_options *o = b->o;
     const ts_device *dev = b->devs[0].shared ? ts_pipeline_device(b->devs[0].shared) : NULL;
     double mpix = 0;
     for (int d = 0; d < b->n_devs; d++)
         mpix += b->devs[d].mpix;
-    int done = b->n - failed;
+    long done = b->written;
     double s = b->secs > 0 ? b->secs : 1e-9;
-    if (failed)
-        app_warn("%d of %d images failed", failed, b->n);
-    app_warn("%d image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
+    if (b->failed)
+        app_warn("%ld of %ld images failed", b->failed, b->n);
+    app_warn("%ld image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
             done == 1 ? "" : "s", o->output, b->secs, dev ? "GPU " : "CPU", dev ? dev->name : "",
             done / s, mpix / s);
     for (int d = 0; d < b->n_devs && b->n_devs > 1; d++)

@@ -5,6 +5,7 @@
 #include "util.h"
 #include "walk.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,6 +18,7 @@ typedef struct args_source {
     walk *w;         /* the folder argument being walked; NULL: none */
     int found;       /* inputs the current folder argument gave */
     walk_opts wo;
+    char *skip_real; /* the skipped folder's real path; NULL: none */
 } args_source;
 
 void batch_input_free(batch_input *in)
@@ -126,11 +128,41 @@ static int args_next(batch_source *s, batch_input *in)
     }
 }
 
+/* An argument names `real` when it is that file, or a folder above it (its top level only
+ * without -r) and `real` is an image by name. */
+static int args_names(batch_source *s, const char *real)
+{
+    args_source *a = (args_source *)s;
+    char buf[PATH_MAX];
+    if (!tsio_is_image_name(real))
+        return 0;
+    if (a->skip_real) { /* the output folder is never walked */
+        size_t n = strlen(a->skip_real);
+        if (strncmp(a->skip_real, real, n) == 0 && real[n] == '/')
+            return 0;
+    }
+    for (int i = 0; i < a->o->n_inputs; i++) {
+        const char *r = realpath(a->o->inputs[i], buf);
+        if (!r)
+            continue;
+        size_t n = strlen(r);
+        if (strcmp(r, real) == 0)
+            return 1;
+        const char *rest = n == 1 ? real + 1 : real + n + 1; /* the root "/" ends in its slash */
+        if (path_is_dir(r) && strncmp(r, real, n) == 0 && (real[n] == '/' || n == 1) &&
+            (a->o->recursive || !strchr(rest, '/')))
+            return 1;
+    }
+    return 0;
+}
+
 static void args_close(batch_source *s)
 {
     args_source *a = (args_source *)s;
-    if (a)
+    if (a) {
         walk_close(a->w);
+        free(a->skip_real);
+    }
     free(a);
 }
 
@@ -139,6 +171,7 @@ batch_source *batch_source_args(const app_options *o, const char *skip_dir)
     args_source *a = xcalloc(1, sizeof *a);
     a->s.next = args_next;
     a->s.close = args_close;
+    a->s.names = args_names;
     a->o = o;
     a->wo.recursive = o->recursive;
     struct stat sb;
@@ -146,6 +179,9 @@ batch_source *batch_source_args(const app_options *o, const char *skip_dir)
         a->wo.has_skip = 1;
         a->wo.skip_dev = sb.st_dev;
         a->wo.skip_ino = sb.st_ino;
+        char buf[PATH_MAX];
+        if (realpath(skip_dir, buf))
+            a->skip_real = xstrdup(buf);
     }
     return &a->s;
 }

@@ -18,8 +18,13 @@ typedef struct batch_input {
 
 typedef struct batch_source batch_source;
 struct batch_source {
-    /* The next input: 1, or 0 when there are no more. May block (a source reading a pipe). */
+    /* The next input: 1; 0 when there are no more; -1 when none has come yet (a source reading
+     * a pipe: it signals the batch's `wake` when one arrives). Called with the batch's lock held,
+     * so it must not block. */
     int (*next)(batch_source *s, batch_input *in);
+    /* 1 when the file at real path `real` is (or will be) one of this source's inputs: an
+     * output that would overwrite it is refused. NULL: the source cannot tell (a stream). */
+    int (*names)(batch_source *s, const char *real);
     void (*close)(batch_source *s);
     /* for the summary */
     int skipped;      /* files under folders that are not images by name */

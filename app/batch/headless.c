@@ -18,6 +18,7 @@
  * Failures are collected and printed in input order at the end, one line each.
  */
 #include "batch.h"
+#include "batch_source.h"
 #include "photo.h"
 #include "kernel_file.h"
 #include "util.h"
@@ -42,7 +43,7 @@ static void append_notice(item *it, const char *who, const char *text)
 }
 
 /* Decodes n files (batch_decode); those that fail carry their error. */
-static void stage_decode(const batch *b, gpu_worker *w, decode_slot *slots, int n)
+static void stage_decode(batch *b, gpu_worker *w, decode_slot *slots, int n)
 {
     batch_decode(b, w, slots, n);
     for (int k = 0; k < n; k++) {
@@ -55,8 +56,7 @@ static void stage_decode(const batch *b, gpu_worker *w, decode_slot *slots, int 
         if (slots[k].notice[0])
             append_notice(it, it->input, slots[k].notice);
         /* the EXIF orientation's op goes before the user's chain; metadata for the output */
-        ts_status st = photo_chain(&slots[k].meta, !b->o->no_auto_orient, &b->chain, &it->chain,
-                                   &it->orientation);
+        ts_status st = batch_chain_for(b, &slots[k].meta, it);
         if (st == TS_OK)
             st = photo_meta_out(&slots[k].meta, b->o->strip, it->orientation != 1, b->chain.n > 0,
                                 &it->meta_out);
@@ -93,8 +93,8 @@ static ts_status run_on_device(const batch *b, item *it, device_slot *d, ts_pipe
     memset(out, 0, sizeof *out);
     *out_cap = 0;
     pthread_mutex_lock(&d->lock);
-    ts_status st = in_on_device ? ts_pipeline_run_dev(p, &it->chain, in, &shape, &it->rep, &ro)
-                                : ts_pipeline_run_ex(p, &it->chain, in, &shape, &it->rep, &ro);
+    ts_status st = in_on_device ? ts_pipeline_run_dev(p, it->chain, in, &shape, &it->rep, &ro)
+                                : ts_pipeline_run_ex(p, it->chain, in, &shape, &it->rep, &ro);
     if (st == TS_OK) {
         if (in_on_device) { /* the input's buffer is free now: the pipeline takes it in exchange */
             *out = *in, *out_cap = *in_cap;
@@ -121,11 +121,11 @@ static int stage_ops(const batch *b, item *it, device_slot *d, ts_pipeline *p, g
         *on_device = st == TS_OK;
     } else if (d->shared) {
         pthread_mutex_lock(&d->lock);
-        st = ts_pipeline_run(p, &it->chain, in, out, &it->rep);
+        st = ts_pipeline_run(p, it->chain, in, out, &it->rep);
         pthread_mutex_unlock(&d->lock);
         ts_image_free(in);
     } else {
-        st = ts_pipeline_run(p, &it->chain, in, out, &it->rep);
+        st = ts_pipeline_run(p, it->chain, in, out, &it->rep);
         ts_image_free(in);
     }
     if (st != TS_OK) {
@@ -159,6 +159,7 @@ static int stage_encode(const batch *b, item *it, gpu_worker *w, device_slot *d,
     }
     ts_status st = batch_encode(b, w, it, out, on_device, notice, sizeof notice, err, sizeof err);
     drop_image(d, out, cap, on_device);
+    tsio_meta_free(&it->meta_out); /* written (or failed): the output's metadata is not needed */
     if (st != TS_OK) {
         item_error(it, "%s: %s", it->output, err);
         return -1;
@@ -171,10 +172,11 @@ static int stage_encode(const batch *b, item *it, gpu_worker *w, device_slot *d,
 
 static void draw_progress(batch *b, const char *name)
 {
-    int width = 30, filled = b->n ? b->finished * width / b->n : width;
+    /* while the source is still giving inputs, the total is "so far" (a '+' after it) */
+    int width = 30, filled = b->n ? (int)(b->finished * width / b->n) : width;
     char *shown = app_escape(name);
-    fprintf(stderr, "\r\033[K[%.*s%*s] %d/%d %.40s", filled, "##############################",
-            width - filled, "", b->finished, b->n, shown);
+    fprintf(stderr, "\r\033[K[%.*s%*s] %ld/%ld%s %.40s", filled, "##############################",
+            width - filled, "", b->finished, b->n, b->src_done ? "" : "+", shown);
     fflush(stderr);
     free(shown);
 }
@@ -182,7 +184,7 @@ static void draw_progress(batch *b, const char *name)
 /* An image between two stages: decoded and waiting for its device, or processed and waiting for
  * the encoder. */
 typedef struct staged {
-    int idx;
+    item *it;
     ts_image im;
     size_t cap;    /* on_device: the pool buffer's bytes */
     int on_device; /* im lies on its slot's device */
@@ -210,13 +212,15 @@ static staged pop(stage_queue *s)
 /* The scheduler of the workers. Images in flight (decoded, not yet written) are at most `cap`,
  * so memory stays bounded whatever the batch's length; a worker takes, in this order, an image
  * to encode (frees memory first), an image for its device when that device is free, or the next
- * input to decode. On the GPU a worker whose device is busy decodes or encodes meanwhile instead
- * of waiting, so reads, codecs and the op chain of different images overlap. */
+ * inputs to decode. On the GPU a worker whose device is busy decodes or encodes meanwhile instead
+ * of waiting, so reads, codecs and the op chain of different images overlap. Inputs are planned
+ * into the ring as it frees (batch_fill) and retired from it in input order (batch_retire). */
 typedef struct sched {
     stage_queue *to_ops, *to_encode; /* per device slot: an image stays where it was decoded */
     int in_flight, cap;
-    pthread_cond_t wake;
 } sched;
+
+#define MAX_STEP 256 /* files of one decode step (batch_decode_step's largest) */
 
 typedef struct worker_arg {
     batch *b;
@@ -224,15 +228,44 @@ typedef struct worker_arg {
     int id;   /* the worker's own CPU pipeline */
     int slot; /* its device slot: the one whose op chain it runs */
     gpu_worker *gpu; /* its nvJPEG context and staging (GPU slots), made in its thread */
+    item *step[MAX_STEP]; /* the inputs of its decode step */
 } worker_arg;
 
 enum { W_DONE, W_DECODE, W_OPS, W_ENCODE };
 
-/* Picks the next piece of work (the batch lock held); waits while there is none yet. W_DECODE
- * takes `*n_decode` inputs from index job->idx on (as many as the codecs batch and the memory
- * bound allow; some of them may have failed at planning). */
-static int next_work(batch *b, sched *s, int slot, staged *job, int *n_decode)
+/* Retires what is done and plans new inputs into the slots that frees, until neither moves. */
+static void feed(batch *b)
 {
+    long before;
+    do {
+        before = b->retired + b->pulled;
+        batch_retire(b);
+        batch_fill(b);
+    } while (b->retired + b->pulled != before);
+}
+
+/* The next planned item to decode (those that failed at planning are passed: they are done and
+ * retire in their turn); NULL when none is planned yet. */
+static item *next_planned(batch *b)
+{
+    for (;;) {
+        if (b->dispatched == b->pulled)
+            feed(b);
+        if (b->dispatched == b->pulled)
+            return NULL;
+        item *it = batch_item(b, b->dispatched);
+        if (it->state == IT_PLANNED)
+            return it;
+        b->dispatched++;
+    }
+}
+
+/* Picks the next piece of work (the batch lock held); waits while there is none yet. W_DECODE
+ * takes `*n_decode` inputs into w->step (as many as the codecs batch and the memory bound
+ * allow). */
+static int next_work(batch *b, sched *s, worker_arg *w, staged *job, int *n_decode)
+{
+    int slot = w->slot;
     device_slot *d = &b->devs[slot];
     for (;;) {
         if (s->to_encode[slot].count) {
@@ -244,39 +277,38 @@ static int next_work(batch *b, sched *s, int slot, staged *job, int *n_decode)
             d->busy = d->shared != NULL; /* a CPU slot runs one chain per worker */
             return W_OPS;
         }
-        while (b->next < b->n && b->items[b->next].error) { /* failed at planning */
-            b->next++;
-            b->finished++;
-        }
-        if (b->next < b->n && s->in_flight < s->cap) {
-            job->idx = b->next;
+        item *it;
+        if (s->in_flight < s->cap && (it = next_planned(b)) != NULL) {
+            int step = batch_decode_step(b, it->input);
+            if (step > MAX_STEP)
+                step = MAX_STEP;
             *n_decode = 0;
-            int step = batch_decode_step(b, b->items[b->next].input);
-            while (b->next < b->n && *n_decode < step && s->in_flight < s->cap) {
-                if (!b->items[b->next].error) {
-                    /* a file that is not batched is a step of its own */
-                    if (*n_decode > 0 && batch_decode_step(b, b->items[b->next].input) < 2)
-                        break;
-                    s->in_flight++;
-                    (*n_decode)++;
-                } else {
-                    b->finished++;
-                }
-                b->next++;
+            while (*n_decode < step && s->in_flight < s->cap && (it = next_planned(b)) != NULL) {
+                /* a file that is not batched is a step of its own */
+                if (*n_decode > 0 && batch_decode_step(b, it->input) < 2)
+                    break;
+                it->state = IT_WORKING;
+                w->step[(*n_decode)++] = it;
+                s->in_flight++;
+                b->dispatched++;
             }
             return W_DECODE;
         }
-        if (b->next >= b->n && s->in_flight == 0)
+        if (b->src_done && b->dispatched == b->pulled && s->in_flight == 0) {
+            feed(b);
             return W_DONE;
-        pthread_cond_wait(&s->wake, &b->lock);
+        }
+        pthread_cond_wait(&b->wake, &b->lock);
     }
 }
 
-/* An image is finished (written or failed): its figures, the progress bar. Lock held. */
+/* An image is finished (written or failed): its figures, the progress bar, and every image now
+ * at the head of the ring is retired. Lock held. */
 static void finish(batch *b, sched *s, item *it)
 {
     s->in_flight--;
     b->finished++;
+    it->state = IT_DONE;
     if (it->ok) {
         device_slot *d = &b->devs[it->device];
         d->images++;
@@ -284,25 +316,25 @@ static void finish(batch *b, sched *s, item *it)
     }
     if (b->progress)
         draw_progress(b, path_base(it->input));
+    feed(b);
 }
 
-/* Decodes the step's inputs (from index `first`, those that did not fail at planning; the lock
- * not held), then queues what decoded and finishes what did not (the lock held on return). */
-static void decode_step(batch *b, sched *s, worker_arg *w, int first, int n)
+/* Decodes the step's n inputs (the lock not held), then queues what decoded and finishes what
+ * did not (the lock held on return). */
+static void decode_step(batch *b, sched *s, worker_arg *w, int n)
 {
     decode_slot *slots = xcalloc((size_t)n, sizeof *slots);
     double t0 = now_ms();
-    for (int k = 0, i = first; k < n; i++)
-        if (!b->items[i].error) {
-            slots[k].it = &b->items[i];
-            slots[k++].it->t_start = t0;
-        }
+    for (int k = 0; k < n; k++) {
+        slots[k].it = w->step[k];
+        slots[k].it->t_start = t0;
+    }
     stage_decode(b, w->gpu, slots, n);
     pthread_mutex_lock(&b->lock);
     for (int k = 0; k < n; k++) {
         if (slots[k].st == TS_OK)
-            push(&s->to_ops[w->slot], (staged){(int)(slots[k].it - b->items), slots[k].im,
-                                                slots[k].cap, slots[k].on_device});
+            push(&s->to_ops[w->slot],
+                 (staged){slots[k].it, slots[k].im, slots[k].cap, slots[k].on_device});
         else
             finish(b, s, slots[k].it);
     }
@@ -321,16 +353,16 @@ static void *worker(void *arg)
     for (;;) {
         staged job;
         int n_decode = 0;
-        int kind = next_work(b, s, w->slot, &job, &n_decode);
+        int kind = next_work(b, s, w, &job, &n_decode);
         if (kind == W_DONE)
             break;
-        item *it = &b->items[job.idx];
         pthread_mutex_unlock(&b->lock);
         if (kind == W_DECODE) {
-            decode_step(b, s, w, job.idx, n_decode); /* returns with the lock held */
-            pthread_cond_broadcast(&s->wake);
+            decode_step(b, s, w, n_decode); /* returns with the lock held */
+            pthread_cond_broadcast(&b->wake);
             continue;
         }
+        item *it = job.it;
         ts_image out;
         size_t out_cap;
         int failed;
@@ -355,9 +387,9 @@ static void *worker(void *arg)
             finish(b, s, it);
         else
             push(&s->to_encode[w->slot], job);
-        pthread_cond_broadcast(&s->wake);
+        pthread_cond_broadcast(&b->wake);
     }
-    pthread_cond_broadcast(&s->wake);
+    pthread_cond_broadcast(&b->wake);
     pthread_mutex_unlock(&b->lock);
     batch_gpu_worker_destroy(w->gpu);
     w->gpu = NULL;
@@ -421,10 +453,9 @@ static void run_workers(batch *b, int workers)
         s.to_ops[d] = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
         s.to_encode[d] = (stage_queue){xcalloc((size_t)s.cap, sizeof(staged)), 0, 0, s.cap};
     }
-    pthread_cond_init(&s.wake, NULL);
     double t0 = now_ms();
     for (int w = 0; w < workers; w++) {
-        args[w] = (worker_arg){b, &s, w, w % b->n_devs, NULL};
+        args[w].b = b, args[w].s = &s, args[w].id = w, args[w].slot = w % b->n_devs;
         if (w > 0 && pthread_create(&tid[w], NULL, worker, &args[w]) != 0) {
             app_warn("cannot start thread %d: running with %d", w, w);
             workers = w;
@@ -435,7 +466,6 @@ static void run_workers(batch *b, int workers)
     for (int w = 1; w < workers; w++)
         pthread_join(tid[w], NULL);
     b->secs = (now_ms() - t0) / 1000;
-    pthread_cond_destroy(&s.wake);
     for (int d = 0; d < b->n_devs; d++) {
         free(s.to_ops[d].q);
         free(s.to_encode[d].q);
@@ -446,79 +476,67 @@ static void run_workers(batch *b, int workers)
     free(args);
 }
 
-static void print_messages(const batch *b, int *failed)
-{
-    *failed = 0;
-    for (int i = 0; i < b->n; i++) {
-        const item *it = &b->items[i];
-        /* notices only for written images: a file that fails says its error alone */
-        if (it->ok && it->notice && !b->o->quiet) {
-            const char *line = it->notice;
-            for (;;) { /* one line per notice; the escaping in app_warn sees each alone */
-                const char *nl = strchr(line, '\n');
-                app_warn("%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
-                if (!nl)
-                    break;
-                line = nl + 1;
-            }
-        }
-        if (it->error)
-            (*failed)++;
-    }
-    for (int i = 0; i < b->n; i++)
-        if (b->items[i].error)
-            app_warn("%s", b->items[i].error);
-}
-
 static int run_batch(const app_options *o)
 {
     batch b;
     char err[512];
     memset(&b, 0, sizeof b);
     b.o = o;
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_mutex_init(&b.chain_lock, NULL);
+    pthread_cond_init(&b.wake, NULL);
+    int rc = 0;
     if (app_chain_parse(o->ops, &b.chain, err, sizeof err) != TS_OK) {
         app_warn("--ops: %s", err);
-        return 2;
+        rc = 2;
     }
-    int rc = batch_collect(&b);
     if (!rc)
-        rc = batch_plan(&b);
-    if (rc) {
-        batch_free_items(&b);
-        ts_chain_free(&b.chain);
-        return rc;
-    }
-    int workers = o->jobs < b.n ? o->jobs : b.n > 0 ? b.n : 1;
+        rc = batch_start(&b);
+    if (rc)
+        goto out;
+    /* a batch known to be shorter than --jobs needs no more workers than images */
+    int workers = b.src_done && b.n < o->jobs ? (b.n > 0 ? (int)b.n : 1) : o->jobs;
+    b.workers = workers;
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
     double t_open = now_ms();
     if (batch_open_pipelines(&b, workers) != 0) {
         batch_close_pipelines(&b);
-        batch_free_items(&b);
-        ts_chain_free(&b.chain);
-        return 1;
+        rc = 1;
+        goto out;
     }
     b.setup_open_ms = now_ms() - t_open;
-    pthread_mutex_init(&b.lock, NULL);
     batch_gpu_open(&b);
-    b.progress = !o->quiet && isatty(2) && b.n > 1;
+    if (o->report && batch_report_open(&b) != 0) {
+        batch_gpu_close(&b);
+        batch_close_pipelines(&b);
+        rc = 1;
+        goto out;
+    }
+    b.progress = !o->quiet && isatty(2) && !(b.src_done && b.n <= 1);
     run_workers(&b, workers);
+    b.skipped = b.src->skipped;
+    b.skipped_dirs = b.src->subdirs_skipped;
+    b.dirs_skipped = b.src->dirs_skipped;
     if (b.progress)
         fprintf(stderr, "\r\033[K");
-
-    int failed;
-    print_messages(&b, &failed);
+    for (long i = 0; i < b.n_errors; i++) /* failures last, in input order, one line each */
+        app_warn("%s", b.errors[i]);
     if (o->timings)
         batch_print_timings(&b);
-    int report_bad = o->report && batch_write_report(&b, o->report) != 0;
+    int report_bad = o->report && batch_report_close(&b) != 0;
     if (!o->quiet)
-        batch_print_summary(&b, failed);
+        batch_print_summary(&b);
     batch_gpu_close(&b);
     batch_close_pipelines(&b);
-    pthread_mutex_destroy(&b.lock);
-    batch_free_items(&b);
+    rc = b.failed || report_bad ? 1 : 0;
+out:
+    batch_end(&b);
     ts_chain_free(&b.chain);
-    return failed || report_bad ? 1 : 0;
+    pthread_cond_destroy(&b.wake);
+    pthread_mutex_destroy(&b.chain_lock);
+    pthread_mutex_destroy(&b.lock);
+    return rc;
 }
 
 int batch_main(const app_options *o)
