@@ -200,6 +200,25 @@ i=0; while [ $i -lt 200 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 +
 run --headless -q -j 1 -o "$T/j1" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 1 batch" 0
 run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 batch" 0
 [ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/j8" && md5sum * | LC_ALL=C sort)" ] && ok "--jobs 8 gives the bytes of --jobs 1" || bad "--jobs 8 gives the bytes of --jobs 1"
+# run to run and -j 16: the same bytes, and the same messages and report records in input order
+mkdir -p "$T/j16a" "$T/j16b"
+run --headless -j 16 -o "$T/j16a" --ops "sharpen,rotate:270,equalize" "$T/bad/text.png" "$T/many" "$T/in/ga16.png"; cp "$T/err" "$T/j16a.err"
+run --headless -j 16 -o "$T/j16b" --ops "sharpen,rotate:270,equalize" "$T/bad/text.png" "$T/many" "$T/in/ga16.png"
+rm -f "$T/j16a/ga16.png" "$T/j16b/ga16.png"
+[ "$(sum "$T/j1")" = "$(sum "$T/j16a")" ] && [ "$(sum "$T/j16a")" = "$(sum "$T/j16b")" ] && ok "--jobs 16 twice gives the bytes of --jobs 1" || bad "--jobs 16 twice gives the bytes of --jobs 1"
+[ "$(grep -v " in [0-9.]* s " "$T/j16a.err")" = "$(grep -v " in [0-9.]* s " "$T/err")" ] && ok "--jobs 16: the same messages in the same order run to run" || bad "--jobs 16: the same messages in the same order run to run"
+# memory follows --jobs, not the number of files (each item's chain, metadata and strings go)
+if [ -x /usr/bin/time ]; then
+    mkdir -p "$T/mem"; mk 8 8 3 8 7 "$T/mem/a.png"
+    i=0; while [ $i -lt 2000 ]; do cp "$T/mem/a.png" "$T/mem/c$i.png"; i=$((i + 1)); done
+    mkdir -p "$T/mem200"; i=0; while [ $i -lt 200 ]; do cp "$T/mem/a.png" "$T/mem200/c$i.png"; i=$((i + 1)); done
+    /usr/bin/time -f %M "$TESSERA" --headless -q --backend cpu -j 4 -o "$T/memo1" --ops gauss:5,equalize,rotate:90 "$T/mem200" 2>"$T/rss1"
+    /usr/bin/time -f %M "$TESSERA" --headless -q --backend cpu -j 4 -o "$T/memo2" --ops gauss:5,equalize,rotate:90 "$T/mem" 2>"$T/rss2"
+    r1=$(tail -1 "$T/rss1"); r2=$(tail -1 "$T/rss2")
+    [ $((r2 - r1)) -lt 4096 ] && ok "peak memory of 2001 files within 4 MB of 200 files ($r1 KB, $r2 KB)" || bad "peak memory of 2001 files within 4 MB of 200 files ($r1 KB, $r2 KB)"
+else
+    skip "peak memory of 2001 files within 4 MB of 200 files" "no /usr/bin/time"
+fi
 # one pipeline shared by the workers, as on the GPU: the others decode and encode meanwhile
 mkdir -p "$T/jsh"
 TESSERA_TEST_SHARED_CPU=1 run --headless -q -j 8 -o "$T/jsh" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 with one shared pipeline" 0
