@@ -324,6 +324,10 @@ if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU"; then
     run --headless -j 4 -o "$T/gj" --format jpg --ops "gauss:3,rotate:90" --report "$T/gj.json" "$T/jp"
     expect "GPU JPEG->JPEG batch with a corrupt file among them" 1 "zz_trunc.jpg"
     [ "$(grep -c "^tessera: .*zz_trunc.jpg" "$T/err")" = 1 ] && [ "$(ls "$T/gj" | wc -l)" = 6 ] && ok "the corrupt JPEG fails alone, in one line" || bad "the corrupt JPEG fails alone, in one line"
+    gmsg=$(grep "zz_trunc.jpg" "$T/err" | sed 's/.*zz_trunc.jpg: //')
+    run --headless --backend cpu -o "$T/gc" --format jpg "$T/jp/zz_trunc.jpg"
+    cmsg=$(grep "zz_trunc.jpg" "$T/err" | sed 's/.*zz_trunc.jpg: //')
+    [ -n "$gmsg" ] && [ "$gmsg" = "$cmsg" ] && ok "a cut JPEG fails the same way on the GPU as on the CPU" || bad "a cut JPEG fails the same way on the GPU as on the CPU ('$gmsg' vs '$cmsg')"
     run --headless -j 2 -o "$T/gp" --format png --ops "gauss:3,rotate:90" --report "$T/gp.json" "$T/jp"
     expect "GPU JPEG->PNG batch" 1 "zz_trunc.jpg"
     if grep -q "nvJPEG unavailable" "$T/err"; then

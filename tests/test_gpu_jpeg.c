@@ -356,7 +356,7 @@ static void bad_between_good(int host_threads, int no_engine)
     GJ_CTX_OR_SKIP(env, &o);
     uint64_t rng = tu_seed() ^ 0xbb67ae85u;
     /* good files: baseline and progressive colour, gray */
-    enum { NG = 4, NB = 6, N = NG + NB };
+    enum { NG = 4, NB = 8, N = NG + NB };
     unsigned char *good[NG];
     size_t glen[NG];
     for (int g = 0; g < NG; g++) {
@@ -369,8 +369,11 @@ static void bad_between_good(int host_threads, int no_engine)
     unsigned char *bad[NB];
     size_t blen[NB];
     const char *bad_name[NB] = {"truncated header", "12-bit", "arithmetic", "not a JPEG",
-                                "scrambled entropy data", "empty"};
-    int must_fail[NB] = {1, 1, 1, 1, 0, 1}; /* scrambled data may decode to garbage silently */
+                                "scrambled entropy data", "empty", "cut in the scan",
+                                "more than 100 scans"};
+    /* scrambled data may decode to garbage silently; a cut file must not (libjpeg refuses it:
+     * it used to come out grey-filled from nvJPEG), nor a scan bomb (libjpeg's scan limit) */
+    int must_fail[NB] = {1, 1, 1, 1, 0, 1, 1, 1};
     blen[0] = 150;
     bad[0] = malloc(blen[0]);
     memcpy(bad[0], good[0], blen[0]);
@@ -385,6 +388,20 @@ static void bad_between_good(int host_threads, int no_engine)
     for (size_t i = scan_start(bad[4], blen[4]) + 10; i + 2 < blen[4]; i += 7)
         bad[4][i] = (unsigned char)(tu_rand(&rng) | 1); /* never 0xFF 0x00 stuffing patterns */
     bad[5] = malloc(1), blen[5] = 0;
+    blen[6] = glen[0] - 300; /* the end of the entropy data and EOI cut off */
+    bad[6] = malloc(blen[6]);
+    memcpy(bad[6], good[0], blen[6]);
+    /* the progressive file's last scan (to its EOI) repeated 120 times */
+    size_t last = glen[1] - 2;
+    while (last > 2 && !(good[1][last] == 0xFF && good[1][last + 1] == 0xDA))
+        last--;
+    size_t scan = glen[1] - 2 - last;
+    blen[7] = last + 120 * scan + 2;
+    bad[7] = malloc(blen[7]);
+    memcpy(bad[7], good[1], last);
+    for (int k = 0; k < 120; k++)
+        memcpy(bad[7] + last + (size_t)k * scan, good[1] + last, scan);
+    memcpy(bad[7] + blen[7] - 2, "\xFF\xD9", 2);
     for (int b = 0; b < NB; b++)
         CHECK(bad[b]);
 

@@ -613,3 +613,27 @@ TEST(hostile_chain_leaves_room_for_the_orientation_op)
     ts_chain_free(&full);
     ts_chain_free(&c);
 }
+
+/* The soundness check in front of nvJPEG (tsio_jpeg_check): what libjpeg's strict decode refuses
+ * structurally goes to libjpeg: a cut file, more than 100 scans, restarts out of order. */
+TEST(hostile_jpeg_structure_check_for_the_gpu)
+{
+    uint8_t *b = malloc(300000);
+    char why[128];
+    size_t n = tiny_jpeg(b, 2, 8, 8, 8, 49, 0); /* 100 scans: legal */
+    CHECKF(tsio_jpeg_check(b, n, why, sizeof why) == TS_OK, "%s", why);
+    for (size_t cut = 3; cut < n; cut += 7) /* every cut is caught */
+        CHECKF(tsio_jpeg_check(b, cut, why, sizeof why) == TS_ERR_FORMAT, "cut at %zu", cut);
+    n = tiny_jpeg(b, 2, 8, 8, 8, 63, 0); /* 128 scans */
+    CHECK(tsio_jpeg_check(b, n, why, sizeof why) == TS_ERR_FORMAT);
+    CHECKF(strstr(why, "more than 100 scans") != NULL, "%s", why);
+    n = tiny_jpeg(b, 2, 8, 16384, 16384, 0, 20000); /* the bomb */
+    CHECK(tsio_jpeg_check(b, n, why, sizeof why) == TS_ERR_FORMAT);
+    free(b);
+    /* a restart marker out of sequence inside the scan */
+    static const unsigned char rst[] = {0xFF, 0xD8, 0xFF, 0xC0, 0, 11, 8, 0, 8, 0, 8, 1, 1, 0x11, 0,
+                                        0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0, 0x12, 0xFF, 0xD0,
+                                        0x34, 0xFF, 0xD2, 0x56, 0xFF, 0xD9};
+    CHECK(tsio_jpeg_check(rst, sizeof rst, why, sizeof why) == TS_ERR_FORMAT);
+    CHECKF(strstr(why, "restart") != NULL, "%s", why);
+}

@@ -158,6 +158,12 @@ void tsio_jpeg_meta_segments(const tsio_meta *meta, void (*put)(void *ctx, int m
  * `jpg` does not start with SOI. */
 ts_status tsio_jpeg_add_meta(const unsigned char *jpg, size_t n, const tsio_meta *meta,
                              unsigned char **out, size_t *outn, char *notice, size_t noticelen);
+/* What nvJPEG decodes must be sound as libjpeg's strict decode sees it, or libjpeg decides (its
+ * error is then the file's, on either backend): SOI, every segment inside the file, at most
+ * TSIO_JPEG_MAX_SCANS scans each after a frame header, restart markers in order, and an end of
+ * image (a cut file has none). Linear in the file, no decoding: corrupt Huffman data inside a
+ * complete scan is not seen here. TS_ERR_FORMAT with the reason in `why`. */
+ts_status tsio_jpeg_check(const unsigned char *b, size_t len, char *why, size_t whylen);
 /* The one JPEG sniffer: SOI followed by a marker (FF D8 FF), what libjpeg and nvJPEG accept. */
 int tsio_is_jpeg(const unsigned char *b, size_t len);
 

@@ -18,11 +18,6 @@ static int at(const unsigned char *b, size_t len, size_t off, const char *s, siz
     return len >= off + n && memcmp(b + off, s, n) == 0;
 }
 
-int tsio_is_jpeg(const unsigned char *b, size_t len)
-{
-    return len >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF;
-}
-
 static int is_png(const unsigned char *b, size_t len) { return at(b, len, 0, "\x89PNG\r\n\x1a\n", 8); }
 static int is_gif(const unsigned char *b, size_t len)
 {

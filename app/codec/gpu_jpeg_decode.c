@@ -2,6 +2,7 @@
  * hardware engines' batched decode, the decoupled decode over a pool of host threads, and the
  * per-file isolation of failures (see gpu_jpeg.c's header comment for why the shape).
  */
+#include "codec.h"
 #include "gpu_jpeg_int.h"
 
 #include <pthread.h>
@@ -68,6 +69,14 @@ static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
 {
     if (!data || len < 4) {
         set_cpu(r, TS_ERR_FORMAT, "not a JPEG (%zu bytes)", data ? len : 0);
+        return;
+    }
+    /* nvJPEG trusts what libjpeg would warn about (a cut file came out grey-filled) and has no
+     * scan limit: a file that is not sound as the CPU path sees it goes to libjpeg, whose error
+     * is then the file's on both backends */
+    char why[128];
+    if (tsio_jpeg_check(data, len, why, sizeof why) != TS_OK) {
+        set_cpu(r, TS_ERR_FORMAT, "%s (libjpeg decides)", why);
         return;
     }
     nvjpegStatus_t e = NV.nvjpegJpegStreamParseHeader(c->dev->h, data, len, s->js);

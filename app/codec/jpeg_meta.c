@@ -160,3 +160,77 @@ ts_status tsio_jpeg_meta_scan(const unsigned char *b, size_t len, tsio_meta *met
     meta->icc_len = total;
     return TS_OK;
 }
+
+/* ---------------------------------------------------------------- structure */
+
+int tsio_is_jpeg(const unsigned char *b, size_t len)
+{
+    return len >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF;
+}
+
+static ts_status unsound(char *why, size_t whylen, const char *what)
+{
+    if (why && whylen)
+        snprintf(why, whylen, "%s", what);
+    return TS_ERR_FORMAT;
+}
+
+ts_status tsio_jpeg_check(const unsigned char *b, size_t len, char *why, size_t whylen)
+{
+    if (!tsio_is_jpeg(b, len))
+        return unsound(why, whylen, "not a JPEG");
+    size_t i = 2;
+    int scans = 0, frame = 0;
+    for (;;) {
+        while (i < len && b[i] != 0xFF) /* stray bytes between segments: libjpeg skips them */
+            i++;
+        while (i + 1 < len && b[i + 1] == 0xFF) /* fill bytes */
+            i++;
+        if (i + 1 >= len)
+            return unsound(why, whylen, "truncated JPEG (no end of image)");
+        unsigned m = b[i + 1];
+        if (m == 0xD9)
+            return scans ? TS_OK : unsound(why, whylen, "JPEG without a scan");
+        if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* no length */
+            i += 2;
+            continue;
+        }
+        if (len - i < 4)
+            return unsound(why, whylen, "truncated JPEG (in a marker)");
+        size_t seg = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (seg < 2 || seg > len - i - 2)
+            return unsound(why, whylen, "truncated JPEG (a segment past the end)");
+        frame |= m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
+        i += 2 + seg;
+        if (m != 0xDA)
+            continue;
+        if (!frame)
+            return unsound(why, whylen, "corrupt JPEG (a scan before the frame header)");
+        if (++scans > TSIO_JPEG_MAX_SCANS)
+            return unsound(why, whylen, "more than " TSIO_STR(TSIO_JPEG_MAX_SCANS) " scans");
+        /* the entropy-coded data, up to the marker after it; restarts in sequence */
+        for (unsigned rst = 0;;) {
+            const unsigned char *p = i < len ? memchr(b + i, 0xFF, len - i) : NULL;
+            if (!p)
+                return unsound(why, whylen, "truncated JPEG (in a scan)");
+            i = (size_t)(p - b);
+            while (i + 1 < len && b[i + 1] == 0xFF)
+                i++;
+            if (i + 1 >= len)
+                return unsound(why, whylen, "truncated JPEG (in a scan)");
+            unsigned c = b[i + 1];
+            if (c == 0x00) { /* a stuffed 0xFF byte of data */
+                i += 2;
+                continue;
+            }
+            if (c >= 0xD0 && c <= 0xD7) {
+                if (c != 0xD0 + rst)
+                    return unsound(why, whylen, "corrupt JPEG (restart markers out of order)");
+                rst = (rst + 1) & 7;
+                i += 2;
+                continue;
+            }
+            break; /* the next marker: back to the segment walk */
+        }
+    }
+}
