@@ -13,7 +13,7 @@ enum {
     OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
     OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
     OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS,
-    OPT_PNG_LEVEL, OPT_HELP_MAN
+    OPT_PNG_LEVEL, OPT_HELP_MAN, OPT_SKIP_EXISTING
 };
 
 /* The one option table: getopt's tables, --help and --help-man (the manual page) are made from it,
@@ -40,6 +40,10 @@ static const cli_opt options[] = {
                                                "EXIF)"},
     {"strip", 0, OPT_STRIP, NULL, "write no metadata (default: ICC profile and EXIF kept)"},
     {"force", 0, OPT_FORCE, NULL, "overwrite existing outputs (never inputs)"},
+    {"skip-existing", 0, OPT_SKIP_EXISTING, NULL, "leave inputs whose output exists (outputs are "
+                                                  "renamed into place: one that exists is "
+                                                  "whole): re-running an interrupted batch "
+                                                  "finishes it"},
     {"recursive", 'r', 'r', NULL, "descend into subdirectories of DIR inputs"},
     {"jobs", 'j', 'j', "N", "threads for decoding and encoding (default: CPUs, max 64)"},
     {"backend", 0, OPT_BACKEND, "B", "auto (default), gpu or cpu"},
@@ -454,6 +458,7 @@ int cli_parse(int argc, char **argv, app_options *o)
             o->quality = (int)v;
             break;
         case OPT_FORCE: o->force = 1; break;
+        case OPT_SKIP_EXISTING: o->skip_existing = 1; break;
         case 'r': o->recursive = 1; break;
         case 'j':
             if (parse_long(arg, 1, 64, &v))
@@ -514,6 +519,8 @@ int cli_parse(int argc, char **argv, app_options *o)
             return usage_error("--headless needs at least one INPUT%s%s", "", "");
         if (!o->output)
             return usage_error("--headless needs -o DIR (or -o FILE for one input)%s%s", "", "");
+        if (o->force && o->skip_existing)
+            return usage_error("--force and --skip-existing: choose one%s%s", "", "");
     }
     return 0;
 }

@@ -21,6 +21,7 @@ typedef struct app_options {
     tsio_format format;   /* --format; TSIO_UNKNOWN: the input's */
     int quality;          /* --quality 1..100 (JPEG) */
     int force, recursive, quiet, timings;
+    int skip_existing;    /* --skip-existing: an input whose output exists is left, not failed */
     int jobs;             /* --jobs 1..64 */
     int no_auto_orient;   /* photos: --no-auto-orient */
     int strip;            /* photos: --strip (no metadata written) */

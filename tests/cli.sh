@@ -110,8 +110,18 @@ grep -q '"bits": 16' "$T/r.json" && ok "16-bit inputs stay 16-bit" || bad "16-bi
 mkdir -p "$T/o4"
 run --headless -o "$T/o4" --format png "$T/in/photo.jpg"; expect "format conversion with empty --ops" 0
 [ -f "$T/o4/photo.png" ] && ok "--format png renames to .png" || bad "--format png renames to .png"
-run --headless -o "$T/o4" --format png "$T/in/photo.jpg"; expect "existing output needs --force" 1 "exists (use --force)"
+run --headless -o "$T/o4" --format png "$T/in/photo.jpg"; expect "existing output needs --force" 1 "exists (use --force"
 run --headless -o "$T/o4" --format png --force "$T/in/photo.jpg"; expect "--force overwrites" 0
+# --skip-existing: a re-run finishes what an interrupted one left (outputs are renamed into place)
+mkdir -p "$T/skip"
+run --headless -q -o "$T/skip" --ops flip "$T/in/rgb8.png"; first=$(md5sum <"$T/skip/rgb8.png")
+run --headless -o "$T/skip" --ops flip --skip-existing --report "$T/skip.json" "$T/in"
+expect "--skip-existing leaves existing outputs, exit 0" 0 "1 image skipped: the output exists"
+[ "$first" = "$(md5sum <"$T/skip/rgb8.png")" ] && [ -f "$T/skip/rgba8.png" ] && [ -f "$T/skip/low.png" ] && ok "--skip-existing writes the others, leaves the one there" || bad "--skip-existing writes the others, leaves the one there"
+grep -q "images written" "$T/err" && grep -q '"skipped": true' "$T/skip.json" && ok "--skip-existing: the summary and --report count the skipped" || bad "--skip-existing: the summary and --report count the skipped"
+run --headless -o "$T/skip" --ops flip --skip-existing "$T/in"
+expect "--skip-existing again: all skipped, exit 0" 0 "images skipped: the output exists"
+run --headless -o "$T/skip" --force --skip-existing "$T/in"; expect "--force with --skip-existing is a usage error" 2 "choose one"
 run --headless -o "$T/single.jpg" --quality 50 --ops flip "$T/in/rgb8.png"; expect "-o FILE for one input" 0
 [ -f "$T/single.jpg" ] && ok "-o FILE writes that file" || bad "-o FILE writes that file"
 run --headless -o "$T/o4" --format jpg "$T/in/gray16.png"; expect "16-bit to JPEG" 0 "8-bit"
@@ -164,6 +174,10 @@ if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null 2>&1 && runuser -u nobody
     runuser -u nobody -- "$TESSERA" --headless -o "$P/ro" "$P/open.png" >"$T/out" 2>"$T/err"; rc=$?
     expect "a read-only output directory fails with a reason" 1 "Permission denied"
     [ -z "$(ls -A "$P/ro")" ] && ok "nothing is left in the read-only directory" || bad "nothing is left in the read-only directory"
+    cp "$T/bad/text.png" "$P/text.png"; chmod 644 "$P/text.png"
+    runuser -u nobody -- "$TESSERA" --headless -o "$P/ro" "$P/open.png" "$P/text.png" >"$T/out" 2>"$T/err"; rc=$?
+    expect "a read-only output directory fails at once" 1 "ro: cannot write there: Permission denied"
+    [ "$(wc -l <"$T/err")" = 1 ] && ok "a read-only output directory: one line, before any decode" || bad "a read-only output directory: one line, before any decode ($(cat "$T/err"))"
     rm -rf "$P"
 else
     skip "unreadable file and read-only directory" "needs root and runuser to act as nobody"

@@ -37,6 +37,7 @@ typedef struct item {
     char *notice;       /* said only when the image is written (heap); NULL: none */
     int from_dir;       /* found under a directory argument: the output mirrors `key` */
     int ok;
+    int skipped;        /* --skip-existing: its output exists; neither written nor failed */
     int device;         /* index into batch.devs of the worker that did it; -1: none */
     int width, height, channels, bytes;
     const char *decode_path; /* "cpu" (the nvJPEG codec: "engine", "cuda") */
@@ -90,7 +91,7 @@ typedef struct batch {
     long dispatched;        /* items handed to the workers or done at planning */
     long retired;           /* items retired (their slots free again) */
     long n;                 /* items of this run (this shard's), so far */
-    long failed, written;
+    long failed, written, skipped_existing;
     char **errors;          /* the failures' lines, in input order, said at the end */
     long n_errors, cap_errors;
     claim_set *claims;

@@ -197,8 +197,12 @@ static void check_output(batch *b, item *it, long prior)
             return;
         }
     }
-    if (!b->o->force && path_exists(it->output))
-        item_error(it, "%s: exists (use --force)", it->output);
+    if (!b->o->force && path_exists(it->output)) {
+        if (b->o->skip_existing)
+            it->skipped = 1;
+        else
+            item_error(it, "%s: exists (use --force, or --skip-existing to leave it)", it->output);
+    }
 }
 
 /* Plans one input: its output claimed (whatever its shard, so every shard fails the same files),
@@ -235,7 +239,7 @@ static void plan_one(batch *b, batch_input *in)
         item_notice(it, "%s: %s", it->input, why);
     if (!it->error)
         check_output(b, it, prior);
-    if (it->error) {
+    if (it->error || it->skipped) {
         it->state = IT_DONE;
         b->finished++;
     } else {
@@ -262,6 +266,26 @@ void batch_fill(batch *b)
 
 static int check_report(batch *b);
 
+/* Creates and removes a temp file in folder `dir`, as every output is first written: 0, or -1
+ * after saying why not. */
+static int probe_writable(const char *dir)
+{
+    char *probe = path_join(dir, ".tessera-probe"), tmp[PATH_MAX + 64], err[256];
+    int slot;
+    int fd = tsio_temp_open(probe, tmp, sizeof tmp, &slot);
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+        tsio_temp_finish(tmp, probe, 0, 0, slot, err, sizeof err);
+    }
+    free(probe);
+    if (fd < 0) {
+        app_warn("%s: cannot write there: %s", dir, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
 int batch_start(batch *b)
 {
     const app_options *o = b->o;
@@ -282,6 +306,10 @@ int batch_start(batch *b)
             return 1;
         }
     }
+    /* a folder that cannot take the outputs fails now, in one line, not once per image after
+     * each was decoded and processed */
+    if (!names_file && probe_writable(o->output) != 0)
+        return 1;
     b->src = batch_source_args(o, names_file ? NULL : o->output);
     /* the first inputs (two for -o FILE: it takes one image only), waiting for a slow source */
     pending *p = xcalloc(1, sizeof *p);

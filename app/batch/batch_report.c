@@ -82,7 +82,11 @@ static void report_image(FILE *f, const batch *b, const item *it)
     fprintf(f, "\n    {\"input\": ");
     json_str(f, it->input);
     fprintf(f, ", \"output\": ");
-    json_str(f, it->ok ? it->output : NULL);
+    json_str(f, it->ok || it->skipped ? it->output : NULL);
+    if (it->skipped) { /* --skip-existing: the output is there, whole, from an earlier run */
+        fprintf(f, ", \"ok\": true, \"skipped\": true}");
+        return;
+    }
     fprintf(f, ", \"ok\": %s", it->ok ? "true" : "false");
     if (!it->ok) {
         fprintf(f, ", \"error\": ");
@@ -215,7 +219,9 @@ void batch_retire(batch *b)
         batch_report_item(b, it);
         if (b->o->timings)
             batch_print_item_timings(b, it);
-        if (it->ok) {
+        if (it->skipped) {
+            b->skipped_existing++;
+        } else if (it->ok) {
             b->written++;
         } else {
             b->failed++;
@@ -295,6 +301,9 @@ void batch_print_summary(const batch *b)
                 b->devs[d].images, b->devs[d].images / s, b->devs[d].mpix / s);
     if (b->skipped)
         app_warn("%d file%s skipped: not images by name", b->skipped, b->skipped == 1 ? "" : "s");
+    if (b->skipped_existing)
+        app_warn("%ld image%s skipped: the output exists (--skip-existing)", b->skipped_existing,
+                 b->skipped_existing == 1 ? "" : "s");
     if (b->skipped_dirs)
         app_warn("%d folder%s skipped: -r descends into subfolders", b->skipped_dirs,
                  b->skipped_dirs == 1 ? "" : "s");
