@@ -105,6 +105,18 @@ KM_HD unsigned clahe_lut_value(long long cdf, float scale, int maxv)
     return km_round_sat_f(v, maxv);
 }
 
+/* Float steps each rounded on their own: nvcc would fuse a * b + c into one rounding (an FMA),
+ * which OpenCV's x86 build does not do. */
+#ifdef __CUDA_ARCH__
+#define CLAHE_MUL(a, b) __fmul_rn((a), (b))
+#define CLAHE_ADD(a, b) __fadd_rn((a), (b))
+#define CLAHE_SUB(a, b) __fsub_rn((a), (b))
+#else
+#define CLAHE_MUL(a, b) ((a) * (b))
+#define CLAHE_ADD(a, b) ((a) + (b))
+#define CLAHE_SUB(a, b) ((a) - (b))
+#endif
+
 /* The interpolation coordinate of pixel x along a side: the first tile, the second (clamped to
  * the grid) and the weight of the second. */
 typedef struct clahe_axis {
@@ -115,23 +127,13 @@ typedef struct clahe_axis {
 KM_HD clahe_axis clahe_axis_of(int x, float inv, int tiles)
 {
     clahe_axis r;
-    float f = (float)x * inv - 0.5f;
+    float f = CLAHE_SUB(CLAHE_MUL((float)x, inv), 0.5f);
     int t = (int)floorf(f);
-    r.a = f - (float)t;
+    r.a = CLAHE_SUB(f, (float)t);
     r.t1 = t < 0 ? 0 : t;
     r.t2 = t + 1 > tiles - 1 ? tiles - 1 : t + 1;
     return r;
 }
-
-#ifdef __CUDACC__
-#define CLAHE_MUL(a, b) __fmul_rn((a), (b))
-#define CLAHE_ADD(a, b) __fadd_rn((a), (b))
-#define CLAHE_SUB(a, b) __fsub_rn((a), (b))
-#else
-#define CLAHE_MUL(a, b) ((a) * (b))
-#define CLAHE_ADD(a, b) ((a) + (b))
-#define CLAHE_SUB(a, b) ((a) - (b))
-#endif
 
 /* The blend of four LUT values (OpenCV's order, no fused multiply-add). */
 KM_HD unsigned clahe_blend(unsigned l11, unsigned l12, unsigned l21, unsigned l22, float xa,

@@ -111,8 +111,26 @@ static const ts_variant table[] = {
      "sm_80+: both passes as int8 tensor-core products, exact", 75, 3,
      resize_opt_supports, resize_scratch, resize_opt},
 #endif
-    /* ---- clahe (ref_clahe.c) */
+    /* ---- clahe (ref_clahe.c, clahe.cu, clahe_cluster.cu) */
     CPU_VARIANT(TS_FAM_CLAHE),
+#ifdef TS_HAVE_CUDA
+    {.family = TS_FAM_CLAHE, .name = "naive", .min_cc = 75, .auto_rank = 1,
+     .why = "a global atomicAdd per padded pixel into its tile's histogram, a block a tile for "
+            "the LUT, four LUT reads from global memory per pixel",
+     .supports = clahe_supports, .scratch = clahe_scratch, .run = clahe_naive},
+    {.family = TS_FAM_CLAHE, .name = "shared", .min_cc = 75, .auto_rank = 2,
+     .why = "a block a tile: histogram, clip, redistribution and scan in shared memory (16-bit in "
+            "two slices), one LUT write; the blend as naive",
+     .supports = clahe_supports, .scratch = clahe_scratch, .run = clahe_shared},
+    {.family = TS_FAM_CLAHE, .name = "cluster", .min_cc = 90, .auto_rank = 3,
+     .why = "a thread-block cluster a tile: K SMs read it, the histogram (16-bit: 65536 bins over "
+            "the cluster) and the LUT's clip and scan in distributed shared memory (param = K)",
+     .supports = clahe_cluster_supports, .scratch = clahe_cluster_scratch, .run = clahe_cluster},
+    {.family = TS_FAM_CLAHE, .name = "opt", .min_cc = 75, .auto_rank = 4,
+     .why = "8-bit: a tile counted by bands of blocks with a histogram per warp, the last one "
+            "builds the LUT; every LUT staged in shared memory for the blend, 4 pixels a thread",
+     .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
+#endif
 };
 
 

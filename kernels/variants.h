@@ -60,6 +60,17 @@ ts_status resize_tiled(const ts_job *job);
 int resize_opt_supports(const ts_job *job);
 ts_status resize_opt(const ts_job *job);
 
+/* clahe.cu (naive, shared, opt), clahe_cluster.cu: CLAHE (the arithmetic in clahe.h) */
+int clahe_supports(const ts_job *job);
+size_t clahe_scratch(const ts_job *job);
+ts_status clahe_naive(const ts_job *job);
+ts_status clahe_shared(const ts_job *job);
+int clahe_cluster_supports(const ts_job *job);
+size_t clahe_cluster_scratch(const ts_job *job);
+ts_status clahe_cluster(const ts_job *job);
+int clahe_opt_supports(const ts_job *job);
+ts_status clahe_opt(const ts_job *job);
+
 #ifdef __cplusplus
 }
 #endif

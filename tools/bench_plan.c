@@ -41,6 +41,8 @@ static const bench_opdef builtin_ops[] = {
     {"resize:4k:triangle", "resize:3840x2160:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:1080p", "resize:1920x1080", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:1080p:triangle", "resize:1920x1080:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
+    /* CLAHE with OpenCV's defaults (40, 8x8): gray8 is the target, gray16 the cluster's case */
+    OP("clahe", BD_UNIFORM, BF_ALL, Q_G8 | Q_G16 | Q_RGB, Q_G8 | Q_G16),
 };
 #undef OP
 #define N_BUILTIN (sizeof builtin_ops / sizeof builtin_ops[0])
@@ -168,7 +170,8 @@ int bench_params(int sweep, ts_op_kind kind, const char *name, int *out)
     int n = 0;
     if (bench_wanted(name, 0))
         n = add_param(out, n, 0);
-    if (sweep && kind == TS_OP_HIST && is_swept(name))
+    if (sweep && ((kind == TS_OP_HIST && is_swept(name)) ||
+                  (kind == TS_OP_CLAHE && !strcmp(name, "cluster"))))
         for (size_t k = 0; k < sizeof sweep_params / sizeof sweep_params[0]; k++)
             if (bench_wanted(name, sweep_params[k]))
                 n = add_param(out, n, sweep_params[k]);

@@ -1,0 +1,170 @@
+/* test_gpu_clahe.c - the `clahe` family of the variant table (kernels/clahe*.cu).
+ *
+ * On the CPU (always): the family's rows in ladder order and what each refuses.
+ * On the GPU (skipped without one): every runnable GPU clahe variant against the CPU reference,
+ * exact (the blend's float steps are spelled out without fused multiply-adds, kernels/clahe.h), on
+ * the odd sizes, random and narrow-band data (hot bins: the clip limit bites), every channel
+ * count and depth, several clip limits and tile grids (padded and not); the cluster variant at
+ * each cluster size 1..16. Outputs and scratch are poisoned before each run (testutil).
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const ops[] = {"clahe", "clahe:2:3x5", "clahe:0:1x1", "clahe:4:16x16",
+                                  "clahe:1000:7x2"};
+#define N_OPS (sizeof ops / sizeof ops[0])
+
+/* Variant v (param) against the reference on `in`; 1 when equal, -1 when refused and `may_refuse`. */
+static int same_as_ref(const ts_variant *v, const char *text, const ts_image *in, int param,
+                       const char *what, int may_refuse)
+{
+    ts_op op = tu_op(text);
+    ts_image want, got;
+    if (ts_ref_op(&op, in, &want) != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "reference %s: %s", text, ts_error_detail());
+        return 0;
+    }
+    ts_status st = tu_gpu_run(v, &op, in, &got, param);
+    if (st == TS_ERR_UNSUPPORTED && may_refuse) {
+        ts_image_free(&want);
+        return -1;
+    }
+    int ok = st == TS_OK;
+    if (!ok) {
+        tst_fail(__FILE__, __LINE__, "clahe %s/%d %s on %s %dx%d %dch %d-bit: %s: %s", v->name,
+                 param, text, what, in->width, in->height, in->channels, in->bytes * 8,
+                 ts_status_str(st), ts_error_detail());
+    } else {
+        int x = 0, y = 0, c = 0;
+        long d = tu_max_diff(&want, &got, &x, &y, &c);
+        if (d != 0) {
+            tst_fail(__FILE__, __LINE__, "clahe %s/%d %s on %s %dx%d %dch %d-bit: differs by %ld at "
+                     "(%d, %d) channel %d: got %u want %u", v->name, param, text, what, in->width,
+                     in->height, in->channels, in->bytes * 8, d, x, y, c,
+                     d < 0 ? 0 : ts_get(&got, x, y, c), d < 0 ? 0 : ts_get(&want, x, y, c));
+            ok = 0;
+        }
+        ts_image_free(&got);
+    }
+    ts_image_free(&want);
+    return ok;
+}
+
+TEST(clahe_table_rows)
+{
+    static const char *const want[] = {"cpu", "naive", "shared", "cluster", "opt"};
+    size_t k = 0;
+    for (size_t i = 0; i < ts_variant_count(); i++) {
+        const ts_variant *v = ts_variant_at(i);
+        if (v->family != TS_FAM_CLAHE)
+            continue;
+        CHECKF(k < 5 && strcmp(v->name, want[k]) == 0, "row %zu is %s", k, v->name);
+        CHECK(v->why && v->why[0] && v->run);
+        k++;
+    }
+    CHECKF(k == (ts_gpu_compiled() ? 5u : 1u), "%zu rows", k);
+    if (!ts_gpu_compiled())
+        return;
+    /* opt takes 8-bit only; the rest take every format */
+    ts_op op = tu_op("clahe");
+    ts_job job;
+    memset(&job, 0, sizeof job);
+    job.op = &op;
+    job.in.width = job.in.height = 64;
+    job.in.channels = 3;
+    job.in.bytes = 2;
+    const ts_variant *opt = ts_variant_find(TS_FAM_CLAHE, "opt");
+    const ts_variant *naive = ts_variant_find(TS_FAM_CLAHE, "naive");
+    CHECK(opt && naive && !opt->supports(&job) && naive->supports(&job));
+    job.in.bytes = 1;
+    CHECK(opt->supports(&job));
+}
+
+TEST(gpu_clahe_matches_the_reference)
+{
+    TU_GPU_OR_SKIP(dev);
+    uint64_t rng = tu_seed();
+    int n = 0, small = tu_n_odd_sizes == tu_n_small_sizes;
+    for (size_t i = 0; i < ts_variant_count(); i++) {
+        const ts_variant *v = ts_variant_at(i);
+        if (v->family != TS_FAM_CLAHE || !ts_variant_is_gpu(v) || !tu_variant_selected(v->name))
+            continue;
+        if (!ts_variant_runnable(v, dev)) {
+            printf("# clahe %s needs sm_%d: skipped\n", v->name, v->min_cc);
+            continue;
+        }
+        for (int s = 0; s < tu_n_small_sizes; s++)
+            for (int ch = 1; ch <= 4; ch++)
+                for (int b = 1; b <= 2; b++) {
+                    if (b == 2 && !strcmp(v->name, "opt"))
+                        continue;
+                    int w = tu_odd_sizes[s][0], h = tu_odd_sizes[s][1];
+                    /* under a sanitizer (small sizes only): 1x1, 33x17, 257x129; gray8, gray16,
+                     * RGB16, RGBA8; clahe:2:3x5 (clipped, padded) */
+                    if (small && (!(w == 1 || w == 33 || w == 257) ||
+                                  !((ch == 1) || (ch == 3 && b == 2) || (ch == 4 && b == 1))))
+                        continue;
+                    ts_image r = tu_random_image(w, h, ch, b, &rng);
+                    ts_image nb = tu_band_image(w, h, ch, b, 60, 90, &rng);
+                    for (size_t o = small; o < (small ? 2 : N_OPS); o++) {
+                        n += same_as_ref(v, ops[o], &r, 0, "random", 0);
+                        if (!small)
+                            n += same_as_ref(v, ops[o], &nb, 0, "band", 0);
+                    }
+                    ts_image_free(&r);
+                    ts_image_free(&nb);
+                }
+    }
+    printf("# clahe: %d runs equal to the reference\n", n);
+}
+
+TEST(gpu_clahe_cluster_sizes)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CLAHE, "cluster");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("cluster"))
+        SKIP("no cluster variant on this device");
+    uint64_t rng = tu_seed();
+    static const int ks[] = {1, 2, 4, 8, 16};
+    int small = tu_n_odd_sizes == tu_n_small_sizes; /* a sanitizer run: gray only */
+    for (int b = 1; b <= 2; b++) {
+        ts_image in = tu_random_image(257, 129, 1, b, &rng);
+        ts_image lum = tu_band_image(97, 61, 4, b, 0, b == 2 ? 65535 : 255, &rng);
+        for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+            int r = same_as_ref(v, "clahe", &in, ks[k], "random", 1);
+            CHECKF(r != -1 || (b == 2 && ks[k] == 1), "cluster/%d refused %d-bit: %s", ks[k],
+                   8 * b, ts_error_detail());
+            if (r == -1)
+                printf("# clahe cluster/%d on %d-bit refused: %s\n", ks[k], 8 * b, ts_error_detail());
+            if (!small)
+                same_as_ref(v, "clahe:3:5x3", &lum, ks[k], "rgba", 1);
+        }
+        ts_image_free(&in);
+        ts_image_free(&lum);
+    }
+}
+
+/* The large sizes apart, so sanitizer runs (TESSERA_SMALL_ONLY=1) can leave them out. */
+TEST(gpu_clahe_large)
+{
+    TU_GPU_OR_SKIP(dev);
+    if (tu_n_odd_sizes == tu_n_small_sizes)
+        SKIP("TESSERA_SMALL_ONLY");
+    uint64_t rng = tu_seed();
+    ts_image g8 = tu_band_image(1920, 1080, 1, 1, 20, 200, &rng);
+    ts_image c16 = tu_random_image(1920, 1080, 3, 2, &rng);
+    for (size_t i = 0; i < ts_variant_count(); i++) {
+        const ts_variant *v = ts_variant_at(i);
+        if (v->family != TS_FAM_CLAHE || !ts_variant_is_gpu(v) || !ts_variant_runnable(v, dev) ||
+            !tu_variant_selected(v->name))
+            continue;
+        same_as_ref(v, "clahe", &g8, 0, "band", 0);
+        if (strcmp(v->name, "opt") != 0)
+            same_as_ref(v, "clahe", &c16, 0, "random", 0);
+    }
+    ts_image_free(&g8);
+    ts_image_free(&c16);
+}
