@@ -57,7 +57,7 @@ gencode_of = $(if $(filter $(SM80_CU),$1),$(GENCODE_SM80),$(if $(filter $(SM90_C
 WARN    = -Wall -Wextra -Wshadow -Wvla -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 override CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP \
-           -Ikernels $(APP_DIRS:%=-I%) -isystem $(STB_INC) $(CODEC_CFLAGS) -pthread
+           -Ikernels $(APP_DIRS:%=-I%) -isystem $(STB_INC) $(CODEC_CFLAGS) $(HAVE_FORMATS) -pthread
 # -lineinfo (source lines in compute-sanitizer's reports and Nsight Compute's source view) costs
 # about 4% of the device compile and changes no machine code: tools/gpu_check.sh asks for it.
 NVFLAGS ?= -O3
@@ -68,6 +68,18 @@ CODEC_PKGS ?= libjpeg spng zlib libdeflate
 # Photos: WebP (libwebp, its demux and mux libraries) and TIFF (libtiff).
 PHOTO_PKGS ?= libwebp libwebpdemux libwebpmux libtiff-4
 override CODEC_PKGS += $(PHOTO_PKGS)
+# HEIC/HEIF and AVIF (libheif), JPEG XL (libjxl): optional; without them those files are refused
+# as "not supported (built without ...)". `make deps` installs them.
+ifneq ($(origin CODEC_LIBS),command line)
+  ifeq ($(shell pkg-config --exists libheif 2>/dev/null && echo y),y)
+    override CODEC_PKGS += libheif
+    HAVE_FORMATS += -DTS_HAVE_HEIF
+  endif
+  ifeq ($(shell pkg-config --exists libjxl 2>/dev/null && echo y),y)
+    override CODEC_PKGS += libjxl
+    HAVE_FORMATS += -DTS_HAVE_JXL
+  endif
+endif
 # CODEC_CFLAGS and CODEC_LIBS given on the command line replace pkg-config's answer (a machine
 # without the -dev packages, with headers and libraries carried: tools/README.md).
 CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
@@ -231,7 +243,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c11 \
              -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Ikernels $(APP_DIRS:%=-I%) -isystem $(STB_INC) \
-             $(CODEC_CFLAGS)
+             $(CODEC_CFLAGS) $(HAVE_FORMATS)
 FUZZ_SRC = kernels/core.c kernels/ops.c kernels/filter.c kernels/ref.c kernels/ref_resize.c kernels/ref_clahe.c \
            kernels/registry.c kernels/pipeline.c \
            kernels/gpu_none.c app/codec/codec.c app/codec/image_io.c app/codec/image_save.c \
@@ -241,9 +253,10 @@ FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
 # WebP and TIFF decoders and the EXIF reader (the loader calls them too)
-FUZZ_SRC += app/codec/exif.c app/codec/photo.c app/codec/codec_table.c app/codec/jpeg_meta.c app/codec/codec_webp.c \
+FUZZ_SRC += app/codec/exif.c app/codec/photo.c app/codec/codec_table.c app/codec/jpeg_meta.c app/codec/codec_webp.c app/codec/codec_tiff_write.c \
+            app/codec/codec_heif.c app/codec/codec_jxl.c \
             app/codec/codec_tiff.c
-FUZZ_TARGETS += exif webp tiff
+FUZZ_TARGETS += exif webp tiff heif jxl
 # Objects once for every target (instrumented, not linked with libFuzzer's main).
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -31,7 +31,7 @@ static const cli_opt options[] = {
     {"headless", 0, OPT_HEADLESS, NULL, "batch mode: process INPUT files and directories"},
     {"output", 'o', 'o', "PATH", "output directory (or file, for a single input)"},
     {"ops", 0, OPT_OPS, "LIST", "operations; empty: convert formats only"},
-    {"format", 0, OPT_FORMAT, "FMT", "png, jpg, webp, bmp, tga or pnm (default: the input's)"},
+    {"format", 0, OPT_FORMAT, "FMT", "png, jpg, webp, tiff, bmp, tga or pnm (default: the input's)"},
     {"quality", 0, OPT_QUALITY, "N", "JPEG and WebP quality " TSIO_QUALITY_TEXT},
     {"lossless", 0, OPT_LOSSLESS, NULL, "WebP: lossless (--quality is then ignored)"},
     {"png-level", 0, OPT_PNG_LEVEL, "N", "PNG compression 0 (stored) .. 9 (smallest); default 1, "
@@ -447,7 +447,7 @@ int cli_parse(int argc, char **argv, app_options *o)
         case OPT_FORMAT:
             o->format = tsio_format_from_name(arg);
             if (o->format == TSIO_UNKNOWN)
-                return usage_error("--format '%s': use png, jpg, webp, bmp, tga or pnm%s", arg, "");
+                return usage_error("--format '%s': use png, jpg, webp, tiff, bmp, tga or pnm%s", arg, "");
             break;
         case OPT_QUALITY:
             if (parse_long(arg, TSIO_QUALITY_MIN, TSIO_QUALITY_MAX, &v)) {

@@ -424,7 +424,7 @@ cp "$T/in/rgb8.png" "$T/tree/a/x.png"; cp "$T/in/rgba8.png" "$T/tree/a/b/x.png";
 printf '\000\000\000\030ftypheic\000\000\000\000' >"$T/tree/a/b/phone.heic"
 echo notes >"$T/tree/a/notes.txt"
 run --headless -r -o "$T/treeo" "$T/tree"
-expect "-r with an unreadable format fails that file" 1 "phone.heic: HEIC is not supported"
+expect "-r with a broken HEIC fails that file" 1 "phone.heic: "
 [ -f "$T/treeo/a/x.png" ] && [ -f "$T/treeo/a/b/x.png" ] && [ -f "$T/treeo/top.png" ] && ok "-r -o DIR mirrors the input tree" || bad "-r -o DIR mirrors the input tree ($(cd "$T/treeo" && find . | tr '\n' ' '))"
 cmp -s "$T/treeo/a/b/x.png" "$T/treeo/a/x.png" && bad "a/x and a/b/x do not collide" || ok "a/x and a/b/x do not collide"
 grep -q "1 file skipped: not images by name" "$T/err" && ok "files that are not images are counted" || bad "files that are not images are counted"

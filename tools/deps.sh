@@ -37,8 +37,10 @@ if [ "${1:-}" = --engines ]; then
 fi
 # libjpeg62-turbo-dev: JPEG (libjpeg-turbo); libspng-dev + zlib1g-dev: PNG decode (and the encode
 # of the largest images), libdeflate-dev: PNG encode; libwebp-dev: WebP;
-# libtiff-dev: TIFF; pkg-config finds them.
-PKGS="build-essential pkg-config libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libtiff-dev libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv python3-pil valgrind clang libclang-rt-dev"
+# libtiff-dev: TIFF; libheif-dev: HEIC and AVIF, libjxl-dev: JPEG XL (both optional to the build);
+# libheif-examples and libjxl-tools: the reference encoders and decoders the tests compare with;
+# pkg-config finds them.
+PKGS="build-essential pkg-config libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libtiff-dev libheif-dev libjxl-dev libheif-examples libjxl-tools libsdl2-dev libstb-dev xvfb xauth xdotool python3-numpy python3-opencv python3-pil valgrind clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

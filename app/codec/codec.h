@@ -34,7 +34,8 @@ typedef enum tsio_format {
     TSIO_BMP,
     TSIO_TGA,
     TSIO_PNM,
-    TSIO_WEBP
+    TSIO_WEBP,
+    TSIO_TIFF
 } tsio_format;
 
 /* JPEG and WebP quality: the one default and range (--quality, the CPU and GPU encoders). */
@@ -117,6 +118,12 @@ ts_status tsio_webp_load(const unsigned char *buf, size_t len, const tsio_decode
                          ts_image *out, char *err, size_t errlen);
 ts_status tsio_tiff_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
                          ts_image *out, char *err, size_t errlen);
+ts_status tsio_heif_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                         ts_image *out, char *err, size_t errlen);
+ts_status tsio_jxl_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen);
+ts_status tsio_tiff_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                         size_t noticelen, char *err, size_t errlen);
 /* stb's formats behind their guards (image_io.c) */
 ts_status tsio_bmp_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
                         ts_image *out, char *err, size_t errlen);

@@ -153,6 +153,26 @@ ts_status tsio_tiff_load(const unsigned char *buf, size_t len, const tsio_decode
     return tsio_tiff_decode(buf, len, a->max_pixels, a->meta, out, err, errlen);
 }
 
+ts_status tsio_heif_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                         ts_image *out, char *err, size_t errlen)
+{
+    return tsio_heif_decode(buf, len, is_avif(buf, len) ? "AVIF" : "HEIC", a->max_pixels, a->meta,
+                            out, err, errlen);
+}
+
+ts_status tsio_jxl_load(const unsigned char *buf, size_t len, const tsio_decode_args *a,
+                        ts_image *out, char *err, size_t errlen)
+{
+    return tsio_jxl_decode(buf, len, a->max_pixels, a->meta, out, a->notice, a->noticelen, err,
+                           errlen);
+}
+
+ts_status tsio_tiff_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
+                         size_t noticelen, char *err, size_t errlen)
+{
+    return tsio_tiff_encode(f, im, a->meta, err, errlen);
+}
+
 ts_status tsio_webp_save(FILE *f, const ts_image *im, const tsio_encode_args *a, char *notice,
                          size_t noticelen, char *err, size_t errlen)
 {
@@ -172,7 +192,8 @@ static const tsio_codec codecs[] = {
      .decode = tsio_png_load, .encode = tsio_png_save},
     {.name = "WebP", .format = TSIO_WEBP, .ext = "webp", .exts = "webp", .sniff = is_webp,
      .decode = tsio_webp_load, .encode = tsio_webp_save},
-    {.name = "TIFF", .exts = "tif tiff", .sniff = is_tiff, .decode = tsio_tiff_load},
+    {.name = "TIFF", .format = TSIO_TIFF, .ext = "tiff", .exts = "tiff tif", .sniff = is_tiff,
+     .decode = tsio_tiff_load, .encode = tsio_tiff_save},
     {.name = "GIF", .exts = "gif", .sniff = is_gif, .decode = tsio_gif_load},
     {.name = "BMP", .format = TSIO_BMP, .ext = "bmp", .exts = "bmp", .sniff = is_bmp, .decode = tsio_bmp_load,
      .encode = tsio_bmp_save},
@@ -182,9 +203,11 @@ static const tsio_codec codecs[] = {
     NAMED("ASCII PNM", "", is_pnm_ascii, "ASCII PNM (P1-P4) is not supported"),
     NAMED("HDR", "hdr", is_hdr, "HDR images are not supported"),
     NAMED("PIC", "pic", is_pic, "Softimage PIC is not supported"),
-    NAMED("HEIC", "heic heif", is_heic, "HEIC is not supported"),
-    NAMED("AVIF", "avif", is_avif, "AVIF is not supported"),
-    NAMED("JPEG XL", "jxl", is_jxl, "JPEG XL is not supported"),
+    /* read through libheif and libjxl (codec_heif.c, codec_jxl.c; without them at build time,
+     * their decoders refuse the files with the reason) */
+    {.name = "HEIC", .exts = "heic heif", .sniff = is_heic, .decode = tsio_heif_load},
+    {.name = "AVIF", .exts = "avif", .sniff = is_avif, .decode = tsio_heif_load},
+    {.name = "JPEG XL", .exts = "jxl", .sniff = is_jxl, .decode = tsio_jxl_load},
     NAMED("JPEG 2000", "", is_jp2, "JPEG 2000 is not supported"),
     /* no signature: last */
     {.name = "TGA", .format = TSIO_TGA, .ext = "tga", .exts = "tga", .sniff = tsio_tga_sniff,

@@ -18,6 +18,20 @@ ts_status tsio_webp_decode(const unsigned char *buf, size_t len, uint64_t max_pi
                            char *err, size_t errlen);
 ts_status tsio_tiff_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
                            tsio_meta *meta, ts_image *out, char *err, size_t errlen);
+/* HEIC/HEIF and AVIF through libheif (codec_heif.c), JPEG XL through libjxl (codec_jxl.c): the
+ * primary image or first frame, turned as the container says (the EXIF block then says
+ * Orientation 1); "not supported" when tessera was built without the library. `name` is the
+ * format's name for messages. */
+ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *name,
+                           uint64_t max_pixels, tsio_meta *meta, ts_image *out, char *err,
+                           size_t errlen);
+ts_status tsio_jxl_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
+                          tsio_meta *meta, ts_image *out, char *notice, size_t noticelen,
+                          char *err, size_t errlen);
+/* TIFF: 8 or 16-bit, 1-4 channels, Deflate with the horizontal predictor; the ICC profile and the
+ * EXIF block (its IFD0 tags and its EXIF, GPS and interop sub-IFDs) kept (codec_tiff_write.c). */
+ts_status tsio_tiff_encode(FILE *f, const ts_image *im, const tsio_meta *meta, char *err,
+                           size_t errlen);
 /* WebP: lossy at quality 1..100, or lossless; ICC and EXIF from meta as ICCP/EXIF chunks. */
 ts_status tsio_webp_encode(FILE *f, const ts_image *im, int quality, int lossless,
                            const tsio_meta *meta, char *notice, size_t noticelen, char *err,

@@ -37,7 +37,7 @@ seed pnm "$S"/*.ppm "$S"/*.pgm "$S"/*.ppm.cut
 [ -d "$C/gif" ] && printf 'GIF89a\001\000\001\000\200\000\000\000\000\000\377\377\377,\000\000\000\000\001\000\001\000\000\002\002D\001\000;' >"$C/gif/two.gif"
 [ -d "$C/ops" ] && cp tests/fuzz/seeds/ops/* "$C/ops/"
 # photos: seeds made with Pillow (tests/fuzz/seeds/README-photos); the loader gets them too
-for t in exif webp tiff; do
+for t in exif webp tiff heif jxl; do
     [ -d "$C/$t" ] && cp tests/fuzz/seeds/$t/* "$C/$t/"
     [ -d "$C/load" ] && [ "$t" != exif ] && cp tests/fuzz/seeds/$t/* "$C/load/"
 done
@@ -49,7 +49,7 @@ run_one() { # target; prints its summary, returns non-zero on a crash
     *) secs=$((SECONDS_EACH / 3)); [ "$secs" -ge 5 ] || secs=5 ;;
     esac
     [ "${FUZZ_FULL:-0}" = 1 ] && secs=$SECONDS_EACH
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     "$BUILD/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
         -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/fuzz/crashes/$t-" \
         "$C/$t" >"$BUILD/fuzz/$t.log" 2>&1
