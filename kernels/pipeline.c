@@ -10,6 +10,7 @@
  * the result's buffer (ts_pipeline_take_result) for its encoder: pixels never cross to the host.
  */
 #include "tessera.h"
+#include "cpu_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,31 +462,105 @@ static ts_status run_gpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, 
     return TS_OK;
 }
 
+/* Fusion on the CPU (the fast variants only; a chain that names the reference runs op by op):
+ * a conv followed by an equalization counts the histogram while it writes its output (the
+ * equalization then skips its counting pass), and an equalization followed by a geometry op is
+ * applied on the way through the rotation (one pass instead of two). The fused pair's time is
+ * reported on its first op, 0 on the second. tests/test_cpu.c checks each fused path against
+ * the same variants run op by op. */
+static int is_fast(const ts_variant *v, ts_status (*run)(const ts_job *))
+{
+    return v && v->run == run;
+}
+
+/* The variant op i + 1 would get on the output of op i (no notice), NULL at the chain's end. */
+static const ts_variant *peek_next(ts_pipeline *p, const ts_chain *c, int i, const ts_image *cur)
+{
+    int w, h;
+    if (i + 1 >= c->n || out_shape(p, &c->ops[i], cur, &w, &h) != TS_OK)
+        return NULL;
+    ts_job probe = {.op = &c->ops[i + 1], .in = *cur};
+    probe.in.width = w, probe.in.height = h;
+    probe.out = probe.in;
+    return choose(p, &probe, NULL);
+}
+
 static ts_status run_cpu(ts_pipeline *p, const ts_chain *c, const ts_image *in, ts_image *out,
                          ts_run_report *rep)
 {
-    ts_image cur;
-    ts_status st = ts_image_alloc(&cur, in->width, in->height, in->channels, in->bytes);
-    if (st != TS_OK)
-        return st;
-    for (int y = 0; y < in->height; y++)
-        memcpy((char *)cur.data + (size_t)y * cur.pitch, (const char *)in->data + (size_t)y * in->pitch,
-               ts_row_bytes(in));
-    for (int i = 0; i < c->n; i++) {
+    ts_image cur = *in; /* the input is read, never written: no copy */
+    int owned = 0;
+    uint32_t *hist = NULL; /* counted by a fused conv for the equalization that follows */
+    ts_status st = TS_OK;
+    for (int i = 0; i < c->n && st == TS_OK; i++) {
         const ts_op *op = &c->ops[i];
         ts_job probe = {.op = op, .in = cur, .out = cur};
-        const ts_variant *v = choose(p, &probe, rep);
+        const ts_variant *v = choose(p, &probe, rep), *vn = peek_next(p, c, i, &cur);
+        const ts_op *nop = i + 1 < c->n ? &c->ops[i + 1] : NULL;
         ts_image next;
         rep->op[i].variant = v;
         if (!v) {
-            ts_image_free(&cur);
-            return ts_fail(TS_ERR_UNSUPPORTED, "%s: no CPU variant", op->text);
+            st = ts_fail(TS_ERR_UNSUPPORTED, "%s: no CPU variant", op->text);
+            break;
         }
-        st = run_cpu_op(p, op, v, &cur, &next, &rep->op[i].ms);
-        ts_image_free(&cur);
-        if (st != TS_OK)
-            return blame(st, op, v);
+        int eq = op->kind == TS_OP_EQUALIZE && is_fast(v, cpu_hist_run);
+        int eq_geom = eq && nop && nop->kind == TS_OP_GEOM && is_fast(vn, cpu_geom_run);
+        int conv_hist = op->kind == TS_OP_CONV && is_fast(v, cpu_conv_run) && nop &&
+                        nop->kind == TS_OP_EQUALIZE && is_fast(vn, cpu_hist_run);
+        if (eq || conv_hist) {
+            const ts_op *shape_op = eq_geom ? nop : op;
+            int w, h;
+            if ((st = out_shape(p, shape_op, &cur, &w, &h)) != TS_OK ||
+                (st = ts_image_alloc(&next, w, h, cur.channels, cur.bytes)) != TS_OK)
+                break;
+            double t0 = now_ms();
+            if (conv_hist) {
+                size_t len = (size_t)ts_hist_count(nop->hist_mode, cur.channels) *
+                             ts_hist_bins(cur.bytes);
+                free(hist);
+                if (!(hist = malloc(len * sizeof *hist)))
+                    st = ts_fail(TS_ERR_NOMEM, "out of memory");
+                ts_job job = {.op = op, .in = cur, .out = next};
+                if (st == TS_OK)
+                    st = cpu_conv_run_hist(&job, nop->hist_mode, hist);
+            } else {
+                st = cpu_equalize_geom(op->hist_mode, hist, eq_geom ? (int)nop->geom : -1, &cur,
+                                       &next);
+                free(hist);
+                hist = NULL;
+            }
+            rep->op[i].ms = (float)(now_ms() - t0);
+            if (st != TS_OK)
+                ts_image_free(&next);
+            if (st == TS_OK && eq_geom) {
+                rep->op[++i].variant = vn;
+                rep->op[i].ms = 0;
+            }
+        } else {
+            st = run_cpu_op(p, op, v, &cur, &next, &rep->op[i].ms);
+        }
+        if (st != TS_OK) {
+            st = blame(st, op, v);
+            break;
+        }
+        if (owned)
+            ts_image_free(&cur);
         cur = next;
+        owned = 1;
+    }
+    free(hist);
+    if (st != TS_OK) {
+        if (owned)
+            ts_image_free(&cur);
+        return st;
+    }
+    if (!owned) { /* an empty chain: the result is a packed copy of the input */
+        if ((st = ts_image_alloc(out, in->width, in->height, in->channels, in->bytes)) != TS_OK)
+            return st;
+        for (int y = 0; y < in->height; y++)
+            memcpy((char *)out->data + (size_t)y * out->pitch,
+                   (const char *)in->data + (size_t)y * in->pitch, ts_row_bytes(in));
+        return TS_OK;
     }
     *out = cur;
     return TS_OK;

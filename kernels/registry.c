@@ -5,6 +5,7 @@
  */
 #include "tessera.h"
 #include "variants.h"
+#include "cpu_common.h"
 
 #include <string.h>
 
@@ -18,7 +19,8 @@ static ts_status cpu_run(const ts_job *job)
 
 #define CPU_VARIANT(fam)                                                                           \
     {.family = (fam), .name = "cpu", .min_cc = 0, .auto_rank = 1,                                  \
-     .why = "the reference on the host: the oracle and the no-GPU fallback", .run = cpu_run}
+     .why = "the reference on the host: the oracle (never auto while a fast CPU row takes the job)", \
+     .run = cpu_run}
 
 /* Table order is the speedup ladder of each family (the order in which --list, the viewer's
  * variant key and the benchmark show the tricks, each building on the rows above); auto_rank is
@@ -29,6 +31,10 @@ static ts_status cpu_run(const ts_job *job)
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
+    {.family = TS_FAM_CONV, .name = "simd", .min_cc = 0, .auto_rank = 2,
+     .why = "row bands on -j threads, padded rows in a ring of K, vector loops (AVX-512/AVX2/SSE2 "
+            "picked at run time): separable float (gauss) and int32 (box) passes, exact int32 taps",
+     .supports = cpu_conv_supports, .run = cpu_conv_run},
 #ifdef TS_HAVE_CUDA
     {.family = TS_FAM_CONV, .name = "naive", .min_cc = 75, .auto_rank = 1,
      .why = "one thread per output sample, every tap read from global memory",
@@ -64,6 +70,10 @@ static const ts_variant table[] = {
 #endif
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),
+    {.family = TS_FAM_GEOM, .name = "blocked", .min_cc = 0, .auto_rank = 2,
+     .why = "64x64-pixel tiles (a tile's source rows stay in L1), pixels moved as one word, flips "
+            "as row copies, output row bands on -j threads",
+     .run = cpu_geom_run},
 #ifdef TS_HAVE_CUDA
     {.family = TS_FAM_GEOM, .name = "naive", .min_cc = 75, .auto_rank = 1,
      .why = "one thread per pixel: reads coalesced, a swapping op's writes strided",
@@ -80,6 +90,10 @@ static const ts_variant table[] = {
 #endif
     /* ---- hist (hist.cu) */
     CPU_VARIANT(TS_FAM_HIST),
+    {.family = TS_FAM_HIST, .name = "simd", .min_cc = 0, .auto_rank = 2,
+     .why = "private sub-histograms per thread (4 interleaved for 8-bit), luma in vector chunks, "
+            "the apply a row transform the pipeline folds into a following rotation",
+     .run = cpu_hist_run},
 #ifdef TS_HAVE_CUDA
     {.family = TS_FAM_HIST, .name = "naive", .min_cc = 75, .auto_rank = 2,
      .why = "one global atomicAdd per value: L2 atomics, serialized on hot bins",
@@ -100,6 +114,10 @@ static const ts_variant table[] = {
     /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mmai.cu, resize_mma.cu):
      * resize, thumbnail, crop */
     CPU_VARIANT(TS_FAM_RESIZE),
+    {.family = TS_FAM_RESIZE, .name = "simd", .min_cc = 0, .auto_rank = 2,
+     .why = "the banded products with 4 channels in one int32 vector per tap (horizontal) and "
+            "whole rows per weight (vertical), row bands on -j threads",
+     .run = cpu_resize_run},
 #ifdef TS_HAVE_CUDA
     {TS_FAM_RESIZE, "naive", "horizontal then vertical pass, one thread per sample, every tap "
      "and weight read from global memory", 75, 1, NULL, resize_scratch, resize_naive},
