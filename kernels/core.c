@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 static _Thread_local char ts__detail[512];
@@ -83,6 +84,12 @@ static void set_shape(ts_image *im, size_t pitch, int width, int height, int cha
     im->bytes = bytes;
 }
 
+/* Large host images start on a 2 MiB boundary and ask for transparent huge pages (where the
+ * kernel gives them only on request): the first write to a fresh image is then one fault per
+ * 2 MiB, not per 4 KiB page, which is most of the time of an op at memory speed (a flip). */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_MIN ((size_t)4 << 20)
+
 ts_status ts_image_alloc(ts_image *im, int width, int height, int channels, int bytes)
 {
     size_t row, total;
@@ -90,7 +97,17 @@ ts_status ts_image_alloc(ts_image *im, int width, int height, int channels, int 
     memset(im, 0, sizeof *im);
     if (st != TS_OK)
         return st;
-    im->data = malloc(total);
+    im->data = NULL;
+    if (total >= HUGE_MIN) { /* 2 MiB pages: a 48 MB image faults 24 times instead of 12288 */
+        if (posix_memalign(&im->data, HUGE_PAGE, total) != 0)
+            im->data = NULL;
+#ifdef MADV_HUGEPAGE
+        else
+            madvise(im->data, total, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#endif
+    } else {
+        im->data = malloc(total);
+    }
     if (!im->data)
         return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu bytes for a %dx%d image", total, width,
                        height);

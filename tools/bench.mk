@@ -15,7 +15,7 @@
 
 BENCH        := $(BUILD)/bench
 BENCH_CU     := $(wildcard tools/bench*.cu)
-BENCH_C      := $(wildcard tools/bench*.c)
+BENCH_C      := $(filter-out tools/bench_cpu.c,$(wildcard tools/bench*.c))
 BENCH_OBJ    := $(BENCH_CU:%.cu=$(BUILD)/%.cu.o) $(BENCH_C:%.c=$(BUILD)/%.o)
 RESULTS      ?= tools/results
 PYTHON       ?= python3
