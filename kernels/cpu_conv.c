@@ -1,6 +1,7 @@
-/* cpu_conv.c - convolution on the CPU, variant "simd": row bands on threads, each band's rows
- * converted once into padded rows (the border replicated into r pixels each side, so the tap
- * loops have no edge case) and kept in a ring of K rows; the loops run over the interleaved
+/* cpu_conv.c - convolution on the CPU, variant "simd": row bands on threads, each band in column
+ * strips sized so that the strip's working rows stay in L1; each input row of a strip converted
+ * once into a padded row (the border replicated into r pixels each side, so the tap loops have
+ * no edge case) and kept in a ring of K rows; the loops run over the interleaved
  * samples of a row (a tap is an offset of C samples), which the compiler vectorizes with the
  * ISA the CPU has (CPU_CLONES).
  *
@@ -31,6 +32,8 @@ typedef struct conv_ctx {
     int32_t rowi[TS_MAX_K], coli[TS_MAX_K]; /* integer factors (exact separable) */
     double inv;        /* 1 / divisor */
     int mag_float;     /* magnitude sums exact in float */
+    int small;         /* 1: every exact sum below 2^24: the division in float; 2: also d odd and
+                          sums below 2^22: the float quotient rounded as it is */
     ts_hist_mode hist_mode;
     uint32_t *hist;    /* fusion: per-thread histograms (NULL: none) */
     size_t hist_len;   /* counts per thread */
@@ -41,26 +44,33 @@ enum { PATH_SEP_F, PATH_SEP_I, PATH_2D_F, PATH_2D_I };
 
 /* ---------------------------------------------------------------- rows in */
 
-/* Samples of row `src` (W pixels of C samples) into dst, with r pixels replicated each side. */
+/* Pixels x0 - r .. x1 + r - 1 of row `src` (W pixels of C samples) into dst, the pixels past
+ * the image's sides replicated from its first and last. */
 #define DEFINE_LOAD(NAME, T)                                                                       \
-    CPU_CLONES static void NAME(const void *src, int bytes, int W, int C, int r, T *restrict dst)  \
+    CPU_CLONES static void NAME(const void *src, int bytes, int W, int C, int x0, int x1, int r,   \
+                                T *restrict dst)                                                   \
     {                                                                                              \
-        int n = W * C;                                                                             \
-        T *d = dst + (size_t)r * C;                                                                \
+        int a = x0 - r, b = x1 + r, lo = a < 0 ? 0 : a, hi = b > W ? W : b;                       \
+        T *d = dst + (size_t)(lo - a) * C;                                                         \
+        int n = (hi - lo) * C;                                                                     \
         if (bytes == 1) {                                                                          \
-            const uint8_t *s = src;                                                                \
+            const uint8_t *s = (const uint8_t *)src + (size_t)lo * C;                              \
             for (int i = 0; i < n; i++)                                                            \
                 d[i] = (T)s[i];                                                                    \
         } else {                                                                                   \
-            const uint16_t *s = src;                                                               \
+            const uint16_t *s = (const uint16_t *)src + (size_t)lo * C;                            \
             for (int i = 0; i < n; i++)                                                            \
                 d[i] = (T)s[i];                                                                    \
         }                                                                                          \
-        for (int j = 0; j < r; j++)                                                                \
-            for (int c = 0; c < C; c++) {                                                          \
-                dst[(size_t)j * C + c] = d[c];                                                     \
-                d[(size_t)(W + j) * C + c] = d[(size_t)(W - 1) * C + c];                           \
-            }                                                                                      \
+        for (int p = a; p < lo; p++)                                                               \
+            for (int c = 0; c < C; c++)                                                            \
+                dst[(size_t)(p - a) * C + c] =                                                     \
+                    (T)(bytes == 1 ? ((const uint8_t *)src)[c] : ((const uint16_t *)src)[c]);       \
+        for (int p = hi; p < b; p++)                                                               \
+            for (int c = 0; c < C; c++)                                                            \
+                dst[(size_t)(p - a) * C + c] =                                                     \
+                    (T)(bytes == 1 ? ((const uint8_t *)src)[(size_t)(W - 1) * C + c]               \
+                                   : ((const uint16_t *)src)[(size_t)(W - 1) * C + c]);            \
     }
 DEFINE_LOAD(load_f, float)
 DEFINE_LOAD(load_i, int32_t)
@@ -116,6 +126,20 @@ static inline float round_sat_f(float v, float maxv)
 static inline int32_t div_round_sat(int32_t acc, int32_t d, double inv, int32_t maxv)
 {
     int32_t q = (int32_t)((double)acc * inv);
+    int32_t r = acc - q * d;
+    q = r < 0 ? q - 1 : q;
+    r = r < 0 ? r + d : r;
+    q = r >= d ? q + 1 : q;
+    r = r >= d ? r - d : r;
+    q = (2 * r > d || (2 * r == d && (q & 1))) ? q + 1 : q;
+    return q < 0 ? 0 : q > maxv ? maxv : q;
+}
+
+/* The same from a float product, for sums below 2^24 in magnitude (exact in float; the product's
+ * error stays below one for d >= 2, which the correction absorbs). */
+static inline int32_t div_round_sat_f(int32_t acc, int32_t d, float inv, int32_t maxv)
+{
+    int32_t q = (int32_t)((float)acc * inv);
     int32_t r = acc - q * d;
     q = r < 0 ? q - 1 : q;
     r = r < 0 ? r + d : r;
@@ -188,14 +212,21 @@ CPU_CLONES static void vpass_i(const int32_t *const *r, const int32_t *restrict 
     }
 }
 
-/* Integer sums to samples: / d (ties to even) and saturation. */
+/* Integer sums to samples: / d (ties to even) and saturation; in float when every sum is below
+ * 2^24 (small: 8-bit box filters). */
 #define DEFINE_STORE_I(NAME, OUT_T)                                                                \
     CPU_CLONES static void NAME(const int32_t *restrict acc, int n, int32_t d, double inv,         \
-                                int32_t maxv, OUT_T *restrict o)                                   \
+                                int32_t maxv, int small, OUT_T *restrict o)                        \
     {                                                                                              \
         if (d == 1)                                                                                \
             for (int i = 0; i < n; i++)                                                            \
                 o[i] = (OUT_T)clamp_i(acc[i], maxv);                                               \
+        else if (small == 2)                                                                       \
+            for (int i = 0; i < n; i++)                                                            \
+                o[i] = (OUT_T)round_sat_f((float)acc[i] * (float)inv, (float)maxv);                \
+        else if (small)                                                                            \
+            for (int i = 0; i < n; i++)                                                            \
+                o[i] = (OUT_T)div_round_sat_f(acc[i], d, (float)inv, maxv);                        \
         else                                                                                       \
             for (int i = 0; i < n; i++)                                                            \
                 o[i] = (OUT_T)div_round_sat(acc[i], d, inv, maxv);                                 \
@@ -302,13 +333,17 @@ static void conv_band(void *arg, int band, int thread)
     conv_ctx *x = arg;
     const ts_filter *f = x->f;
     const ts_image *in = x->in, *out = x->out;
-    int k = f->k, r = k / 2, C = in->channels, W = in->width, n = W * C;
+    int k = f->k, r = k / 2, C = in->channels, W = in->width;
     int y0 = band * x->band, y1 = y0 + x->band < in->height ? y0 + x->band : in->height;
     int sep = x->path == PATH_SEP_F || x->path == PATH_SEP_I;
     int fl = x->path == PATH_SEP_F || x->path == PATH_2D_F, F = f->outputs;
-    size_t padn = (size_t)(W + 2 * r) * C, slot = sep ? (size_t)n : padn;
+    /* column strips whose K + 3 rows of 4-byte samples fit in L1 (24 KiB), at least 4K wide */
+    int sp = 6144 / (C * (k + 3));
+    sp = sp < 4 * k ? 4 * k : sp;
+    sp = sp > W ? W : sp;
+    size_t padn = (size_t)(sp + 2 * r) * C, slot = sep ? (size_t)sp * C : padn;
     /* ring K slots, the padded row (separable), two accumulator rows */
-    size_t need = (size_t)k * slot + (sep ? padn : 0) + 2 * (size_t)n + 64;
+    size_t need = (size_t)k * slot + (sep ? padn : 0) + 2 * (size_t)sp * C + 64;
     float *mem = malloc(need * 4);
     if (!mem) {
         __atomic_store_n(&x->failed, 1, __ATOMIC_RELAXED);
@@ -318,7 +353,7 @@ static void conv_band(void *arg, int band, int thread)
     for (int j = 0; j < k; j++)
         ring[j] = mem + (size_t)j * slot;
     void *pad = mem + (size_t)k * slot, *acc = (float *)pad + (sep ? padn : 0);
-    void *acc2 = (float *)acc + n;
+    void *acc2 = (float *)acc + (size_t)sp * C;
     float wrow[TS_MAX_K], wcol[TS_MAX_K];
     for (int j = 0; j < k; j++)
         wrow[j] = f->row[j], wcol[j] = f->col[j];
@@ -330,70 +365,74 @@ static void conv_band(void *arg, int band, int thread)
         wi2[0][t] = f->iw[t];
         wi2[1][t] = F == 2 ? f->iw[k * k + t] : 0;
     }
-    /* fill: the rows before the first output's last row */
-    for (int j = 0; j < k - 1; j++) {
-        const void *src = in_row(in, y0 - r + j);
-        void *dst = ring[j % k];
-        if (x->path == PATH_SEP_F) {
-            load_f(src, in->bytes, W, C, r, pad);
-            hpass_f(pad, wrow, k, n, C, dst);
-        } else if (x->path == PATH_SEP_I) {
-            load_i(src, in->bytes, W, C, r, pad);
-            hpass_i(pad, x->rowi, k, n, C, dst);
-        } else if (fl) {
-            load_f(src, in->bytes, W, C, r, dst);
-        } else {
-            load_i(src, in->bytes, W, C, r, dst);
-        }
-    }
-    for (int y = y0; y < y1; y++) {
-        const void *src = in_row(in, y + r);
-        void *dst = ring[(y - y0 + k - 1) % k];
-        const void *rows[TS_MAX_K];
-        for (int j = 0; j < k; j++)
-            rows[j] = ring[(y - y0 + j) % k];
-        void *o = (char *)out->data + (size_t)y * out->pitch;
-        switch (x->path) {
-        case PATH_SEP_F:
-            load_f(src, in->bytes, W, C, r, pad);
-            hpass_f(pad, wrow, k, n, C, dst);
-            if (in->bytes == 2)
-                vpass_f16((const float *const *)rows, wcol, k, n, (float)maxv, o, acc);
-            else
-                vpass_f8((const float *const *)rows, wcol, k, n, (float)maxv, o, acc);
-            break;
-        case PATH_SEP_I:
-            load_i(src, in->bytes, W, C, r, pad);
-            hpass_i(pad, x->rowi, k, n, C, dst);
-            vpass_i((const int32_t *const *)rows, x->coli, k, n, acc);
-            if (in->bytes == 2)
-                store_i16(acc, n, f->divisor, x->inv, maxv, o);
-            else
-                store_i8(acc, n, f->divisor, x->inv, maxv, o);
-            break;
-        case PATH_2D_F:
-            load_f(src, in->bytes, W, C, r, dst);
-            taps2d_f((const float *const *)rows, wf2, k, n, C, acc);
-            store_f(acc, n, (float)maxv, in->bytes, o);
-            break;
-        default:
-            load_i(src, in->bytes, W, C, r, dst);
-            taps2d_i((const int32_t *const *)rows, wi2[0], k, n, C, acc);
-            if (F == 2) {
-                taps2d_i((const int32_t *const *)rows, wi2[1], k, n, C, acc2);
-                if (x->mag_float)
-                    store_mag8(acc, acc2, n, o);
-                else
-                    store_mag_d(acc, acc2, n, maxv, in->bytes, o);
-            } else if (in->bytes == 2) {
-                store_i16(acc, n, f->divisor, x->inv, maxv, o);
+    for (int x0 = 0; x0 < W; x0 += sp) {
+        int x1 = x0 + sp < W ? x0 + sp : W, n = (x1 - x0) * C;
+        /* fill: the rows before the first output's last row */
+        for (int j = 0; j < k - 1; j++) {
+            const void *src = in_row(in, y0 - r + j);
+            void *dst = ring[j % k];
+            if (x->path == PATH_SEP_F) {
+                load_f(src, in->bytes, W, C, x0, x1, r, pad);
+                hpass_f(pad, wrow, k, n, C, dst);
+            } else if (x->path == PATH_SEP_I) {
+                load_i(src, in->bytes, W, C, x0, x1, r, pad);
+                hpass_i(pad, x->rowi, k, n, C, dst);
+            } else if (fl) {
+                load_f(src, in->bytes, W, C, x0, x1, r, dst);
             } else {
-                store_i8(acc, n, f->divisor, x->inv, maxv, o);
+                load_i(src, in->bytes, W, C, x0, x1, r, dst);
             }
         }
-        copy_alpha_row(in, y, out);
+        for (int y = y0; y < y1; y++) {
+            const void *src = in_row(in, y + r);
+            void *dst = ring[(y - y0 + k - 1) % k];
+            const void *rows[TS_MAX_K];
+            for (int j = 0; j < k; j++)
+                rows[j] = ring[(y - y0 + j) % k];
+            void *o = (char *)out->data + (size_t)y * out->pitch + (size_t)x0 * C * in->bytes;
+            switch (x->path) {
+            case PATH_SEP_F:
+                load_f(src, in->bytes, W, C, x0, x1, r, pad);
+                hpass_f(pad, wrow, k, n, C, dst);
+                if (in->bytes == 2)
+                    vpass_f16((const float *const *)rows, wcol, k, n, (float)maxv, o, acc);
+                else
+                    vpass_f8((const float *const *)rows, wcol, k, n, (float)maxv, o, acc);
+                break;
+            case PATH_SEP_I:
+                load_i(src, in->bytes, W, C, x0, x1, r, pad);
+                hpass_i(pad, x->rowi, k, n, C, dst);
+                vpass_i((const int32_t *const *)rows, x->coli, k, n, acc);
+                if (in->bytes == 2)
+                    store_i16(acc, n, f->divisor, x->inv, maxv, x->small, o);
+                else
+                    store_i8(acc, n, f->divisor, x->inv, maxv, x->small, o);
+                break;
+            case PATH_2D_F:
+                load_f(src, in->bytes, W, C, x0, x1, r, dst);
+                taps2d_f((const float *const *)rows, wf2, k, n, C, acc);
+                store_f(acc, n, (float)maxv, in->bytes, o);
+                break;
+            default:
+                load_i(src, in->bytes, W, C, x0, x1, r, dst);
+                taps2d_i((const int32_t *const *)rows, wi2[0], k, n, C, acc);
+                if (F == 2) {
+                    taps2d_i((const int32_t *const *)rows, wi2[1], k, n, C, acc2);
+                    if (x->mag_float)
+                        store_mag8(acc, acc2, n, o);
+                    else
+                        store_mag_d(acc, acc2, n, maxv, in->bytes, o);
+                } else if (in->bytes == 2) {
+                    store_i16(acc, n, f->divisor, x->inv, maxv, x->small, o);
+                } else {
+                    store_i8(acc, n, f->divisor, x->inv, maxv, x->small, o);
+                }
+            }
+        }
     }
     free(mem);
+    for (int y = y0; y < y1; y++)
+        copy_alpha_row(in, y, out);
     if (x->hist) /* fusion: the band's output rows are still in cache */
         cpu_hist_rows(out, y0, y1, x->hist_mode, x->hist + (size_t)thread * x->hist_len);
 }
@@ -448,6 +487,17 @@ static ts_status conv_run(const ts_job *job, ts_hist_mode mode, uint32_t *hist)
         x.path = PATH_SEP_I;
     else
         x.path = f->exact ? PATH_2D_I : PATH_2D_F;
+    if (f->exact) {
+        int64_t sum = 0;
+        for (int t = 0; t < f->k * f->k; t++)
+            sum += llabs((long long)f->iw[t]);
+        int64_t a = sum * ts_max_value(in->bytes);
+        x.small = a < ((int64_t)1 << 24);
+        /* odd d: no quotient is a tie, and one is at least 1 / (2d) from a rounding boundary;
+         * below 2^22 the float product is closer than that, so rounding it is exact */
+        if (a < ((int64_t)1 << 22) && f->divisor % 2 == 1)
+            x.small = 2;
+    }
     if (f->outputs == 2) {
         int64_t s = 0;
         for (int o = 0; o < 2; o++) {

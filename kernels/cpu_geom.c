@@ -5,8 +5,9 @@
  *   - pixels are moved as a type of their size (1, 2, 3, 4, 6 or 8 bytes), so a move is one load
  *     and one store;
  *   - the swapping ops go through 64 x 64-pixel tiles: a tile's source rows (64 rows of 64 pixels,
- *     at most 32 KiB) stay in L1 while its output rows are written in order, and each output
- *     row of a tile reads down one source column;
+ *     at most 32 KiB) are staged contiguously (no L1 set conflicts) while its output rows are
+ *     written in order, each output row of a tile reading down one staged column; 3-byte pixels
+ *     move as overlapping 4-byte words;
  *   - flips copy whole rows (memcpy), flops and rotate:180 reverse rows pixel by pixel;
  *   - tasks are bands of output rows (one tile high) on the thread pool.
  * An optional row transform (cpu_row_fn) is applied to the source pixels on the way: the pipeline
@@ -48,7 +49,21 @@ static int geom_swaps(ts_geom g)
     }
 DEFINE_COLUMN(column1, uint8_t)
 DEFINE_COLUMN(column2, uint16_t)
-DEFINE_COLUMN(column3, px3)
+
+/* 3-byte pixels as 4-byte moves: each store also writes the next pixel's first byte, which the
+ * next store overwrites; the last pixel is moved as 3 bytes (the source is a staged tile with
+ * slack after each row, so the 4-byte loads stay inside it). */
+static void column3(const char *src, ptrdiff_t step, int n, char *dst)
+{
+    int i = 0;
+    for (; i < n - 1; i++) {
+        uint32_t v;
+        memcpy(&v, src + (ptrdiff_t)i * step, 4);
+        memcpy(dst + 3 * (size_t)i, &v, 4);
+    }
+    if (n > 0)
+        memcpy(dst + 3 * (size_t)i, src + (ptrdiff_t)i * step, 3);
+}
 DEFINE_COLUMN(column4, uint32_t)
 DEFINE_COLUMN(column6, px6)
 DEFINE_COLUMN(column8, uint64_t)
@@ -133,19 +148,20 @@ static void tiles_band(geom_ctx *x, int y0, int y1, char *tmp)
         /* the source rows of this tile: sy from ox0 to ox1 - 1 */
         int sya = flip_y ? H - ox1 : ox0;                 /* lowest source row */
         int sxa = flip_x ? W - y1 : y0, nsx = y1 - y0;    /* lowest source column, count */
-        const char *base;
-        ptrdiff_t pitch;
-        if (x->fn) { /* the tile's source rectangle through the row transform */
-            for (int i = 0; i < nx; i++)
-                x->fn(x->fctx,
-                      (const char *)in->data + (size_t)(sya + i) * in->pitch + (size_t)sxa * px,
-                      tmp + (size_t)i * TILE * px, nsx);
-            base = tmp;
-            pitch = (ptrdiff_t)(TILE * px);
-        } else {
-            base = (const char *)in->data + (size_t)sya * in->pitch + (size_t)sxa * px;
-            pitch = (ptrdiff_t)in->pitch;
+        /* the tile's source rectangle staged in tmp, rows TILE pixels apart: reading down a
+         * column of the image itself strides a whole row, and rows a multiple of 64 bytes apart
+         * fall into few L1 sets (conflict misses); staged rows 3 lines apart spread over all */
+        for (int i = 0; i < nx; i++) {
+            const char *row =
+                (const char *)in->data + (size_t)(sya + i) * in->pitch + (size_t)sxa * px;
+            char *t = tmp + (size_t)i * TILE * px;
+            if (x->fn)
+                x->fn(x->fctx, row, t, nsx);
+            else
+                memcpy(t, row, (size_t)nsx * px);
         }
+        const char *base = tmp;
+        ptrdiff_t pitch = (ptrdiff_t)(TILE * px);
         for (int oy = y0; oy < y1; oy++) {
             int sx = (flip_x ? W - 1 - oy : oy) - sxa;
             int sy0 = (flip_y ? H - 1 - ox0 : ox0) - sya;
@@ -161,9 +177,9 @@ static void geom_task(void *arg, int task, int thread)
     geom_ctx *x = arg;
     int y0 = task * x->band, y1 = y0 + x->band < x->out->height ? y0 + x->band : x->out->height;
     char *tmp = NULL;
-    if (x->fn) {
+    if (x->fn || geom_swaps(x->g)) { /* + slack: column3's 4-byte loads */
         size_t px = ts_pixel_bytes(x->in);
-        tmp = malloc(geom_swaps(x->g) ? (size_t)TILE * TILE * px : ts_row_bytes(x->in));
+        tmp = malloc(geom_swaps(x->g) ? (size_t)TILE * TILE * px + 8 : ts_row_bytes(x->in));
         if (!tmp) {
             __atomic_store_n(&x->failed, 1, __ATOMIC_RELAXED);
             return;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define CHUNK 256
+#define KM_LUMA_MAX8 (1000 * 255) /* the largest 8-bit luma sum */
 
 /* Luma values of n pixels (8 or 16-bit samples, C >= 3). */
 CPU_CLONES static void luma_chunk(const void *src, int bytes, int C, int n, uint32_t *restrict y)
@@ -138,23 +139,53 @@ typedef struct eq_ctx {
     int C, cc, bytes, bins, luma;
     int32_t maxv;
     const uint16_t *lut; /* [histograms][bins] */
+    const int16_t *qtab; /* 8-bit luma: q(S) for S = 0..255000 */
 } eq_ctx;
 
-/* Equalized luma per pixel: each colour sample moves by round((1000 ly - S) / 1000). */
-CPU_CLONES static void apply_luma8(const eq_ctx *e, const uint8_t *restrict s, uint8_t *restrict d,
-                                   int n)
+/* Luma sums S of n 8-bit pixels (C = 3 or 4). */
+CPU_CLONES static void luma_sums8(const uint8_t *restrict s, int C, int n, int32_t *restrict sum)
 {
-    int C = e->C;
-    const uint16_t *lut = e->lut;
-    for (int i = 0; i < n; i++) {
-        uint32_t r = s[i * C], g = s[i * C + 1], b = s[i * C + 2];
-        int32_t sum = km_luma_sum(r, g, b);
-        uint32_t ly = lut[km_luma_of_sum(sum)];
-        d[i * C] = (uint8_t)km_luma_apply(r, sum, ly, 255);
-        d[i * C + 1] = (uint8_t)km_luma_apply(g, sum, ly, 255);
-        d[i * C + 2] = (uint8_t)km_luma_apply(b, sum, ly, 255);
-        if (C == 4)
-            d[i * C + 3] = s[i * C + 3];
+    if (C == 3)
+        for (int i = 0; i < n; i++)
+            sum[i] = km_luma_sum(s[3 * i], s[3 * i + 1], s[3 * i + 2]);
+    else
+        for (int i = 0; i < n; i++)
+            sum[i] = km_luma_sum(s[4 * i], s[4 * i + 1], s[4 * i + 2]);
+}
+
+/* d = clamp(s + dq) on the colour samples, alpha copied. */
+CPU_CLONES static void luma_add8(const uint8_t *restrict s, int C, int n,
+                                 const int16_t *restrict dq, uint8_t *restrict d)
+{
+    if (C == 3)
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < 3; c++) {
+                int v = s[3 * i + c] + dq[i];
+                d[3 * i + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+    else
+        for (int i = 0; i < n; i++) {
+            for (int c = 0; c < 3; c++) {
+                int v = s[4 * i + c] + dq[i];
+                d[4 * i + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+            d[4 * i + 3] = s[4 * i + 3];
+        }
+}
+
+/* 8-bit luma: a colour sample c of a pixel of luma sum S becomes clamp(c + q(S)) with
+ * q(S) = round((1000 lut[y(S)] - S) / 1000) (km_luma_apply): q from a table over S (0..255000,
+ * built once per image), so a pixel is a vector sum, one table read and three saturating adds. */
+static void apply_luma8(const eq_ctx *e, const uint8_t *s, uint8_t *d, int n)
+{
+    int32_t sum[CHUNK];
+    int16_t dq[CHUNK];
+    for (int x0 = 0; x0 < n; x0 += CHUNK) {
+        int m = n - x0 < CHUNK ? n - x0 : CHUNK;
+        luma_sums8(s + (size_t)x0 * e->C, e->C, m, sum);
+        for (int i = 0; i < m; i++)
+            dq[i] = e->qtab[sum[i]];
+        luma_add8(s + (size_t)x0 * e->C, e->C, m, dq, d + (size_t)x0 * e->C);
     }
 }
 
@@ -244,12 +275,25 @@ ts_status cpu_equalize_geom(ts_hist_mode mode, const uint32_t *hist, int geom, c
     eq_ctx e = {.C = in->channels, .cc = ts_color_channels(in->channels), .bytes = in->bytes,
                 .bins = bins, .maxv = ts_max_value(in->bytes), .lut = lut};
     e.luma = nh == 1 && e.cc == 3;
+    int16_t *qtab = NULL;
+    if (e.luma && in->bytes == 1) {
+        if (!(qtab = malloc(sizeof *qtab * (KM_LUMA_MAX8 + 1)))) {
+            st = ts_fail(TS_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (int32_t S = 0; S <= KM_LUMA_MAX8; S++) {
+            int32_t dd = (int32_t)(1000u * lut[km_luma_of_sum(S)]) - S;
+            qtab[S] = (int16_t)(dd >= 0 ? (dd + 500) / 1000 : -((-dd + 500) / 1000));
+        }
+        e.qtab = qtab;
+    }
     if (geom >= 0) {
         st = cpu_geom_apply((ts_geom)geom, in, out, eq_row, &e);
     } else {
         eq_rows_ctx x = {.e = &e, .in = in, .out = out, .band = cpu_band_rows(in->height, 16)};
         cpu_for((in->height + x.band - 1) / x.band, eq_rows_task, &x);
     }
+    free(qtab);
 done:
     free(own);
     free(lut);
