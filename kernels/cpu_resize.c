@@ -6,7 +6,9 @@
  *     channels in one vector multiply-add per tap (8-bit; 16-bit in int64, scalar);
  *   - vertical pass: each output row a weighted sum of whole intermediate rows, vectorized over
  *     the row's samples (the banded product in the other direction);
- *   - both passes in bands of rows on the thread pool; crops and same-size resizes copy rows.
+ *   - both passes per band of 32 output rows on the thread pool: the horizontal result of the
+ *     input rows a band reads stays in cache (no image-sized intermediate: no page faults, no
+ *     trip through memory); crops and same-size resizes copy rows.
  * Bit for bit with the reference at both depths (the same integer sums).
  */
 #include "cpu_common.h"
@@ -17,11 +19,12 @@
 
 typedef int32_t v4i __attribute__((vector_size(16)));
 
+#define RS_BAND 32 /* output rows per task */
+
 typedef struct rs_ctx {
     const ts_image *in, *out;
     rs_coeffs ch, cv;
-    uint16_t *tmp; /* rows [cv.first, cv.last) of the horizontal pass, ow * C samples each */
-    int rows, band;
+    int band;
     int failed;
 } rs_ctx;
 
@@ -31,18 +34,29 @@ static inline uint16_t clamp_shift(int64_t acc, int prec, int64_t max)
     return (uint16_t)(v < 0 ? 0 : v > max ? max : v);
 }
 
-/* One 8-bit row widened to 4-lane pixels, premultiplied where the image has alpha. */
-static void widen8(const uint8_t *s, int W, int C, v4i *p)
+/* One 8-bit row widened to 4-lane pixels (C known in each loop, so it vectorizes),
+ * premultiplied where the image has alpha. */
+CPU_CLONES static void widen8(const uint8_t *restrict s, int W, int C, v4i *restrict p)
 {
-    int alpha = ts_has_alpha(C);
-    for (int x = 0; x < W; x++) {
-        v4i v = {0, 0, 0, 0};
-        for (int c = 0; c < C; c++)
-            v[c] = s[x * C + c];
-        if (alpha)
-            for (int c = 0; c < C - 1; c++)
-                v[c] = (int32_t)rs_premul((unsigned)v[c], (unsigned)v[C - 1], 1);
-        p[x] = v;
+    switch (C) {
+    case 1:
+        for (int x = 0; x < W; x++)
+            p[x] = (v4i){s[x], 0, 0, 0};
+        return;
+    case 2:
+        for (int x = 0; x < W; x++)
+            p[x] = (v4i){(int32_t)rs_premul(s[2 * x], s[2 * x + 1], 1), s[2 * x + 1], 0, 0};
+        return;
+    case 3:
+        for (int x = 0; x < W; x++)
+            p[x] = (v4i){s[3 * x], s[3 * x + 1], s[3 * x + 2], 0};
+        return;
+    default:
+        for (int x = 0; x < W; x++) {
+            unsigned a = s[4 * x + 3];
+            p[x] = (v4i){(int32_t)rs_premul(s[4 * x], a, 1), (int32_t)rs_premul(s[4 * x + 1], a, 1),
+                         (int32_t)rs_premul(s[4 * x + 2], a, 1), (int32_t)a};
+        }
     }
 }
 
@@ -87,31 +101,6 @@ static void hrow16(const uint16_t *s, int C, const rs_coeffs *ch, uint16_t *prem
             t[(size_t)x * C + c] = clamp_shift(acc, prec, 65535);
         }
     }
-}
-
-static void h_task(void *arg, int task, int thread)
-{
-    rs_ctx *x = arg;
-    const ts_image *in = x->in;
-    int C = in->channels, y0 = task * x->band, y1 = y0 + x->band < x->rows ? y0 + x->band : x->rows;
-    size_t ow = (size_t)x->ch.out_size;
-    void *buf = malloc(in->bytes == 1 ? sizeof(v4i) * (size_t)in->width
-                                      : sizeof(uint16_t) * (size_t)in->width * C);
-    if (!buf) {
-        __atomic_store_n(&x->failed, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    for (int y = y0; y < y1; y++) {
-        const void *row = (const char *)in->data + (size_t)(y + x->cv.first) * in->pitch;
-        uint16_t *t = x->tmp + (size_t)y * ow * C;
-        if (in->bytes == 1) {
-            widen8(row, in->width, C, buf);
-            hrow8(buf, &x->ch, C, t);
-        } else {
-            hrow16(row, C, &x->ch, buf, t);
-        }
-    }
-    free(buf);
 }
 
 /* acc[i] = half + sum_t rows[t][i] * k[t] over n samples (8-bit: int32 sums, as Pillow). */
@@ -164,26 +153,46 @@ static void unpremul_row(void *row, int W, int C, int bytes)
         }
 }
 
-static void v_task(void *arg, int task, int thread)
+/* Output rows [y0, y1): the horizontal pass of the input rows they read (lo .. hi - 1) into a
+ * band-sized intermediate that stays in cache, then the vertical pass. Neighbouring bands
+ * share a few input rows (the filter's support), computed by both. */
+static void band_task(void *arg, int task, int thread)
 {
     rs_ctx *x = arg;
-    const ts_image *out = x->out;
+    const ts_image *in = x->in, *out = x->out;
     int C = out->channels, oh = out->height, n = out->width * C;
     int y0 = task * x->band, y1 = y0 + x->band < oh ? y0 + x->band : oh;
-    void *acc = malloc(sizeof(int64_t) * (size_t)n);
+    int lo = x->cv.bounds[2 * y0], hi = lo;
+    for (int y = y0; y < y1; y++) {
+        int a = x->cv.bounds[2 * y], b = a + x->cv.bounds[2 * y + 1];
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    size_t wide = in->bytes == 1 ? sizeof(v4i) * (size_t)in->width
+                                 : sizeof(uint16_t) * (size_t)in->width * C;
+    uint16_t *tmp = malloc(sizeof *tmp * (size_t)(hi - lo) * n + 64);
+    void *buf = malloc(wide), *acc = malloc(sizeof(int64_t) * (size_t)n);
     const uint16_t **rows = malloc(sizeof *rows * (size_t)x->cv.ksize);
-    if (!acc || !rows) {
+    if (!tmp || !buf || !acc || !rows) {
         __atomic_store_n(&x->failed, 1, __ATOMIC_RELAXED);
-        free(acc);
-        free(rows);
-        return;
+        goto done;
+    }
+    for (int r = lo; r < hi; r++) {
+        const void *row = (const char *)in->data + (size_t)r * in->pitch;
+        uint16_t *t = tmp + (size_t)(r - lo) * n;
+        if (in->bytes == 1) {
+            widen8(row, in->width, C, buf);
+            hrow8(buf, &x->ch, C, t);
+        } else {
+            hrow16(row, C, &x->ch, buf, t);
+        }
     }
     for (int y = y0; y < y1; y++) {
         const int32_t *k = x->cv.kk + (size_t)y * x->cv.ksize;
-        int first = x->cv.bounds[2 * y] - x->cv.first, nt = x->cv.bounds[2 * y + 1];
+        int first = x->cv.bounds[2 * y] - lo, nt = x->cv.bounds[2 * y + 1];
         char *o = (char *)out->data + (size_t)y * out->pitch;
         for (int t = 0; t < nt; t++)
-            rows[t] = x->tmp + (size_t)(first + t) * n;
+            rows[t] = tmp + (size_t)(first + t) * n;
         if (out->bytes == 1)
             vrow8(rows, k, nt, n, acc, (uint8_t *)o);
         else
@@ -191,6 +200,9 @@ static void v_task(void *arg, int task, int thread)
         if (ts_has_alpha(C))
             unpremul_row(o, out->width, C, out->bytes);
     }
+done:
+    free(tmp);
+    free(buf);
     free(acc);
     free(rows);
 }
@@ -241,20 +253,10 @@ ts_status cpu_resize_run(const ts_job *job)
         rs_coeffs_free(&x.ch);
         return st;
     }
-    x.rows = x.cv.last - x.cv.first;
-    x.tmp = malloc((size_t)x.rows * ow * in->channels * sizeof *x.tmp);
-    if (!x.tmp) {
-        st = ts_fail(TS_ERR_NOMEM, "resize: out of memory for %d x %d intermediate", ow, x.rows);
-    } else {
-        x.band = cpu_band_rows(x.rows, 16);
-        cpu_for((x.rows + x.band - 1) / x.band, h_task, &x);
-        x.band = cpu_band_rows(oh, 16);
-        if (!x.failed)
-            cpu_for((oh + x.band - 1) / x.band, v_task, &x);
-        if (x.failed)
-            st = ts_fail(TS_ERR_NOMEM, "resize: out of memory for a row");
-    }
-    free(x.tmp);
+    x.band = RS_BAND;
+    cpu_for((oh + x.band - 1) / x.band, band_task, &x);
+    if (x.failed)
+        st = ts_fail(TS_ERR_NOMEM, "resize: out of memory for a band of rows");
     rs_coeffs_free(&x.ch);
     rs_coeffs_free(&x.cv);
     return st;
