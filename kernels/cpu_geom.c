@@ -93,7 +93,23 @@ static column_fn column_of(size_t px)
     }
 DEFINE_REVERSE(reverse1, uint8_t)
 DEFINE_REVERSE(reverse2, uint16_t)
-DEFINE_REVERSE(reverse3, px3)
+
+/* 3-byte pixels as 4-byte moves, as column3: the first pixel read (the row's last) and the last
+ * one written as 3 bytes, so no access leaves the rows. */
+static void reverse3(const char *src, int n, char *dst)
+{
+    if (n <= 0)
+        return;
+    memcpy(dst, src + 3 * (size_t)(n - 1), 3);
+    for (int i = 1; i < n; i++) {
+        uint32_t v;
+        memcpy(&v, src + 3 * (size_t)(n - 1 - i), 4);
+        if (i < n - 1)
+            memcpy(dst + 3 * (size_t)i, &v, 4);
+        else
+            memcpy(dst + 3 * (size_t)i, &v, 3);
+    }
+}
 DEFINE_REVERSE(reverse4, uint32_t)
 DEFINE_REVERSE(reverse6, px6)
 DEFINE_REVERSE(reverse8, uint64_t)

@@ -153,22 +153,31 @@ CPU_CLONES static void luma_sums8(const uint8_t *restrict s, int C, int n, int32
             sum[i] = km_luma_sum(s[4 * i], s[4 * i + 1], s[4 * i + 2]);
 }
 
-/* d = clamp(s + dq) on the colour samples, alpha copied. */
+static inline uint8_t add_sat8(int v, int q)
+{
+    v += q;
+    v = v < 0 ? 0 : v;
+    return (uint8_t)(v > 255 ? 255 : v);
+}
+
+/* d = clamp(s + dq) on the colour samples, alpha copied (unrolled: a loop over c keeps GCC from
+ * vectorizing). */
 CPU_CLONES static void luma_add8(const uint8_t *restrict s, int C, int n,
                                  const int16_t *restrict dq, uint8_t *restrict d)
 {
     if (C == 3)
-        for (int i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++) {
-                int v = s[3 * i + c] + dq[i];
-                d[3 * i + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
+        for (int i = 0; i < n; i++) {
+            int q = dq[i];
+            d[3 * i] = add_sat8(s[3 * i], q);
+            d[3 * i + 1] = add_sat8(s[3 * i + 1], q);
+            d[3 * i + 2] = add_sat8(s[3 * i + 2], q);
+        }
     else
         for (int i = 0; i < n; i++) {
-            for (int c = 0; c < 3; c++) {
-                int v = s[4 * i + c] + dq[i];
-                d[4 * i + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
+            int q = dq[i];
+            d[4 * i] = add_sat8(s[4 * i], q);
+            d[4 * i + 1] = add_sat8(s[4 * i + 1], q);
+            d[4 * i + 2] = add_sat8(s[4 * i + 2], q);
             d[4 * i + 3] = s[4 * i + 3];
         }
 }
