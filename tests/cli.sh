@@ -490,9 +490,11 @@ mk 2000 1500 3 8 9 "$T/big.png"
 mkdir -p "$T/bigs"
 for i in 1 2 3 4; do cp "$T/big.png" "$T/bigs/b$i.png"; done
 # interrupt SIGNAL STATUS DIR: a CPU batch stopped by SIGNAL after 1 s exits STATUS, no temp files.
+# The reference convolution (conv=cpu) keeps the batch busy past that second; the fast CPU
+# variant would finish it first.
 interrupt() {
     mkdir -p "$3"
-    "$TESSERA" --headless -q --backend cpu -j 2 -o "$3" --ops "gauss:31" "$T/bigs" 2>"$T/err" &
+    "$TESSERA" --headless -q --backend cpu -j 2 --variant conv=cpu -o "$3" --ops "gauss:31" "$T/bigs" 2>"$T/err" &
     pid=$!
     sleep 1
     kill -"$1" $pid 2>/dev/null
