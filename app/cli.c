@@ -13,7 +13,7 @@ enum {
     OPT_HEADLESS = 256, OPT_OPS, OPT_FORMAT, OPT_QUALITY, OPT_FORCE, OPT_BACKEND, OPT_VARIANT,
     OPT_REPORT, OPT_MAXPIX, OPT_LIST, OPT_VERSION, OPT_KEYS, OPT_FRAMES, OPT_SHOT, OPT_TIMINGS,
     OPT_SHARD, OPT_DEVICES, OPT_HUD, OPT_DEMO, OPT_NO_ORIENT, OPT_STRIP, OPT_LOSSLESS,
-    OPT_PNG_LEVEL, OPT_HELP_MAN, OPT_SKIP_EXISTING
+    OPT_PNG_LEVEL, OPT_HELP_MAN, OPT_SKIP_EXISTING, OPT_FILES_FROM, OPT_JSONL
 };
 
 /* The one option table: getopt's tables, --help and --help-man (the manual page) are made from it,
@@ -56,6 +56,15 @@ static const cli_opt options[] = {
                                    "SLURM_ARRAY_TASK_ID/_MIN/_STEP and SLURM_ARRAY_TASK_COUNT"},
     {"devices", 0, OPT_DEVICES, "all|0,1,..", "GPUs the batch deals images to (default: all "
                                               "usable)"},
+    {"files-from", 0, OPT_FILES_FROM, "FILE|-", "batch: read the input paths from FILE (- for "
+                                                "stdin) as they come, one a line, converting "
+                                                "while reading until the end of input; a relative "
+                                                "path's output mirrors it under -o DIR; implies "
+                                                "--headless, takes no INPUT"},
+    {"null", '0', '0', NULL, "--files-from's paths are NUL-separated (find -print0)"},
+    {"jsonl", 0, OPT_JSONL, NULL, "batch: one JSON line per image on stdout as it finishes, in "
+                                  "input order: input, output, status (ok or error), error, ms, "
+                                  "device"},
     {"max-pixels", 0, OPT_MAXPIX, "N|WxH", "refuse larger images (default 16384x16384)"},
     {"quiet", 'q', 'q', NULL, "only errors"},
     {"keys", 0, OPT_KEYS, "LIST", "viewer: replay keys, one a frame, e.g. \"e,b,Tab,],Ctrl+s\": "
@@ -506,6 +515,9 @@ int cli_parse(int argc, char **argv, app_options *o)
                 return usage_error("--png-level '%s': must be 0..9%s", arg, "");
             o->png_level = v == 0 ? TSIO_PNG_LEVEL_STORE : (int)v;
             break;
+        case OPT_FILES_FROM: o->files_from = arg; break;
+        case '0': o->files_nul = 1; break;
+        case OPT_JSONL: o->jsonl = 1; break;
         case ':':
             return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
         default:
@@ -514,8 +526,23 @@ int cli_parse(int argc, char **argv, app_options *o)
     }
     o->inputs = argv + optind;
     o->n_inputs = argc - optind;
+    if (o->files_nul && !o->files_from)
+        return usage_error("-0 says how --files-from's paths are separated: give --files-from%s%s",
+                           "", "");
+    if (o->files_from) {
+        o->headless = 1; /* --files-from is the batch's */
+        if (o->n_inputs)
+            return usage_error("--files-from reads the inputs from '%s': no INPUT arguments "
+                               "(here '%s')", o->files_from, o->inputs[0]);
+    }
+    if (o->jsonl && !o->headless)
+        return usage_error("--jsonl is the batch's: use it with --headless or --files-from%s%s",
+                           "", "");
+    if (o->jsonl && o->timings)
+        return usage_error("--timings and --jsonl both write to stdout: use --report FILE.json "
+                           "for the timings%s%s", "", "");
     if (o->headless && !o->list && !o->help && !o->version) {
-        if (o->n_inputs == 0)
+        if (o->n_inputs == 0 && !o->files_from)
             return usage_error("--headless needs at least one INPUT%s%s", "", "");
         if (!o->output)
             return usage_error("--headless needs -o DIR (or -o FILE for one input)%s%s", "", "");

@@ -36,6 +36,9 @@ typedef struct app_options {
     int devices_given;      /* --devices was on the command line */
     int n_devices;          /* --devices 0,1,...: the list; 0: all usable GPUs */
     int devices[APP_MAX_DEVICES];
+    const char *files_from; /* --files-from FILE|-: input paths read as they come (batch_stream.c) */
+    int files_nul;          /* -0: those paths are NUL-separated, not one a line */
+    int jsonl;              /* --jsonl: one JSON line per image on stdout as it finishes */
     /* viewer */
     const char *keys;       /* --keys "e,b,]" replayed at start */
     int frames;             /* --frames N: render N frames, then quit (0: run until closed) */

@@ -1,10 +1,12 @@
 #!/bin/sh
 # tests/engines.sh - `make engines-check`: tessera under the engines people run it on: a real
-# one-node Slurm job array (tools/slurm_check.sh). Each part skips where its engine is missing
-# (make engines-deps installs them). Ends with "N passed, N failed, N skipped" over all parts.
+# one-node Slurm job array (tools/slurm_check.sh) and a local Ray Data with two actors
+# (tests/ray_check.py, with the venv that `make engines-deps` makes, else python3). Each part
+# skips where its engine is missing. Ends with "N passed, N failed, N skipped" over all parts.
 BUILD=${1:-build}
+PY=.deps/venv/bin/python; [ -x "$PY" ] || PY=$(command -v python3 || echo python3)
 p=0 f=0 s=0 status=0
-for suite in "sh tools/slurm_check.sh $BUILD/tessera"; do
+for suite in "sh tools/slurm_check.sh $BUILD/tessera" "$PY tests/ray_check.py $BUILD/tessera"; do
     echo "== $suite"
     log=$(mktemp)
     $suite 2>&1 | tee "$log"

@@ -22,6 +22,7 @@ run_suite() {
 run_suite layout sh tests/layout.sh
 run_suite unit "$BUILD/test_unit"
 run_suite cli sh tests/cli.sh "$BUILD/tessera"
+run_suite stream sh tests/stream.sh "$BUILD/tessera"
 run_suite docs sh tests/docs.sh "$BUILD/tessera"
 [ -f tests/viewer.sh ] && run_suite viewer sh tests/viewer.sh "$BUILD/tessera"
 # resize against Pillow (Debian's python3-pil is seen by /usr/bin/python3); skips without it

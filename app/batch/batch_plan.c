@@ -10,6 +10,7 @@
  */
 #include "batch.h"
 #include "batch_source.h"
+#include "batch_stream.h"
 #include "photo.h"
 #include "util.h"
 
@@ -310,12 +311,19 @@ int batch_start(batch *b)
      * each was decoded and processed */
     if (!names_file && probe_writable(o->output) != 0)
         return 1;
-    b->src = batch_source_args(o, names_file ? NULL : o->output);
+    if (o->files_from && names_file) {
+        app_warn("-o %s: --files-from writes into a folder: give -o a directory", o->output);
+        return 2;
+    }
+    b->src = o->files_from ? batch_source_stream(o, &b->lock, &b->wake, 8 * o->jobs)
+                           : batch_source_args(o, names_file ? NULL : o->output);
+    if (!b->src)
+        return 2;
     /* the first inputs (two for -o FILE: it takes one image only), waiting for a slow source */
     pending *p = xcalloc(1, sizeof *p);
     b->pending = p;
     pthread_mutex_lock(&b->lock);
-    while (p->n < (names_file ? 2 : 1)) {
+    while (!o->files_from && p->n < (names_file ? 2 : 1)) { /* a stream starts before its first line */
         int r = b->src->next(b->src, &p->in[p->n]);
         if (r == 0)
             break;
@@ -325,7 +333,7 @@ int batch_start(batch *b)
             pthread_cond_wait(&b->wake, &b->lock);
     }
     pthread_mutex_unlock(&b->lock);
-    if (p->n == 0) {
+    if (p->n == 0 && !o->files_from) {
         app_warn("no images found in the inputs");
         if (b->made_output_dir)
             rmdir(o->output);

@@ -3,6 +3,7 @@
  * and the summary (images/s and MP/s, per device).
  */
 #include "batch.h"
+#include "batch_stream.h"
 #include "photo.h"
 #include "util.h"
 
@@ -217,6 +218,8 @@ void batch_retire(batch *b)
         if (it->ok && it->notice && !b->o->quiet)
             say_notices(b, it->notice);
         batch_report_item(b, it);
+        if (b->o->jsonl)
+            batch_jsonl_item(b, it);
         if (b->o->timings)
             batch_print_item_timings(b, it);
         if (it->skipped) {

@@ -317,3 +317,81 @@ void stream_write_record(FILE *f, const char *input, const char *output, const c
     fflush(f);
     free(b.s);
 }
+
+/* ---------------------------------------------------------------- the batch's hooks */
+
+typedef struct stream_source {
+    batch_source s;
+    stream_in *in;
+    int said_error;
+} stream_source;
+
+/* A line as the batch's input: its output mirrors stream_output_key under -o DIR. */
+static int stream_next(batch_source *src, batch_input *in)
+{
+    stream_source *ss = (stream_source *)src;
+    stream_line ln;
+    int r = stream_take(ss->in, &ln);
+    if (r <= 0) {
+        if (r < 0 && stream_error(ss->in) && !ss->said_error) {
+            ss->said_error = 1;
+            app_warn("--files-from: reading stopped: %s", strerror(stream_error(ss->in)));
+        }
+        return r < 0 ? 0 : -1;
+    }
+    memset(in, 0, sizeof *in);
+    in->path = ln.path;
+    in->key = stream_output_key(ln.path);
+    in->from_dir = 1;
+    if (ln.error) {
+        in->error = app_format("%s: line %ld: %s", ln.path, ln.no, ln.error);
+        free(ln.error);
+    } else if (path_is_dir(ln.path)) {
+        in->error = app_format("%s: a folder (--files-from takes image files, one a line)",
+                               ln.path);
+    }
+    return 1;
+}
+
+static void stream_source_close(batch_source *src)
+{
+    stream_source *ss = (stream_source *)src;
+    stream_close(ss->in);
+    free(ss);
+}
+
+batch_source *batch_source_stream(const app_options *o, pthread_mutex_t *lock,
+                                  pthread_cond_t *wake, int queue)
+{
+    stream_in *in = stream_open(o->files_from, o->files_nul, queue, lock, wake);
+    if (!in)
+        return NULL;
+    stream_source *ss = xcalloc(1, sizeof *ss);
+    ss->s.next = stream_next;
+    ss->s.close = stream_source_close;
+    ss->in = in;
+    return &ss->s;
+}
+
+void batch_jsonl_item(const batch *b, const item *it)
+{
+    /* --skip-existing: the output is there, whole, from an earlier run */
+    const char *status = it->skipped ? "skipped" : it->ok ? "ok" : "error";
+    char dev[32];
+    const char *device = NULL;
+    if (it->device >= 0 && it->device < b->n_devs) {
+        int id = b->devs[it->device].id;
+        if (id < 0)
+            snprintf(dev, sizeof dev, "cpu");
+        else
+            snprintf(dev, sizeof dev, "cuda:%d", id);
+        device = dev;
+    }
+    /* the error without the "INPUT: " its line starts with: the record names the input */
+    const char *err = it->ok || it->skipped ? NULL : it->error ? it->error : "not done";
+    size_t n = strlen(it->input);
+    if (err && strncmp(err, it->input, n) == 0 && err[n] == ':' && err[n + 1] == ' ')
+        err += n + 2;
+    stream_write_record(stdout, it->input, it->ok || it->skipped ? it->output : NULL, status, err,
+                        it->total_ms, device);
+}

@@ -4,6 +4,9 @@
 #ifndef TS_BATCH_STREAM_H
 #define TS_BATCH_STREAM_H
 
+#include "batch.h"
+#include "batch_source.h"
+
 #include <pthread.h>
 #include <stdio.h>
 
@@ -44,5 +47,14 @@ char *stream_output_key(const char *line);
  * surrogateescape: os.fsencode gives the path's bytes back). The caller serializes calls. */
 void stream_write_record(FILE *f, const char *input, const char *output, const char *status,
                          const char *error, double ms, const char *device);
+
+/* The batch's hooks. --files-from as the batch's source (batch_source.h): each line an input whose
+ * output mirrors stream_output_key under -o DIR; a bad line an input that fails with its reason.
+ * next() never blocks: -1 while no line is queued (the reader signals `wake`). At most `queue`
+ * lines wait read ahead. NULL after saying why. */
+batch_source *batch_source_stream(const app_options *o, pthread_mutex_t *lock,
+                                  pthread_cond_t *wake, int queue);
+/* --jsonl: the record of an item as it retires (written, or failed with its reason). */
+void batch_jsonl_item(const batch *b, const item *it);
 
 #endif
