@@ -63,8 +63,8 @@ static const cli_opt options[] = {
                                                 "--headless, takes no INPUT"},
     {"null", '0', '0', NULL, "--files-from's paths are NUL-separated (find -print0)"},
     {"jsonl", 0, OPT_JSONL, NULL, "batch: one JSON line per image on stdout as it finishes, in "
-                                  "input order: input, output, status (ok or error), error, ms, "
-                                  "device"},
+                                  "input order: input, output, status (ok, error or "
+                                  "skipped), error, ms, device"},
     {"max-pixels", 0, OPT_MAXPIX, "N|WxH", "refuse larger images (default 16384x16384)"},
     {"quiet", 'q', 'q', NULL, "only errors"},
     {"keys", 0, OPT_KEYS, "LIST", "viewer: replay keys, one a frame, e.g. \"e,b,Tab,],Ctrl+s\": "

@@ -88,6 +88,12 @@ else
     skip "one line in, its record out" "no python3"
 fi
 
+# ---- --skip-existing: a second run over the same list skips what the first wrote
+(cd "$T/in" && "$TESSERA" --files-from "$T/list" --jsonl -q --skip-existing -o "$T/out" --ops flip,gauss:3 >"$T/rec6" 2>/dev/null); rc=$?
+[ "$(count '"status": "skipped"' "$T/rec6")" = 3 ] && [ "$(count '"status": "error"' "$T/rec6")" = 3 ] &&
+    grep -q '"input": "a.png", "output": "'"$T"'/out/a.png", "status": "skipped", "error": null' "$T/rec6" &&
+    ok "--skip-existing: the written ones are skipped records with their output" || { cat "$T/rec6" >"$T/err"; bad "--skip-existing: the written ones are skipped records (exit $rc)"; }
+
 # ---- --jsonl in a plain batch; --shard over a list; the usage errors
 (cd "$T/in" && "$TESSERA" --headless --jsonl -q -r -o "$T/o5" a.png sub >"$T/rec5" 2>/dev/null); rc=$?
 [ $rc = 0 ] && [ "$(count '"status": "ok"' "$T/rec5")" = 3 ] && ok "--jsonl with INPUT arguments: one record each" || bad "--jsonl with INPUT arguments (exit $rc)"
