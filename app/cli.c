@@ -79,6 +79,9 @@ static const cli_opt options[] = {
     {"geometry", 'g', 'g', "WxH", "viewer: the window's initial size (also TESSERA_GEOMETRY)"},
     {"slideshow", 'S', 'S', "SEC", "viewer: next image every SEC seconds (0.1..86400; the S key "
                                    "toggles)"},
+    {"thumbnails", 't', 't', NULL, "viewer: open on a grid of thumbnails (Enter opens one and "
+                                   "goes back; made on the GPU when there is one, cached in "
+                                   "$XDG_CACHE_HOME/tessera)"},
     {"hud", 0, OPT_HUD, "off|line|full", "viewer: at start no HUD, a status line or the full "
                                          "panel (default: the line, the panel while a chain is "
                                          "on and in --demo; i cycles)"},
@@ -404,6 +407,7 @@ static int viewer_option(int c, const char *arg, app_options *o)
             return usage_error("--hud '%s': use off, line or full%s", arg, "");
         break;
     case OPT_DEMO: o->demo = 1; break;
+    case 't': o->thumbs = 1; break;
     default:
         return -1;
     }

@@ -46,6 +46,7 @@ typedef struct app_options {
     int fullscreen;         /* -f, --fullscreen */
     const char *geometry;   /* -g, --geometry WxH: the window's initial size */
     int slideshow_ms;       /* -S, --slideshow SECONDS: next image every SECONDS (0: off) */
+    int thumbs;             /* -t: the viewer opens on the thumbnail grid */
     int hud;                /* --hud off|line|full: 0, 1, 2; -1 (default): the line, the full
                                panel while a chain is on and in --demo */
     int demo;               /* --demo: step each family through its variants */

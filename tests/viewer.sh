@@ -366,6 +366,86 @@ else
     skip "large JPEG preview" "python3 with PIL missing"
 fi
 
+# ---------------------------------------------------------------- thumbnail mode (-t)
+
+# -t: a grid of the folder's thumbnails (the selected one framed), made into an empty cache, then
+# read back from it; a changed file is made again; Enter opens the selected image (the same
+# screen as opening it directly) and Enter goes back; a file that cannot be shown gets a cell.
+# A JPEG whose EXIF holds a thumbnail of the picture's proportions shows that thumbnail (blue
+# here, the picture red); one with a padded thumbnail (other proportions) is decoded instead.
+mkdir -p "$T/th"
+cp "$T/in/rgb.png" "$T/th/a.png"
+cp "$T/in/small.png" "$T/th/b.png"
+cp "$T/in/rgb16.png" "$T/th/c.png"
+cp "$T/in/bad.png" "$T/th/d.png"
+thumbs() { # NAME ARGS...: thumbnail mode, not quiet (its summary line); $rc, log in $T/th_NAME.log
+    n=$1; shift
+    env XDG_CACHE_HOME="$T/cache" TESSERA_GEOMETRY=800x600 $OFF timeout 60 "$TESSERA" --backend cpu \
+        -t "$@" >"$T/out" 2>"$T/th_$n.log"
+    rc=$?
+}
+thumbs cold --frames 1 --screenshot "$T/th_cold.png" "$T/th"
+[ "$rc" = 0 ] && grep -q "thumbnails of 4 files .*: the first screen (4 cells) at .*, all 4 made at .*; 0 from the cache, 3 made, 1 failed" "$T/th_cold.log" &&
+    ok "-t: 4 cells, 3 thumbnails made, the bad file failed: $(grep -o 'the first screen.*failed' "$T/th_cold.log")" ||
+    bad "-t (exit $rc): $(head -c 400 "$T/th_cold.log")"
+check "-t: the grid is not blank" notblank "$T/th_cold.png"
+[ "$(ls "$T/cache/tessera/thumbs-160" 2>/dev/null | grep -c '\.tth$')" = 3 ] &&
+    ! ls -a "$T/cache/tessera/thumbs-160" | grep -q 'tth\.' &&
+    ok "-t: 3 thumbnails cached in \$XDG_CACHE_HOME/tessera, no temporary files left" ||
+    bad "-t cache: $(ls -a "$T/cache/tessera/thumbs-160" 2>&1 | tr '\n' ' ')"
+thumbs warm --frames 1 --screenshot "$T/th_warm.png" "$T/th"
+grep -q "3 from the cache, 0 made, 1 failed" "$T/th_warm.log" && ok "-t again: all 3 from the cache" ||
+    bad "-t again: $(head -c 300 "$T/th_warm.log")"
+check "-t from the cache: the same grid" same "$T/th_warm.png" "$T/th_cold.png"
+sleep 0.01
+cp "$T/in/ga.png" "$T/th/b.png" # another picture under the same name: size and mtime change
+thumbs changed --frames 1 --screenshot "$T/th_changed.png" "$T/th"
+grep -q "2 from the cache, 1 made, 1 failed" "$T/th_changed.log" && check "-t: a changed file is made again" differ "$T/th_changed.png" "$T/th_warm.png" ||
+    bad "-t changed file: $(head -c 300 "$T/th_changed.log")"
+thumbs open --hud off --keys "Right,Return,=" --frames 1 --screenshot "$T/th_open.png" "$T/th"
+view "b direct" $OFF -- --hud off --keys "=" --frames 1 --screenshot "$T/th_direct.png" "$T/th/b.png"
+check "-t: Right then Enter opens the second image" same "$T/th_open.png" "$T/th_direct.png"
+thumbs back --keys "Right,Return,Return,Left" --frames 1 --screenshot "$T/th_back.png" "$T/th"
+check "-t: Enter in the image goes back to the grid" same "$T/th_back.png" "$T/th_changed.png"
+thumbs keys --keys "End,Home,Down,Up,PageDown,PageUp,l,h,j,k,G,g,n,p,WheelDown,WheelUp,b,e,i,?,Escape" --frames 1 "$T/th"
+expect_rc "-t: the grid's keys run (exit 0)" 0
+view "return" $OFF -- --keys "Return,Return" --frames 1 --screenshot "$T/th_ret.png" "$T/th/a.png" "$T/th/b.png"
+expect_rc "Enter in image mode opens the grid, Enter again the image" 0
+if [ -n "$PY" ] && "$PY" -c "import PIL" 2>/dev/null; then
+    "$PY" - "$T/ex" <<'PY'
+import io, os, struct, sys
+from PIL import Image
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+def exif(thumb):  # IFD0 (Orientation 1) and IFD1 pointing at a JPEG thumbnail
+    ifd1_at = 8 + 2 + 12 + 4
+    ifd0 = struct.pack('<HHHII', 1, 0x0112, 3, 1, 1) + struct.pack('<I', ifd1_at)
+    at = ifd1_at + 2 + 3 * 12 + 4
+    ifd1 = struct.pack('<H', 3) + struct.pack('<HHII', 0x0103, 3, 1, 6) + \
+        struct.pack('<HHII', 0x0201, 4, 1, at) + struct.pack('<HHII', 0x0202, 4, 1, len(thumb)) + \
+        struct.pack('<I', 0)
+    return b'Exif\0\0' + b'II*\0' + struct.pack('<I', 8) + ifd0 + ifd1 + thumb
+def jpeg(im):
+    b = io.BytesIO(); im.save(b, 'JPEG', quality=95); return b.getvalue()
+red = Image.new('RGB', (1600, 1200), (230, 20, 20))
+red.save(os.path.join(out, 'a_exif.jpg'), quality=90, exif=exif(jpeg(Image.new('RGB', (160, 120), (20, 20, 230)))))
+red.save(os.path.join(out, 'b_padded.jpg'), quality=90, exif=exif(jpeg(Image.new('RGB', (160, 160), (20, 20, 230)))))
+PY
+    thumbs exif --frames 1 --screenshot "$T/th_exif.png" "$T/ex"
+    "$PY" - "$T/th_exif.png" >"$T/err" 2>&1 <<'PY' && ok "-t: an EXIF thumbnail of the picture's proportions is used, a padded one is not" || bad "-t EXIF thumbnails: $(cat "$T/err")"
+import sys, cv2
+im = cv2.imread(sys.argv[1])
+# cells of 172 px, centred: 4 columns in 800 px start at x = 56; the thumbnail's centre
+a, b = im[6 + 80, 56 + 6 + 80], im[6 + 80, 56 + 172 + 6 + 80]
+if not (a[0] > 150 and a[2] < 100):
+    sys.exit(f"first cell {a.tolist()}: want blue (the EXIF thumbnail)")
+if not (b[2] > 150 and b[0] < 100):
+    sys.exit(f"second cell {b.tolist()}: want red (decoded; the padded thumbnail left alone)")
+PY
+else
+    skip "-t EXIF thumbnails" "python3 with PIL and cv2 missing"
+fi
+
 view "gray+alpha" $OFF -- --ops edge --frames 1 --screenshot "$T/off_ga.png" "$T/in/ga.png"
 expect_rc "offscreen: gray+alpha image" 0
 

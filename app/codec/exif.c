@@ -140,6 +140,69 @@ int tsio_exif_has_thumbnail(const unsigned char *exif, size_t len)
     return exif && open_ifd0(exif, len, &t, &ifd, &n) == 0 && rd32(&t, ifd + 2 + 12 * (size_t)n);
 }
 
+int tsio_exif_thumbnail(const unsigned char *exif, size_t len, size_t *off, size_t *thumb_len)
+{
+    tiff t;
+    size_t ifd;
+    unsigned n;
+    if (!exif || open_ifd0(exif, len, &t, &ifd, &n) != 0)
+        return 0;
+    uint32_t ifd1 = rd32(&t, ifd + 2 + 12 * (size_t)n);
+    if (ifd1 < 8 || ifd1 > t.len - 2)
+        return 0;
+    unsigned n1 = rd16(&t, ifd1);
+    if (n1 > MAX_ENTRIES || (t.len - ifd1 - 2) / 12 < n1)
+        return 0;
+    uint32_t at = 0, size = 0;
+    for (unsigned i = 0; i < n1; i++) { /* JPEGInterchangeFormat(Length): LONG x1 each */
+        size_t e = ifd1 + 2 + 12 * (size_t)i;
+        unsigned tag = rd16(&t, e);
+        if ((tag == 0x0201 || tag == 0x0202) && rd16(&t, e + 2) == 4 && rd32(&t, e + 4) == 1)
+            *(tag == 0x0201 ? &at : &size) = rd32(&t, e + 8);
+    }
+    if (at < 8 || size < 4 || at > t.len || t.len - at < size)
+        return 0;
+    *off = (size_t)(t.b - exif) + at;
+    *thumb_len = size;
+    return 1;
+}
+
+int tsio_jpeg_exif(const unsigned char *buf, size_t len, const unsigned char **exif,
+                   size_t *exif_len, int *w, int *h)
+{
+    *exif = NULL;
+    *exif_len = 0;
+    *w = *h = 0;
+    if (len < 4 || buf[0] != 0xFF || buf[1] != 0xD8)
+        return -1;
+    for (size_t i = 2; i + 4 <= len;) {
+        if (buf[i] != 0xFF)
+            return -1;
+        unsigned m = buf[i + 1];
+        if (m == 0xFF) { /* fill bytes */
+            i++;
+            continue;
+        }
+        size_t seg = (size_t)buf[i + 2] << 8 | buf[i + 3];
+        if (m == 0xDA || m == 0xD9) /* the first scan (or the end): the header is over */
+            return *w > 0 && *h > 0 ? 0 : -1;
+        if (seg < 2 || seg > len - i - 2)
+            return -1;
+        const unsigned char *s = buf + i + 4;
+        if (m == 0xE1 && !*exif && seg >= 8 && memcmp(s, "Exif\0\0", 6) == 0) {
+            *exif = s;
+            *exif_len = seg - 2;
+        }
+        /* SOF0..15 but DHT (C4), JPG (C8) and DAC (CC): precision, height, width */
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC && seg >= 7) {
+            *h = s[1] << 8 | s[2];
+            *w = s[3] << 8 | s[4];
+        }
+        i += 2 + seg;
+    }
+    return -1;
+}
+
 size_t tsio_exif_make(int o, unsigned char out[26])
 {
     static const unsigned char head[] = {'I', 'I', 42, 0, 8, 0, 0, 0, /* IFD0 at 8 */

@@ -34,6 +34,15 @@ unsigned char *tsio_exif_without_thumbnail(const unsigned char *exif, size_t len
 /* 1 when IFD0 links to an IFD1 (a thumbnail). */
 int tsio_exif_has_thumbnail(const unsigned char *exif, size_t len);
 
+/* The thumbnail IFD1 holds (JPEGInterchangeFormat and its length): *off (from the block's start,
+ * a leading "Exif\0\0" included) and *thumb_len, both inside the block. 1 when there is one. */
+int tsio_exif_thumbnail(const unsigned char *exif, size_t len, size_t *off, size_t *thumb_len);
+/* A JPEG's EXIF block (APP1 "Exif\0\0", prefix included; NULL and 0 when absent) and its size
+ * from the frame header, read from the markers before the first scan and nothing after: 0 on
+ * success, -1 for a malformed marker sequence or no frame header before the scan. */
+int tsio_jpeg_exif(const unsigned char *buf, size_t len, const unsigned char **exif,
+                   size_t *exif_len, int *w, int *h);
+
 /* A minimal little-endian EXIF block holding only Orientation `o` (1..8): how a TIFF's own
  * orientation tag is carried in tsio_meta. Writes 26 bytes into out; returns 26 (0 for a bad o). */
 size_t tsio_exif_make(int o, unsigned char out[26]);

@@ -131,6 +131,8 @@ static void print_paint(const viewer *v)
  * a file just opened or a chain just changed. */
 static int busy(const viewer *v)
 {
+    if (v->grid.on) /* the thumbnails' threads wake the loop as each one is made */
+        return 0;
     /* a preview waits without frames: the decode thread wakes the loop (an SDL user event) */
     return (v->run.dirty && !vw_run_loading(&v->run)) || (v->ui.hud && vw_run_live_work(&v->run)) ||
            vw_bench_pending(&v->bench, &v->run) || (v->demo.on && !v->demo.done) ||
@@ -161,6 +163,34 @@ static int wait_idle(const viewer *v)
  * resampled view after box cells) before it ends the run anyway. */
 #define VW_LAST_WAIT 3000
 
+/* A frame of thumbnail mode: the grid and its status line. The last frame of --frames or
+ * --screenshot waits for every thumbnail (each is made or fails, so it comes). 1: the last. */
+static int grid_frame(viewer *v, long total, vw_frame *parts)
+{
+    const app_options *o = v->o;
+    double t0 = now_ms();
+    int s = vw_ui_scale(v->win.ww, v->win.wh);
+    int filled = vw_grid_draw(&v->grid, &v->win, &v->files, s);
+    char t[sizeof v->win.title];
+    snprintf(t, sizeof t, "tessera - thumbnails - %d images", v->files.n);
+    vw_win_title(&v->win, t);
+    int last = total > 0 && v->frame_no + 1 >= total && filled &&
+               vw_thumbs_finished(&v->grid.th);
+    int shot = last && o->screenshot;
+    if (shot && vw_win_screenshot(&v->win, o->screenshot) != 0)
+        v->status = 1;
+    double end = vw_win_present(&v->win);
+    parts->draw = (float)(end - t0);
+    if (filled && v->grid.screen_ms == 0) {
+        const vw_grid_geom *m = &v->grid.geom;
+        int first = m->top * m->cols, end_cell = (m->top + m->rows) * m->cols;
+        v->grid.screen_ms = end - v->started;
+        v->grid.screen_cells = (end_cell < v->grid.n ? end_cell : v->grid.n) - first;
+    }
+    record(v, end, parts, 0, 0, shot, 0);
+    return last;
+}
+
 /* Frames: each replayed key gets its own frame; then --frames N more (1 with --screenshot only);
  * no --frames and no --screenshot: until closed, waiting for events when nothing changes. */
 static void loop(viewer *v, const vw_key *keys, int n_keys)
@@ -186,6 +216,13 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         }
         if (!v->running)
             break;
+        if (v->grid.on) {
+            int last = grid_frame(v, total, &parts);
+            v->frame_no++;
+            if (last)
+                break;
+            continue;
+        }
         vw_events_follow_hud(v);
         double t0 = now_ms();
         int demo = v->demo.on && !v->demo.done; /* the demo times its rungs itself */
@@ -274,6 +311,22 @@ static void print_summary(const viewer *v)
     print_paint(v);
 }
 
+/* Thumbnail mode with --frames: when the first screen and the whole grid were there. */
+static void print_grid(const viewer *v)
+{
+    const vw_grid *g = &v->grid;
+    const vw_thumbs *t = &g->th;
+    char all[64] = "not all made by the end";
+    if (t->all_ms > 0 || t->n == 0)
+        snprintf(all, sizeof all, "all %d made at %.0f ms", t->n,
+                 t->n ? t->started - v->started + t->all_ms : 0);
+    fprintf(stderr, "tessera: viewer: thumbnails of %d files (%d threads, %s): the first screen "
+            "(%d cells) at %.0f ms after start, %s; %d from the cache, %d made, %d failed; cache "
+            "%s\n", t->n, t->threads, ts_pipeline_on_gpu(v->run.pipe) ? "GPU resize" : "CPU",
+            g->screen_cells, g->screen_ms, all, t->cached, t->done - t->cached - t->failed,
+            t->failed, t->dir[0] ? t->dir : "none");
+}
+
 /* --demo: each rung's time and speedup, one line a family, for the log of a talk's run. */
 static void print_demo(const viewer *v)
 {
@@ -319,6 +372,7 @@ static void viewer_free(viewer *v)
 {
     vw_load_free(&v->run.load); /* before SDL_Quit: the thread's last act is wake() */
     vw_bench_free(&v->bench);
+    vw_grid_free(&v->grid); /* its threads end before SDL does (they wake the loop) */
     vw_tex_free(&v->tex);
     vw_win_close(&v->win);
     vw_run_free(&v->run);
@@ -380,7 +434,7 @@ int viewer_main(const app_options *o)
             v->status = 1;
             goto done;
         }
-        if (v->files.n)
+        if (v->files.n && !o->thumbs)
             vw_open(v, 0);
         v->image_ready = now_ms() - v->started;
         const vw_run *r = &v->run; /* the window is sized for the file, not for its preview */
@@ -391,12 +445,16 @@ int viewer_main(const app_options *o)
             v->status = 0;
             if (o->fullscreen && vw_win_toggle_fullscreen(&v->win) != 0)
                 app_warn("--fullscreen: %s", SDL_GetError());
+            if (o->thumbs)
+                vw_events_thumbnails(v, 0);
             v->slide_at = now_ms() + v->slide_ms;
             if (o->demo) /* each rung stays 1.5 s (a talk; with --frames too, to measure its
                             frame rate); for a screenshot, none */
                 vw_demo_start(&v->demo, &v->run, o->screenshot ? 0 : 1500);
             loop(v, keys, n_keys);
-            if (o->frames && !o->quiet)
+            if (o->frames && !o->quiet && v->grid.started)
+                print_grid(v);
+            if (o->frames && !o->quiet && !o->thumbs)
                 print_summary(v);
             if (o->demo && !o->quiet)
                 print_demo(v);

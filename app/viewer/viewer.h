@@ -17,12 +17,16 @@
  *   viewer_anim.c    an animated GIF's frames (vw_anim; stb's GIF decoder under a budget)
  *   viewer_demo.c    --demo (vw_demo): each family's variants, rung by rung, timed
  *   viewer_bench.c   the speedup-over-naive measurement (vw_bench), one run per frame
+ *   viewer_thumbs.c  thumbnail mode's thumbnails (vw_thumbs): made on worker threads, the cells
+ *                    on screen first (a JPEG's EXIF thumbnail, else its reduced decode, then the
+ *                    resize op), cached on disk; the grid's layout
  *
  *   SDL:
  *   viewer_win.c     the window (vw_win): set-up, renderer, title, fullscreen, present, pacing
  *   viewer_tex.c     the display textures (vw_tex): filling them, drawing the image
  *   viewer_text.c    text (stb_easy_font, with a '|' unlike 'l') and filled rectangles
  *   viewer_hud.c     the UI (vw_ui): the HUD panel or status line, help, messages, labels, toasts
+ *   viewer_grid.c    thumbnail mode (vw_grid, -t and Enter): the grid, its textures, its line
  *   viewer_events.c  commands: keys, mouse, window events and dropped files -> the parts
  *   viewer.c         viewer_main: start, the frame loop, frame timing, the exit summary
  *

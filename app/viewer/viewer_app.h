@@ -10,6 +10,7 @@
 #include "viewer_bench.h"
 #include "viewer_demo.h"
 #include "viewer_files.h"
+#include "viewer_grid.h"
 #include "viewer_hud.h"
 #include "viewer_run.h"
 #include "viewer_stats.h"
@@ -27,6 +28,7 @@ typedef struct viewer {
     vw_tex tex;       /* viewer_tex.c */
     vw_view view;     /* viewer_view.c */
     vw_ui ui;         /* viewer_hud.c */
+    vw_grid grid;     /* viewer_grid.c: thumbnail mode */
     int compare;      /* before | after */
     int dragging;     /* the left button is down: motion pans */
     int slideshow;    /* on: the next image every slide_ms */

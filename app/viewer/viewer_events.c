@@ -280,9 +280,72 @@ static void act(viewer *v, vw_action a, double ax, double ay)
     }
 }
 
+/* ---------------------------------------------------------------- thumbnail mode */
+
+void vw_events_thumbnails(viewer *v, int sel)
+{
+    const app_options *o = v->o;
+    if (v->files.n == 0 || vw_grid_start(&v->grid, &v->files, o->jobs, o->backend, o->max_pixels,
+                                         v->run.load.wake) != 0)
+        return;
+    v->grid.on = 1;
+    v->grid.sel = sel < v->grid.n ? sel : 0;
+    v->ui.help = 0;
+    v->slideshow = 0;
+}
+
+/* The grid's keys, as nsxiv's: arrows and hjkl move, g G (Home End) the first and the last,
+ * PageUp PageDown a screen, n p Space BackSpace one, the wheel a row, Enter opens; q, f and ?
+ * as in image mode. The other keys (ops, zoom) do nothing here. */
+static void grid_key(viewer *v, vw_key k, vw_action a, double ax, double ay)
+{
+    vw_grid *g = &v->grid;
+    int cols = g->geom.cols > 0 ? g->geom.cols : 1;
+    int page = cols * (g->geom.rows > 2 ? g->geom.rows - 1 : 1);
+    if (k.code == VK_PAGEDOWN || k.code == VK_PAGEUP) {
+        vw_grid_move(g, k.code == VK_PAGEDOWN ? page : -page);
+        return;
+    }
+    switch (a) {
+    case VA_PAN_LEFT: case VA_PREV: vw_grid_move(g, -1); break;
+    case VA_PAN_RIGHT: case VA_NEXT: vw_grid_move(g, 1); break;
+    case VA_PAN_UP: case VA_ZOOM_IN: vw_grid_move(g, -cols); break;
+    case VA_PAN_DOWN: case VA_ZOOM_OUT: vw_grid_move(g, cols); break;
+    case VA_FIRST: vw_grid_move(g, -g->n); break;
+    case VA_LAST: vw_grid_move(g, g->n); break;
+    case VA_THUMBS:
+        if (g->sel < v->files.n) {
+            g->on = 0;
+            vw_open(v, g->sel);
+        }
+        break;
+    case VA_QUIT: case VA_ESCAPE: case VA_HELP: case VA_FULLSCREEN: act(v, a, ax, ay); break;
+    default: break;
+    }
+}
+
 void vw_events_key(viewer *v, vw_key k, double ax, double ay)
 {
-    act(v, vw_key_action(k), ax, ay);
+    vw_action a = vw_key_action(k);
+    if (v->grid.on)
+        grid_key(v, k, a, ax, ay);
+    else if (a == VA_THUMBS)
+        vw_events_thumbnails(v, v->files.cur);
+    else
+        act(v, a, ax, ay);
+}
+
+/* A click selects a thumbnail, a double click opens it. */
+static void grid_click(viewer *v, const SDL_MouseButtonEvent *b)
+{
+    vw_grid *g = &v->grid;
+    int x0 = (v->win.ww - g->geom.cols * g->geom.cell) / 2;
+    int i = vw_grid_hit(&g->geom, g->n, b->x - x0, b->y);
+    if (b->button != SDL_BUTTON_LEFT || i < 0)
+        return;
+    g->sel = i;
+    if (b->clicks >= 2)
+        grid_key(v, (vw_key){VK_RETURN, 0}, VA_THUMBS, 0, 0);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -354,10 +417,17 @@ static void on_event(viewer *v, const SDL_Event *e, int *dropped)
         break;
     case SDL_MOUSEWHEEL:
         SDL_GetMouseState(&mx, &my);
-        if (e->wheel.y)
+        if (e->wheel.y && v->grid.on)
+            grid_key(v, (vw_key){0, 0}, e->wheel.y > 0 ? VA_ZOOM_IN : VA_ZOOM_OUT, mx, my);
+        else if (e->wheel.y)
             act(v, e->wheel.y > 0 ? VA_ZOOM_IN : VA_ZOOM_OUT, mx, my);
         break;
-    case SDL_MOUSEBUTTONDOWN: v->dragging |= e->button.button == SDL_BUTTON_LEFT; break;
+    case SDL_MOUSEBUTTONDOWN:
+        if (v->grid.on)
+            grid_click(v, &e->button);
+        else
+            v->dragging |= e->button.button == SDL_BUTTON_LEFT;
+        break;
     case SDL_MOUSEBUTTONUP: v->dragging &= e->button.button != SDL_BUTTON_LEFT; break;
     case SDL_MOUSEMOTION:
         if (v->dragging)
@@ -380,8 +450,10 @@ int vw_events_poll(viewer *v)
         on_event(v, &e, &dropped);
         n++;
     }
-    if (dropped >= 0)
+    if (dropped >= 0) {
+        v->grid.on = 0; /* the grid holds the files it started with: the drop opens as an image */
         vw_open(v, dropped);
+    }
     return n;
 }
 

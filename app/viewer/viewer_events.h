@@ -8,6 +8,8 @@
 #include "viewer_app.h"
 #include "viewer_keys.h"
 
+/* Thumbnail mode, `sel` selected: the grid's thumbnails start being made the first time. */
+void vw_events_thumbnails(viewer *v, int sel);
 /* Handles the events waiting in SDL's queue; returns how many there were. */
 int vw_events_poll(viewer *v);
 /* One key's action; (ax, ay) is the point a zoom keeps in place (the cursor). */

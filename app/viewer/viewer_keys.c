@@ -52,6 +52,7 @@ static const struct {
     {{'c', 0}, VA_COMPARE},        {{'i', 0}, VA_HUD},
     /* hjkl pans, so live mode is on L (with B, the other demo key) */
     {{'L', 0}, VA_LIVE},           {{'B', 0}, VA_BENCH},
+    {{VK_RETURN, 0}, VA_THUMBS},   /* as nsxiv's Return */
     {{'s', 1}, VA_SAVE},
     {{'?', 0}, VA_HELP},           {{VK_F1, 0}, VA_HELP},
     {{VK_ESCAPE, 0}, VA_ESCAPE},   {{'q', 0}, VA_QUIT},
@@ -96,6 +97,7 @@ static const struct {
     {VA_LIVE, "live: re-run every frame (HUD shown)", NULL},
     {VA_BENCH, "measure speedups now", NULL},
     {VA_SAVE, "save NAME.tessera.png", NULL},
+    {VA_THUMBS, "thumbnails; there: open the selected image", NULL},
     {VA_HELP, "this help", NULL},
     {VA_ESCAPE, "close this help, else quit", NULL},
     {VA_QUIT, "quit", NULL},

@@ -1,0 +1,49 @@
+#!/bin/sh
+# tools/bench_thumbs.sh - thumbnail mode (-t) on a folder of N 12 MP JPEGs, CPU backend, under
+# Xvfb: the first screen, the whole grid with an empty cache, and the whole grid again from the
+# cache. The JPEGs are made here (not committed): 20 different 4000x3000 crops of a bundled photo
+# with a little noise, as a camera's q90 files, copied to N names.
+# Usage: sh tools/bench_thumbs.sh [build/tessera] [N] [DIR]   (defaults: build/tessera 1000 a
+# temporary folder, removed afterwards; TESSERA_GEOMETRY sets the window, default 800x600).
+cd "$(dirname "$0")/.." || exit 1
+TESSERA=${1:-build/tessera}
+N=${2:-1000}
+DIR=${3:-}
+PY=/usr/bin/python3
+T=$(mktemp -d /tmp/tessera-thumbs.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+[ -n "$DIR" ] || DIR="$T/photos"
+mkdir -p "$DIR"
+if [ "$(ls "$DIR" | wc -l)" -lt "$N" ]; then
+    "$PY" - "$DIR" "$N" assets/seeding_by_Clements_Engelhardt.jpg <<'PY' || exit 1
+import os, shutil, sys
+import numpy as np
+from PIL import Image
+out, n, src = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+im = Image.open(src).convert("RGB")
+W, H = im.size
+rng = np.random.default_rng(7)
+made = []
+for k in range(min(20, n)):
+    cw = int(W * rng.uniform(0.6, 1.0))
+    ch = cw * 3 // 4
+    x, y = int(rng.integers(0, W - cw + 1)), int(rng.integers(0, max(1, H - ch) + 1))
+    crop = im.crop((x, y, x + cw, y + ch)).resize((4000, 3000), Image.BICUBIC)
+    a = np.asarray(crop).astype(np.int16)
+    a = np.clip(a + rng.normal(0, 3, a.shape), 0, 255).astype(np.uint8)
+    p = os.path.join(out, f"img{k:05d}.jpg")
+    Image.fromarray(a).save(p, quality=90)
+    made.append(p)
+for k in range(len(made), n):
+    shutil.copyfile(made[k % len(made)], os.path.join(out, f"img{k:05d}.jpg"))
+PY
+fi
+echo "$N JPEGs of 4000x3000, $(du -sm "$DIR" | cut -f1) MB in all; $(nproc) CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')"
+cat "$DIR"/* >/dev/null # the page cache: the files as a second look at a folder finds them
+run() { # NAME: one run; its thumbnail line
+    env XDG_CACHE_HOME="$T/cache" TESSERA_GEOMETRY="${TESSERA_GEOMETRY:-800x600}" \
+        xvfb-run -a -s "-screen 0 1920x1080x24" "$TESSERA" --backend cpu -t --frames 1 "$DIR" \
+        2>&1 >/dev/null | grep "thumbnails of" | sed "s/^tessera: viewer: /$1: /"
+}
+run "empty cache"
+run "from the cache"
