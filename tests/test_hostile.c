@@ -3,6 +3,7 @@
  * JPEG named unsupported, palette indices past a BMP palette, top-down BMP, sparse and truncated
  * TGA, truncated PSD and a PSD colour under its alpha's matte, a 16384x16384 RGBA16 PNG. */
 #include "image_io.h"
+#include "exif.h"
 #include "kernel_file.h"
 #include "photo.h"
 #include "util.h"
@@ -636,4 +637,69 @@ TEST(hostile_jpeg_structure_check_for_the_gpu)
                                         0x34, 0xFF, 0xD2, 0x56, 0xFF, 0xD9};
     CHECK(tsio_jpeg_check(rst, sizeof rst, why, sizeof why) == TS_ERR_FORMAT);
     CHECKF(strstr(why, "restart") != NULL, "%s", why);
+}
+
+/* Two Orientation entries in EXIF: the first was applied and reset, the second kept, so readers
+ * turned the upright output again. Every entry is reset now. */
+TEST(hostile_exif_two_orientation_entries)
+{
+    static const unsigned char exif[] = {'I', 'I', 42, 0, 8, 0, 0, 0, 2, 0,
+                                         0x12, 1, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0,
+                                         0x12, 1, 3, 0, 1, 0, 0, 0, 3, 0, 0, 0,
+                                         0, 0, 0, 0};
+    CHECK(tsio_exif_orientation(exif, sizeof exif) == 6);
+    size_t n = 0;
+    unsigned char *up = tsio_exif_upright(exif, sizeof exif, &n);
+    CHECK(up && n == sizeof exif);
+    CHECK(tsio_exif_orientation(up, n) == 1);
+    CHECK(up[18] == 1 && up[19] == 0 && up[30] == 1 && up[31] == 0); /* both entries */
+    free(up);
+}
+
+/* An ICC profile that needs more than 255 APP2 segments was written with wrapped sequence numbers
+ * (every reader drops it) on the CPU and left out silently on the GPU: both drop it now, with
+ * the same notice, and the file is whole. */
+TEST(hostile_icc_over_255_jpeg_segments_is_dropped_with_a_notice)
+{
+    size_t big = (size_t)256 * 65519;
+    tsio_meta m = {.icc = calloc(1, big), .icc_len = big};
+    CHECK(m.icc != NULL);
+    tu_make_icc(m.icc, "big", 0);
+    ts_image im;
+    CHECK(ts_image_alloc(&im, 8, 8, 3, 1) == TS_OK);
+    memset(im.data, 100, im.pitch * (size_t)im.height);
+    const char *path = "/tmp/tessera-icc-big.jpg";
+    tsio_save_opts so = {.meta = &m};
+    char notice[256], err[256];
+    unlink(path);
+    CHECKF(tsio_save_atomic(path, &im, &so, 1, notice, sizeof notice, err, sizeof err) == TS_OK,
+           "%s", err);
+    CHECKF(strstr(notice, "ICC profile dropped") != NULL, "'%s'", notice);
+    tsio_meta back = {0};
+    tsio_load_opts lo = {.meta = &back};
+    ts_image got;
+    CHECKF(tsio_load(path, &lo, &got, err, sizeof err) == TS_OK, "%s", err);
+    CHECK(back.icc == NULL);
+    ts_image_free(&got);
+    tsio_meta_free(&back);
+    /* the GPU path's metadata writer: the same notice, the same file structure */
+    static const unsigned char plain[] = {0xFF, 0xD8, 0xFF, 0xD9};
+    unsigned char *with = NULL;
+    size_t wn = 0;
+    notice[0] = '\0';
+    CHECK(tsio_jpeg_add_meta(plain, sizeof plain, &m, &with, &wn, notice, sizeof notice) == TS_OK);
+    CHECK(wn == sizeof plain && strstr(notice, "ICC profile dropped") != NULL);
+    free(with);
+    /* 255 segments still fit, on both */
+    m.icc_len = (size_t)255 * 65519;
+    notice[0] = '\0';
+    CHECK(tsio_jpeg_add_meta(plain, sizeof plain, &m, &with, &wn, notice, sizeof notice) == TS_OK);
+    CHECK(notice[0] == '\0' && wn == sizeof plain + m.icc_len + 255 * 18);
+    memset(&back, 0, sizeof back);
+    CHECK(tsio_jpeg_meta_scan(with, wn, &back) == TS_OK && back.icc_len == m.icc_len);
+    tsio_meta_free(&back);
+    free(with);
+    unlink(path);
+    ts_image_free(&im);
+    free(m.icc);
 }

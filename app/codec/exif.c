@@ -35,6 +35,12 @@ static void wr16(unsigned char *p, int be, unsigned v)
     p[be ? 1 : 0] = (unsigned char)v;
 }
 
+static void wr32(unsigned char *p, int be, uint32_t v)
+{
+    wr16(p + (be ? 2 : 0), be, v & 0xFFFF);
+    wr16(p + (be ? 0 : 2), be, v >> 16);
+}
+
 /* Opens the header and IFD0: *ifd is its offset, *n its entry count, all of which (entries and
  * the next-IFD link) lie inside the block. 0 on success. */
 static int open_ifd0(const unsigned char *b, size_t len, tiff *t, size_t *ifd, unsigned *n)
@@ -114,9 +120,18 @@ static unsigned char *copy_without_thumbnail(const unsigned char *exif, size_t l
     if (!c)
         return NULL;
     memcpy(c, t.b, t.len);
-    size_t at = upright ? orientation_at(&t, ifd, n, &v) : 0;
-    if (at)
-        wr16(c + at, t.be, 1);
+    /* every Orientation entry to 1, not the first alone: of two entries, the second kept would
+     * make a reader turn the upright pixels again */
+    if (upright && orientation_at(&t, ifd, n, &v))
+        for (unsigned i = 0; i < n; i++) {
+            size_t e = ifd + 2 + 12 * (size_t)i;
+            if (rd16(&t, e) != TAG_ORIENTATION)
+                continue;
+            wr16(c + e + 2, t.be, TYPE_SHORT);
+            wr32(c + e + 4, t.be, 1);
+            wr16(c + e + 8, t.be, 1);
+            wr16(c + e + 10, t.be, 0);
+        }
     memset(c + ifd + 2 + 12 * (size_t)n, 0, 4); /* no IFD1: the thumbnail is dropped */
     *out_len = t.len;
     return c;
