@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tiffio.h>
 #include <zlib.h>
 
 static double now_s(void)
@@ -702,4 +703,116 @@ TEST(hostile_icc_over_255_jpeg_segments_is_dropped_with_a_notice)
     unlink(path);
     ts_image_free(&im);
     free(m.icc);
+}
+
+/* A TIFF written by libtiff: w x h, `spp` 8-bit samples (palette when spp is 0), tiles of tw x th
+ * (0: one strip) holding junk (the tile budget refuses before any is read), orientation `o`;
+ * the pixels of a strip image are row-major indices. Returns the file's bytes. */
+static unsigned char *make_tiff(uint32_t w, uint32_t h, int spp, uint32_t tw, uint32_t th, int o,
+                                size_t *len)
+{
+    const char *path = "/tmp/tessera-hostile.tif";
+    TIFF *t = TIFFOpen(path, "w");
+    if (!t)
+        return NULL;
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, w);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, h);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp ? spp : 1);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(t, TIFFTAG_ORIENTATION, o);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, tw ? COMPRESSION_ADOBE_DEFLATE : COMPRESSION_NONE);
+    static uint16_t r[256], g[256], b[256];
+    for (int i = 0; i < 256; i++)
+        r[i] = (uint16_t)(i * 257), g[i] = (uint16_t)((255 - i) * 257), b[i] = (uint16_t)(i * 100);
+    if (spp) {
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+    } else {
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_PALETTE);
+        TIFFSetField(t, TIFFTAG_COLORMAP, r, g, b);
+    }
+    if (tw) {
+        TIFFSetField(t, TIFFTAG_TILEWIDTH, tw);
+        TIFFSetField(t, TIFFTAG_TILELENGTH, th);
+        uint32_t n = TIFFNumberOfTiles(t);
+        for (uint32_t i = 0; i < n; i++)
+            TIFFWriteRawTile(t, i, "junk-junk", 9);
+    } else {
+        TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, h);
+        size_t row = (size_t)w * (size_t)(spp ? spp : 1);
+        unsigned char *px = malloc(row * h);
+        for (size_t i = 0; i < row * h; i++)
+            px[i] = (unsigned char)i;
+        TIFFWriteEncodedStrip(t, 0, px, (tmsize_t)(row * h));
+        free(px);
+    }
+    TIFFClose(t);
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = malloc((size_t)1 << 20);
+    *len = f ? fread(buf, 1, (size_t)1 << 20, f) : 0;
+    if (f)
+        fclose(f);
+    unlink(path);
+    return buf;
+}
+
+/* TIFF tiles far larger than the image: refused by the tile budget before any tile is read, on
+ * the direct path (gray) and the RGBA path (palette: libtiff's RGBA reader had no guard). */
+TEST(hostile_tiff_tiles_over_the_budget)
+{
+    struct { uint32_t w, h, tw, th; int spp; } bad[] = {
+        {1, 1048576, 8192, 8192, 1}, /* 530 MB and 6 s before */
+        {1, 1, 24576, 24576, 0},     /* 600 MB through the RGBA path */
+        {1, 1, 8192, 8192, 3},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len;
+        unsigned char *b = make_tiff(bad[i].w, bad[i].h, bad[i].spp, bad[i].tw, bad[i].th, 1, &len);
+        CHECK(b && len > 8);
+        ts_image im;
+        char err[256];
+        double t0 = now_ms();
+        CHECK(load(b, len, &im, err) == TS_ERR_FORMAT);
+        CHECKF(strstr(err, "tile budget") != NULL, "%ux%u in %ux%u tiles: %s", bad[i].w, bad[i].h,
+               bad[i].tw, bad[i].th, err);
+        CHECK(now_ms() - t0 < 500);
+        free(b);
+    }
+    /* ordinary tiles pass the budget (and then fail on the junk data, not on the budget) */
+    size_t len;
+    unsigned char *b = make_tiff(100, 100, 1, 256, 256, 1, &len);
+    ts_image im;
+    char err[256];
+    CHECK(load(b, len, &im, err) != TS_OK && strstr(err, "tile budget") == NULL);
+    free(b);
+}
+
+/* TIFF Orientation 5-8 on the RGBA path (palette here) came out mirrored: libtiff's RGBA reader
+ * only flips. Now both paths give the pixels as stored and report the orientation, which the
+ * app applies (turned, as a JPEG's). */
+TEST(hostile_tiff_rgba_path_orientation_is_turned)
+{
+    for (int o = 1; o <= 8; o++) {
+        size_t len, dlen;
+        unsigned char *b = make_tiff(3, 2, 0, 0, 0, o, &len);  /* palette: the RGBA path */
+        unsigned char *d = make_tiff(3, 2, 1, 0, 0, o, &dlen); /* gray: the direct path */
+        ts_image pal, gray;
+        tsio_meta pm = {0}, gm = {0};
+        char err[256];
+        tsio_load_opts po = {.meta = &pm}, go = {.meta = &gm};
+        CHECKF(tsio_load_memory(b, len, &po, &pal, err, sizeof err) == TS_OK, "%s", err);
+        CHECKF(tsio_load_memory(d, dlen, &go, &gray, err, sizeof err) == TS_OK, "%s", err);
+        /* stored order on both: palette index i is red i */
+        CHECK(pal.width == 3 && pal.height == 2 && gray.width == 3);
+        for (int i = 0; i < 6; i++)
+            CHECKF(((unsigned char *)pal.data)[i * pal.channels] == i, "o=%d: pixel %d", o, i);
+        int po_ = photo_orientation(&pm), go_ = photo_orientation(&gm);
+        CHECKF(po_ == go_ && (o == 1 ? po_ <= 1 : po_ == o), "o=%d: %d vs %d", o, po_, go_);
+        ts_image_free(&pal);
+        ts_image_free(&gray);
+        tsio_meta_free(&pm);
+        tsio_meta_free(&gm);
+        free(b);
+        free(d);
+    }
 }

@@ -9,8 +9,8 @@
  * are capped (TIFFOpenOptionsSetMaxSingleMemAlloc) and its messages are routed into the one-line
  * reason through per-file handlers (thread-safe), never to stderr.
  * The ICC profile tag goes into tsio_meta.icc; the Orientation tag becomes a minimal EXIF block
- * (tsio_exif_make) for the direct path, so that it is applied like a JPEG's. The RGBA path returns
- * pixels already put top-left by libtiff, so its orientation is not reported again.
+ * (tsio_exif_make) on both paths (the RGBA one reads the pixels as stored), so that it is applied
+ * like a JPEG's. Tiles are held to a budget (tile_budget) before any is read.
  */
 #include "photo_io.h"
 
@@ -104,10 +104,6 @@ static ts_status read_direct(TIFF *tif, mem *m, ts_image *im, int invert, char *
         if (tw == 0 || th == 0 || ts <= 0 || (uint64_t)tw * px > (uint64_t)ts ||
             th > (uint64_t)ts / ((uint64_t)tw * px))
             return fail_tiff(m, err, errlen, "tile size");
-        /* A tile may overhang a small image, but not by gigabytes: TIFF tiles are multiples of
-         * 16 and real ones are at most a few thousand pixels a side. */
-        if (tw > 8192 || th > 8192)
-            return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt TIFF (tiles of %ux%u)", tw, th);
         unsigned char *tile = malloc((size_t)ts);
         if (!tile)
             return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory reading a TIFF tile");
@@ -145,7 +141,35 @@ static ts_status read_direct(TIFF *tif, mem *m, ts_image *im, int invert, char *
     return TS_OK;
 }
 
-static ts_status read_rgba(TIFF *tif, mem *m, ts_image *im, int alpha, char *err, size_t errlen)
+/* The tile budget of every path (direct and RGBA): tiles may overhang the image (their sides are
+ * multiples of 16), but the pixels of all the tiles that cover it may be at most 4 times the
+ * image's plus 16 M: a 1x1048576 image in 8192x8192 tiles decoded 530 MB in 6 s, a 1x1 palette
+ * image in one 24576x24576 tile took 600 MB through libtiff's RGBA reader. */
+static ts_status tile_budget(TIFF *tif, uint32_t w, uint32_t h, char *err, size_t errlen)
+{
+    uint32_t tw = 0, th = 0;
+    if (!TIFFIsTiled(tif))
+        return TS_OK;
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    if (tw == 0 || th == 0)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt TIFF (tiles of %ux%u)", tw, th);
+    /* sides <= TS_MAX_DIM (checked before): the padded sides fit 33 bits, their product 66 */
+    uint64_t pw = ((uint64_t)w + tw - 1) / tw * tw, ph = ((uint64_t)h + th - 1) / th * th;
+    uint64_t budget = 4 * (uint64_t)w * h + ((uint64_t)1 << 24);
+    if (pw > budget || ph > budget / pw)
+        return tsio_fail(err, errlen, TS_ERR_FORMAT,
+                         "corrupt TIFF (tiles of %ux%u for a %ux%u image: over the tile budget)",
+                         tw, th, w, h);
+    return TS_OK;
+}
+
+/* libtiff's RGBA reader only flips: asked for top-left, an Orientation of 5-8 (rows and columns
+ * swapped) came out mirrored, not turned. So the raster is asked for in the file's own
+ * orientation (no flip: the pixels as stored), and the orientation is applied by the app like
+ * a JPEG's, on every path. */
+static ts_status read_rgba(TIFF *tif, mem *m, ts_image *im, int alpha, uint16_t orient, char *err,
+                           size_t errlen)
 {
     char emsg[1024] = "";
     if (!TIFFRGBAImageOK(tif, emsg))
@@ -155,7 +179,7 @@ static ts_status read_rgba(TIFF *tif, mem *m, ts_image *im, int alpha, char *err
     if (!raster)
         return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory decoding a TIFF");
     if (!TIFFReadRGBAImageOriented(tif, (uint32_t)im->width, (uint32_t)im->height, raster,
-                                   ORIENTATION_TOPLEFT, 1)) {
+                                   orient >= 1 && orient <= 8 ? orient : ORIENTATION_TOPLEFT, 1)) {
         free(raster);
         return fail_tiff(m, err, errlen, "image data");
     }
@@ -203,13 +227,15 @@ static ts_status decode_page(TIFF *tif, mem *m, uint64_t max_pixels, tsio_meta *
                          "%u-bit TIFF in this layout (photometric %u, %u samples, %s) is not "
                          "supported",
                          bps, photo, spp, planar == PLANARCONFIG_CONTIG ? "interleaved" : "planar");
+    if ((st = tile_budget(tif, w, h, err, errlen)) != TS_OK)
+        return st;
     int alpha = direct ? 0 : nextra > 0;
     st = direct ? ts_image_alloc(out, (int)w, (int)h, spp, bps / 8)
                 : ts_image_alloc(out, (int)w, (int)h, alpha ? 4 : 3, 1);
     if (st != TS_OK)
         return tsio_fail(err, errlen, st, "out of memory decoding a %ux%u TIFF", w, h);
     st = direct ? read_direct(tif, m, out, photo == PHOTOMETRIC_MINISWHITE && spp == 1, err, errlen)
-                : read_rgba(tif, m, out, alpha, err, errlen);
+                : read_rgba(tif, m, out, alpha, orient, err, errlen);
     if (st != TS_OK) {
         ts_image_free(out);
         return st;
@@ -223,7 +249,7 @@ static ts_status decode_page(TIFF *tif, mem *m, uint64_t max_pixels, tsio_meta *
             meta->icc_len = icc_len;
         }
         unsigned char block[26];
-        if (direct && !meta->exif && orient > 1 && orient <= 8 && tsio_exif_make(orient, block) &&
+        if (!meta->exif && orient > 1 && orient <= 8 && tsio_exif_make(orient, block) &&
             (meta->exif = malloc(sizeof block))) {
             memcpy(meta->exif, block, sizeof block);
             meta->exif_len = sizeof block;
