@@ -243,7 +243,8 @@ asan:
 
 # make fuzz: libFuzzer targets (clang, ASan + UBSan with every UB report fatal) for each decoder
 # path (load: the whole loader; jpeg, png: the libjpeg-turbo and libspng paths; bmp tga gif psd
-# pnm: stb's formats behind their guards), --ops and kernel files, FUZZ_SECONDS each. The
+# pnm: stb's formats behind their guards; tiff webp exif ...), --ops and kernel files: load, tiff,
+# webp, ops and kernel FUZZ_SECONDS each, the others a third of it (tests/fuzz/run.sh). The
 # system's libjpeg-turbo and libspng are not instrumented: the targets check tessera's use of them.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang

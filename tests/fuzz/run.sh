@@ -1,9 +1,9 @@
 #!/bin/sh
 # Runs each libFuzzer target with a seed corpus built from assets/, small images of every writer,
 # truncations of them and the crafted inputs of tests/test_hostile.c (written by the unit tests
-# with TESSERA_SEED_DIR). The whole loader, --ops and kernel files get SECONDS each; the per-format
-# targets (jpeg png bmp gif psd pnm tga) a third of it (at least 5), so that ten targets stay a few
-# minutes in CI. UBSan reports are fatal (the build uses -fno-sanitize-recover; halt_on_error here
+# with TESSERA_SEED_DIR). The whole loader, TIFF, WebP, --ops and kernel files get SECONDS each;
+# the other per-format targets (jpeg png bmp gif psd pnm tga exif) a third of it (at least 5), so
+# that the targets stay a few minutes in CI. UBSan reports are fatal (the build uses -fno-sanitize-recover; halt_on_error here
 # too). FUZZ_FULL=1 gives every target the whole SECONDS (the long runs before a release);
 # FUZZ_JOBS=N runs N targets at once (each is one process).
 # Usage: sh tests/fuzz/run.sh BUILD SECONDS TARGET... ; exits non-zero on a crash.
@@ -45,7 +45,7 @@ done
 run_one() { # target; prints its summary, returns non-zero on a crash
     t=$1
     case $t in
-    load | ops | kernel) secs=$SECONDS_EACH ;;
+    load | ops | kernel | tiff | webp) secs=$SECONDS_EACH ;;
     *) secs=$((SECONDS_EACH / 3)); [ "$secs" -ge 5 ] || secs=5 ;;
     esac
     [ "${FUZZ_FULL:-0}" = 1 ] && secs=$SECONDS_EACH
