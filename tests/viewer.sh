@@ -241,6 +241,16 @@ cp "$T/in/rgb.png" "$T/tree/a.png"
 cp "$T/in/small.png" "$T/tree/sub/b.png"
 view "-r" $OFF -- --hud off -r --keys "G,=" --frames 1 --screenshot "$T/off_r.png" "$T/tree"
 check "-r descends directories (G shows tree/sub/b.png)" centred "$T/off_r.png" "$T/exp_small.png"
+mkdir -p "$T/loop"
+cp "$T/in/small.png" "$T/loop/b.png"
+ln -s "$T/loop" "$T/loop/l1"
+ln -s "$T/loop" "$T/loop/l2"
+t0=$(date +%s)
+env TESSERA_GEOMETRY=800x600 $OFF timeout 30 "$TESSERA" --backend cpu -q --hud off -r --keys "G,=" --frames 1 --screenshot "$T/off_loop.png" "$T/loop" >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" = 0 ] && ok "-r on a folder with two links to itself ends ($(($(date +%s) - t0)) s; the walker enters each folder once)" ||
+    bad "-r on a folder with links to itself (exit $rc)"
+check "-r with links to itself: the one image, once (G shows it)" centred "$T/off_loop.png" "$T/exp_small.png"
 view "no -r" $OFF -- --hud off --keys "G,=" --frames 1 --screenshot "$T/off_nor.png" "$T/tree"
 check "without -r subdirectories are left out" centred "$T/off_nor.png" "$T/exp_rgb.png"
 printf '%s\n\n%s\n' "$T/in/rgb.png" "$T/in/small.png" | env TESSERA_GEOMETRY=800x600 $OFF "$TESSERA" --backend cpu -q --hud off --keys "G,=" --frames 1 --screenshot "$T/off_stdin.png" - >"$T/out" 2>"$T/err"

@@ -1,9 +1,10 @@
-/* viewer_files.c - the viewer's file list. Directories are read here; loading is viewer_run.c's. */
+/* viewer_files.c - the viewer's file list: arguments, folders (through app/common/walk.h), stdin and
+ * dropped files. Loading is viewer_run.c's. */
 #include "viewer_files.h"
 #include "image_io.h"
 #include "util.h"
+#include "walk.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <limits.h>
@@ -25,70 +26,47 @@ static void add_file(vw_files *f, const char *path)
     f->path[f->n++] = xstrdup(path);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A folder's images through the one walker (app/common/walk.h): name order, depth first, each
+ * folder once and no link to a folder followed below the root, so a tree of links to itself
+ * ends. */
+static void add_dir(vw_files *f, const char *path, int recursive)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    walk_opts wo = {.recursive = recursive};
+    walk *w = walk_open(path, &wo);
+    walk_entry e;
+    if (!w) {
+        app_warn("out of memory");
+        exit(1);
+    }
+    while (walk_next(w, &e)) {
+        switch (e.kind) {
+        case WALK_FILE:
+            if (tsio_is_image_name(e.path))
+                add_file(f, e.path);
+            break;
+        case WALK_SUBDIR: f->skipped_dirs++; break;
+        case WALK_ERROR:
+            if (!e.rel[0])
+                add_file(f, path); /* the folder itself: its error shows when opened */
+            else
+                app_warn("%s: %s", e.path, strerror(e.err));
+            break;
+        default: break; /* a link to a folder, or a folder already walked: not entered */
+        }
+    }
+    walk_close(w);
 }
-
-static void add_dir_or_file(vw_files *f, const char *path, int recursive, int depth);
 
 void vw_files_add(vw_files *f, const char *path, int recursive)
 {
-    add_dir_or_file(f, path, recursive, 0);
-}
-
-static void add_dir_or_file(vw_files *f, const char *path, int recursive, int depth)
-{
     struct stat st;
-    if (depth == 0 && stat(path, &st) != 0 && errno == ENOENT) { /* others show in the window */
+    if (stat(path, &st) != 0 && errno == ENOENT) { /* other errors show in the window */
         app_warn("%s: %s", path, strerror(errno));
         f->missing++;
-        return;
-    }
-    if (!path_is_dir(path)) {
+    } else if (path_is_dir(path))
+        add_dir(f, path, recursive);
+    else
         add_file(f, path);
-        return;
-    }
-    DIR *d = opendir(path);
-    if (!d) {
-        add_file(f, path); /* shows the error when opened */
-        return;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *full = path_join(path, e->d_name);
-        int dir = path_is_dir(full);
-        if (dir ? !recursive : !tsio_is_image_name(e->d_name)) {
-            f->skipped_dirs += dir;
-            free(full);
-            continue;
-        }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **grown = realloc(names, cap * sizeof *grown);
-            if (!grown) {
-                app_warn("out of memory");
-                exit(1);
-            }
-            names = grown;
-        }
-        names[n++] = full;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        if (!path_is_dir(names[i]))
-            add_file(f, names[i]);
-        else if (recursive && depth < 64) /* a symlink loop ends here */
-            add_dir_or_file(f, names[i], 1, depth + 1);
-        free(names[i]);
-    }
-    free(names);
 }
 
 void vw_files_add_default(vw_files *f)
