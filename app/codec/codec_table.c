@@ -18,7 +18,10 @@ static int at(const unsigned char *b, size_t len, size_t off, const char *s, siz
     return len >= off + n && memcmp(b + off, s, n) == 0;
 }
 
-static int is_png(const unsigned char *b, size_t len) { return at(b, len, 0, "\x89PNG\r\n\x1a\n", 8); }
+static int is_png(const unsigned char *b, size_t len)
+{
+    return at(b, len, 0, "\x89PNG\r\n\x1a\n", 8);
+}
 static int is_gif(const unsigned char *b, size_t len)
 {
     return at(b, len, 0, "GIF87a", 6) || at(b, len, 0, "GIF89a", 6);
@@ -38,7 +41,10 @@ static int is_hdr(const unsigned char *b, size_t len)
 {
     return at(b, len, 0, "#?RADIANCE\n", 11) || at(b, len, 0, "#?RGBE\n", 7);
 }
-static int is_pic(const unsigned char *b, size_t len) { return at(b, len, 0, "\x53\x80\xF6\x34", 4); }
+static int is_pic(const unsigned char *b, size_t len)
+{
+    return at(b, len, 0, "\x53\x80\xF6\x34", 4);
+}
 static int is_webp(const unsigned char *b, size_t len)
 {
     return at(b, len, 0, "RIFF", 4) && at(b, len, 8, "WEBP", 4);
@@ -120,7 +126,8 @@ static ts_status probe_jpeg(const unsigned char *b, size_t len, uint64_t size,
         if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
             if (seg < 7 || i + 9 > len)
                 break;
-            unsigned hh = (unsigned)b[i + 5] << 8 | b[i + 6], ww = (unsigned)b[i + 7] << 8 | b[i + 8];
+            unsigned hh = (unsigned)b[i + 5] << 8 | b[i + 6];
+            unsigned ww = (unsigned)b[i + 7] << 8 | b[i + 8];
             return tsio_check_limit(ww, hh, max_pixels, err, errlen);
         }
         i += 2 + seg;
@@ -188,15 +195,15 @@ static const tsio_codec codecs[] = {
     {.name = "JPEG", .format = TSIO_JPEG, .ext = "jpg", .exts = "jpg jpeg", .sniff = tsio_is_jpeg,
      .probe = probe_jpeg, .decode = tsio_jpeg_load, .gpu_decode = 1, .encode = tsio_jpeg_save,
      .meta_read = tsio_jpeg_meta_scan, .meta_write = tsio_jpeg_add_meta},
-    {.name = "PNG", .format = TSIO_PNG, .ext = "png", .exts = "png", .sniff = is_png, .probe = probe_png,
-     .decode = tsio_png_load, .encode = tsio_png_save},
+    {.name = "PNG", .format = TSIO_PNG, .ext = "png", .exts = "png", .sniff = is_png,
+     .probe = probe_png, .decode = tsio_png_load, .encode = tsio_png_save},
     {.name = "WebP", .format = TSIO_WEBP, .ext = "webp", .exts = "webp", .sniff = is_webp,
      .decode = tsio_webp_load, .encode = tsio_webp_save},
     {.name = "TIFF", .format = TSIO_TIFF, .ext = "tiff", .exts = "tiff tif", .sniff = is_tiff,
      .decode = tsio_tiff_load, .encode = tsio_tiff_save},
     {.name = "GIF", .exts = "gif", .sniff = is_gif, .decode = tsio_gif_load},
-    {.name = "BMP", .format = TSIO_BMP, .ext = "bmp", .exts = "bmp", .sniff = is_bmp, .decode = tsio_bmp_load,
-     .encode = tsio_bmp_save},
+    {.name = "BMP", .format = TSIO_BMP, .ext = "bmp", .exts = "bmp", .sniff = is_bmp,
+     .decode = tsio_bmp_load, .encode = tsio_bmp_save},
     {.name = "PSD", .exts = "psd", .sniff = is_psd, .decode = tsio_psd_load},
     {.name = "PNM", .format = TSIO_PNM, .ext = "pnm", .exts = "pnm ppm pgm", .sniff = is_pnm,
      .decode = tsio_pnm_load, .encode = tsio_pnm_save},

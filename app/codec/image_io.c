@@ -278,7 +278,8 @@ ts_status tsio_psd_load(const unsigned char *buf, size_t len, const tsio_decode_
     tsio_psd_alpha pa;
     ts_status st = tsio_guard_psd(buf, len, &pa, err, errlen);
     if (st != TS_OK || !pa.active)
-        return st != TS_OK ? st : decode_stb("PSD", buf, len, a->max_pixels, NULL, out, err, errlen);
+        return st != TS_OK ? st
+                           : decode_stb("PSD", buf, len, a->max_pixels, NULL, out, err, errlen);
     st = decode_stb("PSD", pa.copy, pa.copy_len, a->max_pixels, NULL, out, err, errlen);
     if (st == TS_OK && out->channels == 4)
         tsio_psd_unmatte(out, &pa);

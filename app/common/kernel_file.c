@@ -110,7 +110,10 @@ void app_gpu_env(void)
     if ((s = env("TESSERA_GPU_MEM_LIMIT"))) {
         char *end;
         double v = strtod(s, &end);
-        double unit = *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
+        double unit = *end == 'K'   ? 1024.0
+                      : *end == 'M' ? 1048576.0
+                      : *end == 'G' ? 1073741824.0
+                                    : 1.0;
         g.mem_limit = v > 0 && v * unit < 1e18 ? (size_t)(v * unit) : 0;
     }
     if ((s = env("TESSERA_RESIZE_PLAN_CACHE")))
