@@ -7,7 +7,9 @@
 # at a time waiting for each record (a worker's round trip); then, where they are installed, a
 # 4-task Slurm job array (tools/slurm_check.sh) and 2 Ray actors (tools/ray_convert.py).
 # TESSERA_BENCH_FRESH=K runs the fresh-process-per-file row over the first K files only,
-# TESSERA_BENCH_ENGINES=0 leaves Slurm and Ray out. TESSERA_BENCH_GPUS=2 adds: one process on GPU 0, one with --devices all, and 2 warm processes
+# TESSERA_BENCH_BATCHED=M the xargs row over the first M,
+# TESSERA_BENCH_ENGINES=0 leaves Slurm and Ray out. TESSERA_BENCH_GPUS=2 runs the rows above on
+# GPU 0 alone and adds: one process with --devices all, and 2 warm processes
 # (CUDA_VISIBLE_DEVICES=0 and 1) each fed half of the list, as two GPU actors would be.
 # Prints a Markdown table; TESSERA_BENCH_OUT=FILE also writes it there.
 TESSERA=$(cd "$(dirname "${1:-build/tessera}")" && pwd)/$(basename "${1:-build/tessera}")
@@ -32,6 +34,11 @@ seq 0 $((N - 1)) | xargs -P "$CPUS" -I{} sh -c '"$1" 800 600 3 8 $((1000 + $2)) 
 # the fresh-process rows take the first FRESH files (on a GPU host each start costs ~1 s)
 FRESH=${TESSERA_BENCH_FRESH:-$N}
 head -n "$FRESH" "$T/list" >"$T/list_fresh"
+BATCHED=${TESSERA_BENCH_BATCHED:-$N}
+head -n "$BATCHED" "$T/list" >"$T/list_batched"
+# with 2 GPUs the one-GPU rows run on GPU 0 alone; the GPU rows at the end use both
+BASE=""
+[ "${TESSERA_BENCH_GPUS:-0}" -ge 2 ] && BASE="CUDA_VISIBLE_DEVICES=0"
 LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 BACKEND=${TESSERA_BENCH_BACKEND:-auto}
 {
@@ -50,7 +57,7 @@ run() { rm -rf "$T/o"; mkdir -p "$T/o"; }
 warm() {
     list=$1; shift
     run; t0=$(now)
-    (cd "$T/in" && env "$@" "$TESSERA" --headless -q --backend "$BACKEND" --files-from - --jsonl -o "$T/o" \
+    (cd "$T/in" && env $BASE "$@" "$TESSERA" --headless -q --backend "$BACKEND" --files-from - --jsonl -o "$T/o" \
         --ops "$OPS" <"$list" >"$T/rec.jsonl") || echo "warm process: some failed" >&2
     t1=$(now); wall=$(secs "$t0" "$t1")
     n_ok=$(grep -c '"status": "ok"' "$T/rec.jsonl")
@@ -62,12 +69,12 @@ warm_wall=$wall
 warm_ms=$(awk -v w="$wall" -v n="$N" 'BEGIN { printf "%.3f", w * 1000 / n }')
 
 run; t0=$(now)
-"$TESSERA" --headless -q -r --backend "$BACKEND" -o "$T/o" --ops "$OPS" "$T/in" || echo "one process failed" >&2
+env $BASE "$TESSERA" --headless -q -r --backend "$BACKEND" -o "$T/o" --ops "$OPS" "$T/in" || echo "one process failed" >&2
 t1=$(now); row "one process over the folder" "$N" "$(secs "$t0" "$t1")"
 row "one warm process, \`--files-from - --jsonl\`, fed the whole list" "$N" "$warm_wall"
 
 run; t0=$(now)
-(cd "$T/in" && "$PY" - "$TESSERA" "$T/o" "$OPS" "$BACKEND" "$T/list" <<'PY') || echo "round trips failed" >&2
+(cd "$T/in" && env $BASE "$PY" - "$TESSERA" "$T/o" "$OPS" "$BACKEND" "$T/list" <<'PY') || echo "round trips failed" >&2
 import json, subprocess, sys
 tessera, out, ops, backend, names = sys.argv[1:6]
 p = subprocess.Popen([tessera, "--headless", "-q", "--backend", backend, "--files-from", "-",
@@ -82,20 +89,17 @@ PY
 t1=$(now); row "one warm process, one path at a time (a line in, its record out)" "$N" "$(secs "$t0" "$t1")"
 
 run; t0=$(now)
-(cd "$T/in" && xargs -n 16 "$TESSERA" --headless -q --backend "$BACKEND" -o "$T/o" --ops "$OPS" <"$T/list") || echo "per batch failed" >&2
-t1=$(now); row "a fresh process per 16 files (xargs -n 16)" "$N" "$(secs "$t0" "$t1")"
+(cd "$T/in" && env $BASE xargs -n 16 "$TESSERA" --headless -q --backend "$BACKEND" -o "$T/o" --ops "$OPS" <"$T/list_batched") || echo "per batch failed" >&2
+t1=$(now); row "a fresh process per 16 files (xargs -n 16)" "$BATCHED" "$(secs "$t0" "$t1")"
 
 run; t0=$(now)
-(cd "$T/in" && while read -r f; do "$TESSERA" --headless -q --backend "$BACKEND" -o "$T/o" --ops "$OPS" "$f" || exit 1; done <"$T/list_fresh") ||
+(cd "$T/in" && while read -r f; do env $BASE "$TESSERA" --headless -q --backend "$BACKEND" -o "$T/o" --ops "$OPS" "$f" || exit 1; done <"$T/list_fresh") ||
     echo "per file failed" >&2
 t1=$(now); row "a fresh process per file" "$FRESH" "$(secs "$t0" "$t1")"
 
 if [ "${TESSERA_BENCH_GPUS:-0}" -ge 2 ]; then
     run; t0=$(now)
-    CUDA_VISIBLE_DEVICES=0 "$TESSERA" --headless -q -r -o "$T/o" --ops "$OPS" "$T/in"
-    t1=$(now); row "one process, GPU 0 alone" "$N" "$(secs "$t0" "$t1")"
-    warm "$T/list" CUDA_VISIBLE_DEVICES=0
-    row "one warm process, GPU 0 alone" "$N" "$wall"
+    BASE=""
     run; t0=$(now)
     "$TESSERA" --headless -q -r --devices all -o "$T/o" --ops "$OPS" "$T/in"
     t1=$(now); row "one process, \`--devices all\` (2 GPUs)" "$N" "$(secs "$t0" "$t1")"
@@ -127,6 +131,7 @@ if [ "${TESSERA_BENCH_ENGINES:-1}" = 1 ] && "$PY" -c 'import ray.data' 2>/dev/nu
     [ -n "$r_all" ] && row "Ray Data, 2 actors (CPU backend, 1 CPU each), Ray's start included" "$N" "$r_all"
     [ -n "$r_map" ] && row "the same, the dataset's execution alone" "$N" "$r_map"
 fi
+[ "${TESSERA_BENCH_GPUS:-0}" -ge 2 ] && echo "# $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) x $(nvidia-smi -L | wc -l); the rows before '--devices all' ran with CUDA_VISIBLE_DEVICES=0"
 echo "# $N JPEGs 800x600, --ops $OPS, backend $BACKEND, $CPUS CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), load average $LOAD0 before, $(cut -d' ' -f1 /proc/loadavg) after"
 cat "$out"
 [ -n "${TESSERA_BENCH_OUT:-}" ] && cp "$out" "$TESSERA_BENCH_OUT"

@@ -16,12 +16,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 struct stream_in {
     int fd, own_fd, nul;
+    int stop_r, stop_w; /* a pipe: stream_close writes a byte to wake a reader waiting in poll */
     pthread_t thread;
     int started;
     pthread_mutex_t *lock;
@@ -74,14 +76,19 @@ static void *reader(void *arg)
     size_t len = 0;   /* bytes of the current line seen, kept or not */
     int has_nul = 0;
     char delim = s->nul ? '\0' : '\n';
-    /* cancelled (stream_close) only inside read(): never in the queue's wait, which would leave
-     * the batch lock held */
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     for (;;) {
-        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+        /* a pipe whose writer never closes: wait for data or for stream_close's byte */
+        struct pollfd pf[2] = {{s->fd, POLLIN, 0}, {s->stop_r, POLLIN, 0}};
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            s->err = errno;
+            break;
+        }
+        if (pf[1].revents)
+            return NULL; /* asked to stop */
         ssize_t got = read(s->fd, chunk, sizeof chunk);
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        if (got < 0 && errno == EINTR)
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (got <= 0) {
             if (got < 0)
@@ -123,6 +130,14 @@ stream_in *stream_open(const char *name, int nul, int cap, pthread_mutex_t *lock
     s->cap = cap > 0 ? cap : 1;
     s->q = xcalloc((size_t)s->cap, sizeof *s->q);
     pthread_cond_init(&s->room, NULL);
+    s->stop_r = s->stop_w = -1;
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        app_warn("--files-from: %s", strerror(errno));
+        stream_close(s);
+        return NULL;
+    }
+    s->stop_r = pfd[0], s->stop_w = pfd[1];
     if (strcmp(name, "-") == 0) {
         s->fd = 0;
     } else {
@@ -167,15 +182,16 @@ void stream_close(stream_in *s)
     if (s->started) {
         pthread_mutex_lock(s->lock);
         s->stop = 1;
-        int done = s->done;
         pthread_cond_broadcast(&s->room);
         pthread_mutex_unlock(s->lock);
-        /* a reader blocked in read() on a pipe whose writer never closes: cancel it there (read
-         * is a cancellation point; it holds no lock then) */
-        if (!done)
-            pthread_cancel(s->thread);
+        /* a reader waiting in poll on a pipe whose writer never closes wakes on this byte */
+        if (write(s->stop_w, "x", 1) < 0) {
+            /* the pipe is ours and empty: cannot fail */
+        }
         pthread_join(s->thread, NULL);
     }
+    if (s->stop_r >= 0)
+        close(s->stop_r), close(s->stop_w);
     if (s->own_fd)
         close(s->fd);
     for (int i = 0; i < s->count; i++) {
