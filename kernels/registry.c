@@ -32,8 +32,9 @@ static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
     {.family = TS_FAM_CONV, .name = "simd", .min_cc = 0, .auto_rank = 2,
-     .why = "row bands on -j threads, padded rows in a ring of K, vector loops (AVX-512/AVX2/SSE2 "
-            "picked at run time): separable float (gauss) and int32 (box) passes, exact int32 taps",
+     .why = "auto on the CPU: row bands on -j threads, padded rows in a ring of K, vector loops "
+            "(AVX-512/AVX2/SSE2 picked at run time): separable float (gauss) and int32 (box) "
+            "passes, exact int32 taps",
      .supports = cpu_conv_supports, .run = cpu_conv_run},
 #ifdef TS_HAVE_CUDA
     {.family = TS_FAM_CONV, .name = "naive", .min_cc = 75, .auto_rank = 1,
@@ -71,8 +72,8 @@ static const ts_variant table[] = {
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),
     {.family = TS_FAM_GEOM, .name = "blocked", .min_cc = 0, .auto_rank = 2,
-     .why = "64x64-pixel tiles (a tile's source rows stay in L1), pixels moved as one word, flips "
-            "as row copies, output row bands on -j threads",
+     .why = "auto on the CPU: 64x64-pixel tiles staged in L1, pixels moved as one word (3-byte "
+            "pixels as overlapping 4-byte moves), flips as row copies, row bands on -j threads",
      .run = cpu_geom_run},
 #ifdef TS_HAVE_CUDA
     {.family = TS_FAM_GEOM, .name = "naive", .min_cc = 75, .auto_rank = 1,
@@ -91,8 +92,8 @@ static const ts_variant table[] = {
     /* ---- hist (hist.cu) */
     CPU_VARIANT(TS_FAM_HIST),
     {.family = TS_FAM_HIST, .name = "simd", .min_cc = 0, .auto_rank = 2,
-     .why = "private sub-histograms per thread (4 interleaved for 8-bit), luma in vector chunks, "
-            "the apply a row transform the pipeline folds into a following rotation",
+     .why = "auto on the CPU: private sub-histograms per thread (4 interleaved for 8-bit), luma "
+            "in vector chunks, a table of luma corrections, fused into the ops around it",
      .run = cpu_hist_run},
 #ifdef TS_HAVE_CUDA
     {.family = TS_FAM_HIST, .name = "naive", .min_cc = 75, .auto_rank = 2,
@@ -115,8 +116,8 @@ static const ts_variant table[] = {
      * resize, thumbnail, crop */
     CPU_VARIANT(TS_FAM_RESIZE),
     {.family = TS_FAM_RESIZE, .name = "simd", .min_cc = 0, .auto_rank = 2,
-     .why = "the banded products with 4 channels in one int32 vector per tap (horizontal) and "
-            "whole rows per weight (vertical), row bands on -j threads",
+     .why = "auto on the CPU: the banded products per band of 32 output rows (intermediate in "
+            "cache), 4 channels in one int32 vector per tap, whole rows per weight vertically",
      .run = cpu_resize_run},
 #ifdef TS_HAVE_CUDA
     {TS_FAM_RESIZE, "naive", "horizontal then vertical pass, one thread per sample, every tap "

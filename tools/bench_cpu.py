@@ -103,6 +103,17 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+def os_name():
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return platform.system()
+
+
 def isa():
     try:
         with open("/proc/cpuinfo") as f:
@@ -170,8 +181,8 @@ def main():
         f"# CPU variants vs OpenCV {cv2.__version__}: {w}x{h} RGB 8-bit ({mp:.1f} MP), "
         f"{a.threads} thread{'s' if a.threads > 1 else ''}",
         "",
-        f"Machine: {cpu_name()} ({os.cpu_count()} cores, {isa()}), {platform.system()} "
-        f"{platform.release()}; {date}. Input: {os.path.basename(a.photo)} scaled to {mp:.1f} MP.",
+        f"Machine: {cpu_name()} ({os.cpu_count()} cores, {isa()}), {os_name()}; {date}. "
+        f"Input: {os.path.basename(a.photo)} scaled to {mp:.1f} MP.",
         f"Command: `python3 tools/bench_cpu.py {a.bench} PHOTO OUT --threads {a.threads} "
         f"--mp {a.mp:g} --repeats {a.repeats} --rounds {a.rounds}`: per op, {a.rounds} rounds "
         f"back to back (tessera's variants, then OpenCV), each the median of {a.repeats} runs "
