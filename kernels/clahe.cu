@@ -10,14 +10,15 @@
  *           as naive. One block a tile leaves SMs idle when there are fewer tiles than SMs.
  *   opt     8-bit: each tile counted by several blocks (bands of rows, a histogram per warp in
  *           shared memory: hot bins do not serialize, one global add a bin a block); the block
- *           that finishes a tile last builds its LUT. The blend stages every LUT in shared
- *           memory as bytes and does 4 pixels a thread (gray: one 32-bit load and store).
+ *           that finishes a tile last builds its LUT. The gray blend packs the four LUT bytes a
+ *           pixel needs into one u32 per value in shared memory (clahe_apply_packed_kernel: one
+ *           load a pixel, no int-float conversions); colour blends as naive, coalesced.
  */
 #include "clahe_common.cuh"
 #include "variants.h"
 
 #define CLAHE_LUT_THREADS 1024
-#define CLAHE_OPT_THREADS 256
+#define CLAHE_OPT_THREADS 512
 #define CLAHE_SLICE 32768 /* 16-bit bins a block of `shared` counts at once (128 KB) */
 
 /* ---------------------------------------------------------------- kernels */

@@ -121,6 +121,7 @@ KM_HD unsigned clahe_lut_value(long long cdf, float scale, int maxv)
  * the grid) and the weight of the second. */
 typedef struct clahe_axis {
     int t1, t2;
+    int cell; /* floor + 1, 0..tiles: which pair of tiles (the packed blend's index) */
     float a;
 } clahe_axis;
 
@@ -132,6 +133,7 @@ KM_HD clahe_axis clahe_axis_of(int x, float inv, int tiles)
     r.a = CLAHE_SUB(f, (float)t);
     r.t1 = t < 0 ? 0 : t;
     r.t2 = t + 1 > tiles - 1 ? tiles - 1 : t + 1;
+    r.cell = t + 1;
     return r;
 }
 

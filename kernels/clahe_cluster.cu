@@ -10,8 +10,8 @@
  *           another block's), so the histogram never touches global memory.
  * The clip limit's excess and the cumulative sum cross the cluster the same way: each block
  * publishes its slice's clipped count and adjusted sum in shared memory, reads the others'
- * through DSMEM, and writes its slice of the tile's LUT. The blend is clahe_common.cuh's (8-bit:
- * every LUT staged in shared memory; 16-bit: the four entries from L2).
+ * through DSMEM, and writes its slice of the tile's LUT. The blend is clahe_common.cuh's (gray8:
+ * the packed LUT cells in shared memory; colour and 16-bit: the four entries from L2).
  * Cluster code exists only in the sm_90 machine code: the compute_75 PTX gets an empty body, and
  * the launcher runs only where dev->cc >= 90 and clusters launch. job->param forces the cluster
  * size (1..16; above 8 the non-portable sizes), the benchmark's sweep.
@@ -91,11 +91,12 @@ __global__ void __launch_bounds__(CLAHE_CLUSTER_THREADS)
 #endif
 }
 
-/* The cluster size: the forced one (param), else 4 (8-bit: a tile read by 4 SMs; 16-bit: 64 KB
- * of bins a block). 0 when the size cannot hold the bins (16-bit needs >= 2) or divide them. */
+/* The cluster size: the forced one (param), else 2, the best of the sweep 1..16 (H100, 8K and
+ * 1080p, gray8 and gray16: a tile read by 2 SMs; 16-bit: 128 KB of bins a block). 0 when the size
+ * cannot hold the bins (16-bit needs >= 2) or divide them. */
 static int cluster_size(const ts_job *job, const clahe_geom &g)
 {
-    int k = job->param > 0 ? job->param : 4;
+    int k = job->param > 0 ? job->param : 2;
     if (k > CLAHE_MAX_CLUSTER || g.bins % k)
         return 0;
     size_t smem = (g.bins == 256 ? 256 + g.bins / k : g.bins / k) * sizeof(uint32_t);

@@ -147,7 +147,7 @@ static const ts_variant table[] = {
      .supports = clahe_cluster_supports, .scratch = clahe_cluster_scratch, .run = clahe_cluster},
     {.family = TS_FAM_CLAHE, .name = "opt", .min_cc = 75, .auto_rank = 4,
      .why = "8-bit: a tile counted by bands of blocks with a histogram per warp, the last one "
-            "builds the LUT; every LUT staged in shared memory for the blend, 4 pixels a thread",
+            "builds the LUT; gray blends from the 4 LUT bytes packed per value in shared memory",
      .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
 #endif
 };

@@ -131,9 +131,11 @@ TEST(gpu_clahe_cluster_sizes)
     static const int ks[] = {1, 2, 4, 8, 16};
     int small = tu_n_odd_sizes == tu_n_small_sizes; /* a sanitizer run: gray only */
     for (int b = 1; b <= 2; b++) {
-        ts_image in = tu_random_image(257, 129, 1, b, &rng);
+        ts_image in = tu_random_image(small ? 33 : 257, small ? 17 : 129, 1, b, &rng);
         ts_image lum = tu_band_image(97, 61, 4, b, 0, b == 2 ? 65535 : 255, &rng);
         for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+            if (small && ks[k] != 2 && ks[k] != 4)
+                continue;
             int r = same_as_ref(v, "clahe", &in, ks[k], "random", 1);
             CHECKF(r != -1 || (b == 2 && ks[k] == 1), "cluster/%d refused %d-bit: %s", ks[k],
                    8 * b, ts_error_detail());
