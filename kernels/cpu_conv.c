@@ -8,7 +8,9 @@
  *                             K*K; within one step of the reference (README: float filters);
  *   exact separable (box):    the same in int32 with integer factors, then one division rounded
  *                             ties to even: bit for bit;
- *   exact 2-D (sharpen, emboss, edge, integer kernel files): int32 sums (exact: ts_math.h's
+ *   exact 2-D 8-bit with divisor 1 and |weights| summing below 128 (sharpen, emboss): int16
+ *                             sums, exact (no partial sum can leave int16), twice the lanes;
+ *   exact 2-D (edge, integer kernel files, 16-bit): int32 sums (exact: ts_math.h's
  *                             KM_EXACT_WEIGHT_SUM bound), zero taps skipped, the Sobel magnitude
  *                             in float where every sum is exact in it (8-bit), else in double;
  *   float 2-D (sharpen:0.5, float kernel files): float sums.
@@ -39,7 +41,7 @@ typedef struct conv_ctx {
     int failed;        /* a band could not allocate its rows */
 } conv_ctx;
 
-enum { PATH_SEP_F, PATH_SEP_I, PATH_2D_F, PATH_2D_I };
+enum { PATH_SEP_F, PATH_SEP_I, PATH_2D_F, PATH_2D_I, PATH_2D_S };
 
 /* ---------------------------------------------------------------- rows in */
 
@@ -73,6 +75,7 @@ enum { PATH_SEP_F, PATH_SEP_I, PATH_2D_F, PATH_2D_I };
     }
 DEFINE_LOAD(load_f, float)
 DEFINE_LOAD(load_i, int32_t)
+DEFINE_LOAD(load_s, int16_t)
 
 /* ---------------------------------------------------------------- row pass (separable) */
 
@@ -290,6 +293,14 @@ CPU_CLONES static void store_mag_d(const int32_t *restrict a, const int32_t *res
     }
 DEFINE_TAPS2D(taps2d_f, float)
 DEFINE_TAPS2D(taps2d_i, int32_t)
+DEFINE_TAPS2D(taps2d_s, int16_t)
+
+/* int16 sums of an 8-bit exact filter with divisor 1 to samples. */
+CPU_CLONES static void store_s8(const int16_t *restrict acc, int n, uint8_t *restrict o)
+{
+    for (int i = 0; i < n; i++)
+        o[i] = (uint8_t)(acc[i] < 0 ? 0 : acc[i] > 255 ? 255 : acc[i]);
+}
 
 CPU_CLONES static void store_f(const float *restrict acc, int n, float maxv, int bytes, void *o)
 {
@@ -359,7 +370,9 @@ static void conv_band(void *arg, int band, int thread)
     int maxv = ts_max_value(in->bytes);
     int32_t wi2[2][TS_MAX_K * TS_MAX_K];
     float wf2[TS_MAX_K * TS_MAX_K];
+    int16_t ws[TS_MAX_K * TS_MAX_K];
     for (int t = 0; t < k * k; t++) {
+        ws[t] = (int16_t)f->iw[t]; /* used only when every weight and sum fits (PATH_2D_S) */
         wf2[t] = f->w[t];
         wi2[0][t] = f->iw[t];
         wi2[1][t] = F == 2 ? f->iw[k * k + t] : 0;
@@ -376,6 +389,8 @@ static void conv_band(void *arg, int band, int thread)
             } else if (x->path == PATH_SEP_I) {
                 load_i(src, in->bytes, W, C, x0, x1, r, pad);
                 hpass_i(pad, x->rowi, k, n, C, dst);
+            } else if (x->path == PATH_2D_S) {
+                load_s(src, in->bytes, W, C, x0, x1, r, dst);
             } else if (fl) {
                 load_f(src, in->bytes, W, C, x0, x1, r, dst);
             } else {
@@ -411,6 +426,11 @@ static void conv_band(void *arg, int band, int thread)
                 load_f(src, in->bytes, W, C, x0, x1, r, dst);
                 taps2d_f((const float *const *)rows, wf2, k, n, C, acc);
                 store_f(acc, n, (float)maxv, in->bytes, o);
+                break;
+            case PATH_2D_S:
+                load_s(src, in->bytes, W, C, x0, x1, r, dst);
+                taps2d_s((const int16_t *const *)rows, ws, k, n, C, acc);
+                store_s8(acc, n, o);
                 break;
             default:
                 load_i(src, in->bytes, W, C, x0, x1, r, dst);
@@ -486,6 +506,15 @@ static ts_status conv_run(const ts_job *job, ts_hist_mode mode, uint32_t *hist)
         x.path = PATH_SEP_I;
     else
         x.path = f->exact ? PATH_2D_I : PATH_2D_F;
+    if (x.path == PATH_2D_I && f->outputs == 1 && f->divisor == 1 && in->bytes == 1) {
+        /* 8-bit, |weights| summing below 128: every partial sum fits int16, twice the lanes
+         * of int32 (sharpen, emboss) */
+        int64_t sum = 0;
+        for (int t = 0; t < f->k * f->k; t++)
+            sum += llabs((long long)f->iw[t]);
+        if (sum * 255 < 32768)
+            x.path = PATH_2D_S;
+    }
     if (f->exact) {
         int64_t sum = 0;
         for (int t = 0; t < f->k * f->k; t++)
