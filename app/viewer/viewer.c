@@ -206,7 +206,8 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         v->frame_start = now_ms();
         if (v->frame_no == 0)
             v->run.fresh = 1;
-        vw_events_poll(v);
+        if (vw_events_poll(v))
+            v->grid.redraw = 1;
         vw_events_timers(v);
         vw_run_poll_load(&v->run);
         vw_run_anim_tick(&v->run);
@@ -216,6 +217,14 @@ static void loop(viewer *v, const vw_key *keys, int n_keys)
         }
         if (!v->running)
             break;
+        if (v->grid.on && v->frame_no >= n_keys && !vw_grid_due(&v->grid) &&
+            !(total > 0 && vw_thumbs_finished(&v->grid.th))) {
+            /* nothing new on screen: no frame (a frame costs the renderer's CPU, which the
+               thumbnails' threads want); a thumbnail made, a key or the line's figure wakes.
+               --frames N: once all are made, frames until the last */
+            SDL_WaitEventTimeout(NULL, 100);
+            continue;
+        }
         if (v->grid.on) {
             int last = grid_frame(v, total, &parts);
             v->frame_no++;

@@ -32,6 +32,25 @@ int vw_grid_start(vw_grid *g, const vw_files *f, int threads, ts_backend backend
     return 0;
 }
 
+/* Cells on screen (as last laid out) made or failed. */
+static int ready_on_screen(vw_grid *g)
+{
+    const vw_grid_geom *m = &g->geom;
+    int first = m->top * m->cols, end = (m->top + m->rows) * m->cols, ready = 0, failed;
+    for (int i = first; i < end && i < g->n; i++)
+        ready += vw_thumbs_get(&g->th, i, &failed) != NULL || failed;
+    return ready;
+}
+
+int vw_grid_due(vw_grid *g)
+{
+    if (g->redraw || g->geom.cols == 0)
+        return 1;
+    int finished = vw_thumbs_finished(&g->th);
+    return ready_on_screen(g) != g->drawn_ready || finished != g->drawn_finished ||
+           (!finished && now_ms() - g->drawn_at >= 500);
+}
+
 void vw_grid_move(vw_grid *g, int d)
 {
     int s = g->sel + d;
@@ -66,7 +85,7 @@ int vw_grid_draw(vw_grid *g, vw_win *w, const vw_files *f, int s)
     last = last >= g->n ? g->n - 1 : last;
     vw_thumbs_want(&g->th, first, last);
     vw_fill(w->ren, 0, 0, w->ww, w->wh, c_bg);
-    int x0 = (w->ww - m->cols * m->cell) / 2, filled = 1, box = VW_THUMB_SIZE;
+    int x0 = (w->ww - m->cols * m->cell) / 2, filled = 1, box = VW_THUMB_SIZE, shown = 0;
     for (int i = first; i <= last; i++) {
         int r = i / m->cols - m->top, c = i % m->cols;
         int x = x0 + c * m->cell + VW_THUMB_PAD / 2, y = r * m->cell + VW_THUMB_PAD / 2, failed;
@@ -74,6 +93,7 @@ int vw_grid_draw(vw_grid *g, vw_win *w, const vw_files *f, int s)
             vw_fill(w->ren, x - 4, y - 4, box + 8, box + 8, c_sel);
         vw_fill(w->ren, x, y, box, box, c_cell);
         SDL_Texture *t = texture(g, w, i, &failed);
+        shown += t != NULL || failed;
         if (t) {
             int tw, th;
             SDL_QueryTexture(t, NULL, NULL, &tw, &th);
@@ -98,6 +118,10 @@ int vw_grid_draw(vw_grid *g, vw_win *w, const vw_files *f, int s)
     int hw = vw_text_width(hint, s);
     if (16 * s + vw_text_width(line, s) + 32 * s + hw <= w->ww)
         vw_text(w->ren, w->ww - 8 * s - hw, w->wh - lh + 3 * s, s, c_dim, hint);
+    g->redraw = 0;
+    g->drawn_ready = shown;
+    g->drawn_finished = done == n;
+    g->drawn_at = now_ms();
     return filled;
 }
 

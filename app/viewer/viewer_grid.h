@@ -20,6 +20,10 @@ typedef struct vw_grid {
     double screen_ms;    /* the first frame with every cell on screen filled (from the viewer's
                             start), 0: not yet */
     int screen_cells;    /* how many cells that screen had */
+    int redraw;          /* an event came: draw the next frame */
+    int drawn_ready;     /* cells on screen made (or failed) in the last frame drawn */
+    int drawn_finished;  /* every thumbnail was made by then */
+    double drawn_at;     /* when (now_ms) */
 } vw_grid;
 
 /* Starts making thumbnails of f's files (the first call only). 0, or -1 with the reason printed. */
@@ -28,6 +32,9 @@ int vw_grid_start(vw_grid *g, const vw_files *f, int threads, ts_backend backend
 /* Draws the grid and its status line (ui text scale s); 1 when every cell on screen is filled
  * (made or failed). */
 int vw_grid_draw(vw_grid *g, vw_win *w, const vw_files *f, int s);
+/* 1 when the grid wants a frame: an event came (redraw), a cell on screen was made, the last
+ * thumbnail was made, or the status line's figure is half a second old while they are made. */
+int vw_grid_due(vw_grid *g);
 /* Moves the selection by d (clamped to the list). */
 void vw_grid_move(vw_grid *g, int d);
 /* The status line's height at scale s (the grid fills the rest). */

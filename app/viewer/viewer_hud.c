@@ -63,12 +63,12 @@ static int panel_width(const vw_win *w)
     int pw = 390 * ui_scale(w), most = w->ww * 2 / 5;
     return pw < most ? pw : most;
 }
-/* The panel's text: the window's scale where at least 34 characters fit a line, else smaller
+/* The panel's text: the window's scale where at least 38 characters fit a line, else smaller
  * (the panel is the details; the picture keeps 3/5 of the window). */
 static int panel_scale(const vw_win *w)
 {
     int s = ui_scale(w), ch = vw_text_width("abcdefghij", 1) / 10, pw = panel_width(w);
-    while (s > 1 && (pw - 16 * s) / (ch * s) < 34)
+    while (s > 1 && (pw - 16 * s) / (ch * s) < 38)
         s--;
     return s;
 }
