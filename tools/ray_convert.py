@@ -155,7 +155,12 @@ def main(argv=None):
     if not paths:
         raise SystemExit("ray_convert: no images found")
 
-    import ray
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise SystemExit("ray_convert: needs ray[data] (make engines-deps installs it into "
+                         ".deps/venv: run .deps/venv/bin/python tools/ray_convert.py ...)")
 
     t0 = time.time()
     ray.init(address=args.address, include_dashboard=False, log_to_driver=False,
