@@ -71,6 +71,15 @@ typedef struct device_slot {
     double mpix;
 } device_slot;
 
+/* One span of the start-up: `what` on device `dev` (-1: none), from t_begin to t_end, ms from
+ * the batch's start. */
+typedef struct batch_event {
+    const char *what;
+    int dev;
+    double t_begin, t_end;
+} batch_event;
+#define BATCH_MAX_EVENTS 160
+
 typedef struct batch_source batch_source; /* batch_source.h */
 typedef struct claim_set claim_set;       /* the outputs claimed so far (batch_plan.c) */
 
@@ -120,7 +129,17 @@ typedef struct batch {
     /* --timings' setup line, ms: opening the devices and their pipelines; loading nvJPEG, its
      * handles and their warm-up (every device); the slowest worker's context */
     double setup_open_ms, setup_load_ms, setup_codec_ms, setup_warm_ms, setup_worker_ms;
+    /* --timings' start-up timeline: what ran when, ms from the batch's start (t0) */
+    double t0;
+    batch_event events[BATCH_MAX_EVENTS];
+    int n_events;
+    double first_decoded, first_written; /* ms from t0; 0: none yet (guarded by lock) */
+    double host_cpu_ms;                  /* user + system CPU time of the work (getrusage) */
+    const char *cuda_sync;               /* how host threads wait for the GPUs ("block", ...) */
 } batch;
+
+/* A span of the start-up, for --timings' timeline (batch_report.c). Thread-safe. */
+void batch_mark(batch *b, const char *what, int dev, double t_begin, double t_end);
 
 /* batch_devices.c */
 /* Opens the slots and their pipelines (the first through app_open_pipeline: its messages and

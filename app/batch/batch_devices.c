@@ -5,6 +5,7 @@
 #include "batch.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The CUDA devices the batch uses: --devices' list, else every device present (TESSERA_DEVICE
@@ -25,6 +26,28 @@ static int wanted_devices(const app_options *o, int first, int workers, int *ids
     return n < workers ? n : workers;
 }
 
+/* A pipeline on one more device, in a thread of its own: the devices' contexts come up at the
+ * same time. */
+typedef struct dev_open {
+    batch *b;
+    int id;
+    ts_pipeline *p;
+    ts_status st;
+    char err[512];
+} dev_open;
+
+static void *open_device(void *arg)
+{
+    dev_open *u = arg;
+    char msg[256];
+    double t = now_ms();
+    u->st = ts_pipeline_create_on(&u->p, TS_BACKEND_GPU, u->id, msg, sizeof msg);
+    if (u->st != TS_OK)
+        snprintf(u->err, sizeof u->err, "%s", ts_error_detail());
+    batch_mark(u->b, "context and pipeline", u->id, t - u->b->t0, now_ms() - u->b->t0);
+    return NULL;
+}
+
 /* One slot per GPU, each with its own pipeline (the first one opened by app_open_pipeline, whose
  * variant choices the others copy). A device that cannot be opened is skipped with a message. */
 static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
@@ -34,16 +57,29 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
     int first_id = ts_pipeline_device(first)->id, used_first = 0;
     int n = wanted_devices(o, first_id, workers, ids);
     b->devs = xcalloc((size_t)(n > 0 ? n : 1), sizeof *b->devs);
+    dev_open *u = xcalloc((size_t)(n > 0 ? n : 1), sizeof *u);
+    pthread_t *tid = xcalloc((size_t)(n > 0 ? n : 1), sizeof *tid);
+    int *started = xcalloc((size_t)(n > 0 ? n : 1), sizeof *started);
+    for (int i = 0; i < n; i++) {
+        u[i] = (dev_open){.b = b, .id = ids[i]};
+        if (ids[i] == first_id)
+            continue;
+        started[i] = pthread_create(&tid[i], NULL, open_device, &u[i]) == 0;
+        if (!started[i])
+            open_device(&u[i]);
+    }
     for (int i = 0; i < n; i++) {
         ts_pipeline *p = first;
-        char msg[256];
+        if (started[i])
+            pthread_join(tid[i], NULL);
         if (ids[i] == first_id) {
             used_first = 1;
-        } else if (ts_pipeline_create_on(&p, TS_BACKEND_GPU, ids[i], msg, sizeof msg) != TS_OK) {
+        } else if (u[i].st != TS_OK) {
             if (!o->quiet)
-                app_warn("--devices: GPU %d skipped: %s", ids[i], ts_error_detail());
+                app_warn("--devices: GPU %d skipped: %s", ids[i], u[i].err);
             continue;
         } else {
+            p = u[i].p;
             for (int f = 0; f < TS_FAM_COUNT; f++) {
                 const ts_variant *v = ts_pipeline_selected(first, (ts_family)f);
                 ts_pipeline_select(p, (ts_family)f, v ? v->name : NULL);
@@ -55,6 +91,9 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
         d->id = ids[i];
         pthread_mutex_init(&d->lock, NULL);
     }
+    free(u);
+    free(tid);
+    free(started);
     if (b->n_devs == 0) { /* none of the list opened: the first device still works */
         if (!o->quiet)
             app_warn("--devices: using GPU %d", first_id);
@@ -72,9 +111,13 @@ static int open_gpu_slots(batch *b, ts_pipeline *first, int workers)
 int batch_open_pipelines(batch *b, int workers)
 {
     const app_options *o = b->o;
+    double t = now_ms();
     ts_pipeline *first = app_open_pipeline(o);
     if (!first)
         return -1;
+    batch_mark(b, ts_pipeline_on_gpu(first) ? "context and pipeline" : "pipelines",
+                ts_pipeline_on_gpu(first) ? ts_pipeline_device(first)->id : -1, t - b->t0,
+                now_ms() - b->t0);
     if (ts_pipeline_on_gpu(first))
         return open_gpu_slots(b, first, workers);
     if (o->devices_given && !o->quiet)

@@ -158,48 +158,126 @@ int batch_gpu_decode_batch(const batch *b)
     return n < 8 ? n : 8;
 }
 
+/* How host threads wait for a GPU: CUDA's choice (with one context and many cores, spinning)
+ * unless TESSERA_CUDA_SYNC=spin|yield|block asks for another (measurements). Blocking was
+ * measured and not kept (2 x H100, 32 cores, 4800 camera photos, 2026-11-26): host CPU per image
+ * the same (16-17 ms: the waits are not where it goes), and with 32 workers on one device
+ * 720 images/s against 1598 spinning (each wake-up lengthens the device's turn at its chain). */
+static const char *sync_mode(unsigned *flags)
+{
+    const char *e = getenv("TESSERA_CUDA_SYNC");
+    *flags = 0;
+#ifdef TS_HAVE_CUDA
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } modes[] = {{"block", cudaDeviceScheduleBlockingSync}, {"spin", cudaDeviceScheduleSpin},
+                 {"yield", cudaDeviceScheduleYield}};
+    for (size_t i = 0; e && i < sizeof modes / sizeof modes[0]; i++)
+        if (strcmp(e, modes[i].name) == 0) {
+            *flags = modes[i].flag;
+            return modes[i].name;
+        }
+#else
+    (void)e;
+#endif
+    return "CUDA's default";
+}
+
+/* One device's nvJPEG set-up, in a thread of its own: the devices' handles (hundreds of ms
+ * each) are made at the same time rather than one after the other. */
+typedef struct dev_setup {
+    batch *b;
+    device_slot *d;
+    ts_status st;
+    char why[512];
+    double open_ms, warm_ms;
+} dev_setup;
+
+static void *setup_device(void *arg)
+{
+    dev_setup *u = arg;
+    batch *b = u->b;
+    gj_opts go = {.no_engine = !use_engines(), .engine_states = ENGINE_STATES};
+    double t1 = now_ms();
+    u->st = ts_gpu_use(u->d->id);
+    if (u->st == TS_OK)
+        u->st = gj_dev_open(&u->d->gj, &go, u->why, sizeof u->why);
+    double t2 = now_ms();
+    batch_mark(b, "nvJPEG handles", u->d->id, t1 - b->t0, t2 - b->t0);
+    if (u->st == TS_OK)
+        u->st = gj_dev_warm_up(u->d->gj, u->why, sizeof u->why);
+    double t3 = now_ms();
+    batch_mark(b, "nvJPEG warm-up", u->d->id, t2 - b->t0, t3 - b->t0);
+    u->open_ms = t2 - t1, u->warm_ms = t3 - t2;
+    if (u->st != TS_OK && !u->why[0])
+        snprintf(u->why, sizeof u->why, "%s", ts_error_detail());
+    return NULL;
+}
+
 void batch_gpu_open(batch *b)
 {
     if (!any_gpu(b))
         return;
+    unsigned flags;
+    b->cuda_sync = sync_mode(&flags);
     for (int i = 0; i < b->n_devs; i++) {
         if (b->devs[i].id < 0)
             continue;
         b->devs[i].pool = xcalloc(1, sizeof *b->devs[i].pool);
         pthread_mutex_init(&b->devs[i].pool->lock, NULL);
         pthread_mutex_init(&b->devs[i].pool->retry, NULL);
+#ifdef TS_HAVE_CUDA
+        /* the device's context exists (its pipeline): the flags apply to it from now on */
+        if (flags && ts_gpu_use(b->devs[i].id) == TS_OK &&
+            cudaSetDeviceFlags(flags) != cudaSuccess) {
+            cudaGetLastError();
+            b->cuda_sync = "auto (the driver refused another)";
+        }
+#endif
     }
     char why[512];
     double t0 = now_ms();
     ts_status loaded = gj_load(why, sizeof why);
     b->setup_load_ms = now_ms() - t0;
+    batch_mark(b, "nvJPEG load", -1, t0 - b->t0, t0 - b->t0 + b->setup_load_ms);
     if (loaded != TS_OK) {
         warn_once(b, why);
         return;
     }
-    /* one set of nvJPEG handles per device, made before the workers start: each handle costs
-     * hundreds of milliseconds, and the warm-up loads the library's kernels once */
-    gj_opts go = {.no_engine = !use_engines(), .engine_states = ENGINE_STATES};
+    /* one set of nvJPEG handles per device, made before the workers start (the warm-up loads the
+     * library's kernels once), every device at once */
+    dev_setup *u = xcalloc((size_t)b->n_devs, sizeof *u);
+    pthread_t *tid = xcalloc((size_t)b->n_devs, sizeof *tid);
+    int *started = xcalloc((size_t)b->n_devs, sizeof *started);
     for (int i = 0; i < b->n_devs; i++) {
         if (b->devs[i].id < 0)
             continue;
-        double t1 = now_ms();
-        ts_status st = ts_gpu_use(b->devs[i].id);
-        if (st == TS_OK)
-            st = gj_dev_open(&b->devs[i].gj, &go, why, sizeof why);
-        double t2 = now_ms();
-        if (st == TS_OK)
-            st = gj_dev_warm_up(b->devs[i].gj, why, sizeof why);
-        b->setup_codec_ms += t2 - t1;
-        b->setup_warm_ms += now_ms() - t2;
-        if (st != TS_OK) {
+        u[i] = (dev_setup){.b = b, .d = &b->devs[i]};
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, setup_device, &u[i]) == 0;
+        if (!started[i] && i > 0)
+            setup_device(&u[i]);
+    }
+    if (b->devs[0].id >= 0)
+        setup_device(&u[0]); /* the first in this thread */
+    for (int i = 0; i < b->n_devs; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        if (b->devs[i].id < 0)
+            continue;
+        b->setup_codec_ms = u[i].open_ms > b->setup_codec_ms ? u[i].open_ms : b->setup_codec_ms;
+        b->setup_warm_ms = u[i].warm_ms > b->setup_warm_ms ? u[i].warm_ms : b->setup_warm_ms;
+        if (u[i].st != TS_OK) {
             gj_dev_close(b->devs[i].gj);
             b->devs[i].gj = NULL;
-            warn_once(b, why[0] ? why : ts_error_detail());
+            warn_once(b, u[i].why);
             continue;
         }
         b->gpu_codec = 1;
     }
+    free(u);
+    free(tid);
+    free(started);
 }
 
 void batch_gpu_close(batch *b)
@@ -246,6 +324,7 @@ gpu_worker *batch_gpu_worker_create(batch *b, device_slot *d)
         double t0 = now_ms();
         ts_status st = gj_ctx_create_on(&w->gj, d->gj, w->stream, &go, why, sizeof why);
         double ms = now_ms() - t0;
+        batch_mark(b, "worker's nvJPEG context", d->id, t0 - b->t0, t0 - b->t0 + ms);
         pthread_mutex_lock(&b->lock);
         if (ms > b->setup_worker_ms)
             b->setup_worker_ms = ms;

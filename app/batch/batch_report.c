@@ -166,7 +166,8 @@ int batch_report_close(batch *b)
     if (!f)
         return -1;
     b->report = NULL;
-    fprintf(f, "\n  ],\n  \"seconds\": %.3f,\n  \"devices\": [", b->secs);
+    fprintf(f, "\n  ],\n  \"seconds\": %.3f,\n  \"host_cpu_ms\": %.1f,\n  \"devices\": [",
+            b->secs, b->host_cpu_ms);
     for (int d = 0; d < b->n_devs; d++) {
         char label[300];
         fprintf(f, "%s{\"device\": %d, \"name\": ", d ? ", " : "", b->devs[d].id);
@@ -276,6 +277,55 @@ void batch_print_item_timings(const batch *b, const item *it)
     printf("; total %.3f ms)\n", it->total_ms);
 }
 
+void batch_mark(batch *b, const char *what, int dev, double t_begin, double t_end)
+{
+    pthread_mutex_lock(&b->lock);
+    if (b->n_events < BATCH_MAX_EVENTS)
+        b->events[b->n_events++] = (batch_event){what, dev, t_begin, t_end};
+    pthread_mutex_unlock(&b->lock);
+}
+
+static int cmp_event(const void *x, const void *y)
+{
+    const batch_event *a = x, *b = y;
+    return a->t_begin < b->t_begin ? -1 : a->t_begin > b->t_begin;
+}
+
+/* The start-up as a timeline: each span from .. to (ms from the batch's start), the workers'
+ * contexts of a device as one span (their count, the first start, the last end). */
+static void print_timeline(const batch *b)
+{
+    batch_event ev[BATCH_MAX_EVENTS];
+    int n = 0;
+    for (int i = 0; i < b->n_events; i++) {
+        const batch_event *e = &b->events[i];
+        int k = 0;
+        if (strncmp(e->what, "worker", 6) == 0) /* merge a device's workers */
+            for (k = 0; k < n; k++)
+                if (ev[k].what == e->what && ev[k].dev == e->dev) {
+                    ev[k].t_begin = e->t_begin < ev[k].t_begin ? e->t_begin : ev[k].t_begin;
+                    ev[k].t_end = e->t_end > ev[k].t_end ? e->t_end : ev[k].t_end;
+                    break;
+                }
+        if (k == n || strncmp(e->what, "worker", 6) != 0)
+            ev[n++] = *e;
+    }
+    qsort(ev, (size_t)n, sizeof *ev, cmp_event);
+    if (b->cuda_sync)
+        printf("start-up (ms from the start; host threads wait for the GPU: %s):\n", b->cuda_sync);
+    else
+        printf("start-up (ms from the start):\n");
+    for (int i = 0; i < n; i++) {
+        char dev[32] = "";
+        if (ev[i].dev >= 0)
+            snprintf(dev, sizeof dev, " [gpu%d]", ev[i].dev);
+        printf("  %8.1f .. %8.1f  %s%s%s\n", ev[i].t_begin, ev[i].t_end, ev[i].what, dev,
+               strncmp(ev[i].what, "worker", 6) == 0 ? "s (first to last)" : "");
+    }
+    printf("  %8.1f             first image decoded\n", b->first_decoded);
+    printf("  %8.1f             first output written\n", b->first_written);
+}
+
 void batch_print_timings(const batch *b)
 {
     if (b->n_devs > 0 && b->devs[0].id >= 0) /* the CPU has no set-up to speak of */
@@ -283,6 +333,10 @@ void batch_print_timings(const batch *b)
                "warm-up %.1f ms, slowest worker's codec context %.1f ms\n",
                b->setup_open_ms, b->setup_load_ms, b->setup_codec_ms, b->setup_warm_ms,
                b->setup_worker_ms);
+    print_timeline(b);
+    long done = b->written > 0 ? b->written : 1;
+    printf("host CPU: %.0f ms over the work, %.2f ms per image written\n", b->host_cpu_ms,
+           b->host_cpu_ms / (double)done);
 }
 
 void batch_print_summary(const batch *b)

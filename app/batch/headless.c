@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- the stages of one image */
@@ -309,6 +311,8 @@ static void finish(batch *b, sched *s, item *it)
     s->in_flight--;
     b->finished++;
     it->state = IT_DONE;
+    if (it->ok && !b->first_written)
+        b->first_written = now_ms() - b->t0;
     if (it->ok) {
         device_slot *d = &b->devs[it->device];
         d->images++;
@@ -331,6 +335,8 @@ static void decode_step(batch *b, sched *s, worker_arg *w, int n)
     }
     stage_decode(b, w->gpu, slots, n);
     pthread_mutex_lock(&b->lock);
+    if (!b->first_decoded)
+        b->first_decoded = now_ms() - b->t0;
     for (int k = 0; k < n; k++) {
         if (slots[k].st == TS_OK)
             push(&s->to_ops[w->slot],
@@ -476,12 +482,18 @@ static void run_workers(batch *b, int workers)
     free(args);
 }
 
+static double tv_ms(struct timeval t)
+{
+    return t.tv_sec * 1e3 + t.tv_usec / 1e3;
+}
+
 static int run_batch(const app_options *o)
 {
     batch b;
     char err[512];
     memset(&b, 0, sizeof b);
     b.o = o;
+    b.t0 = now_ms();
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.chain_lock, NULL);
     pthread_cond_init(&b.wake, NULL);
@@ -494,6 +506,7 @@ static int run_batch(const app_options *o)
         rc = batch_start(&b);
     if (rc)
         goto out;
+    batch_mark(&b, "plan: the first inputs named and checked", -1, 0, now_ms() - b.t0);
     /* a batch known to be shorter than --jobs needs no more workers than images */
     int workers = b.src_done && b.n < o->jobs ? (b.n > 0 ? (int)b.n : 1) : o->jobs;
     b.workers = workers;
@@ -514,7 +527,11 @@ static int run_batch(const app_options *o)
         goto out;
     }
     b.progress = !o->quiet && isatty(2) && !(b.src_done && b.n <= 1);
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
     run_workers(&b, workers);
+    getrusage(RUSAGE_SELF, &r1);
+    b.host_cpu_ms = (tv_ms(r1.ru_utime) - tv_ms(r0.ru_utime)) + (tv_ms(r1.ru_stime) - tv_ms(r0.ru_stime));
     b.skipped = b.src->skipped;
     b.skipped_dirs = b.src->subdirs_skipped;
     b.dirs_skipped = b.src->dirs_skipped;
