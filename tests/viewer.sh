@@ -12,6 +12,7 @@ MKIMAGE="$BUILD/mkimage"
 T=$(mktemp -d /tmp/tessera-viewer.XXXXXX)
 trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
 SUITE=viewer
+export XDG_CACHE_HOME="$T/cache" # thumbnails are cached here, never in the user's cache
 . "$(dirname "$0")/harness.sh"
 
 if ! "$TESSERA" --version 2>/dev/null | grep -q viewer; then
@@ -513,6 +514,7 @@ if ! command -v xvfb-run >/dev/null 2>&1 || [ ! -r /proc/self/stat ]; then
 else
     idle_cpu "no ops" 5 2 "$T/in/rgb.png"
     idle_cpu "an op in live mode, HUD off" 5 2 --ops gauss:5 --hud off "$T/in/rgb.png"
+    idle_cpu "thumbnail mode, every thumbnail made" 5 2 -t "$T/th"
     mk 3000 2000 3 8 16 "$T/in/idle.png"
     idle_cpu "a chain on, full HUD, CPU backend (at rest)" 10 1 --ops "$OPS" --hud full "$T/in/idle.png"
     # --frames N always ends, also with the chain re-running every frame (L: live on request)

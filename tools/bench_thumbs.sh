@@ -2,7 +2,8 @@
 # tools/bench_thumbs.sh - thumbnail mode (-t) on a folder of N 12 MP JPEGs, CPU backend, under
 # Xvfb: the first screen, the whole grid with an empty cache, and the whole grid again from the
 # cache. The JPEGs are made here (not committed): 20 different 4000x3000 crops of a bundled photo
-# with a little noise, as a camera's q90 files, copied to N names.
+# with a little noise, as a camera's q90 files, copied to N names; EXIF=1: each with a 160x120
+# EXIF thumbnail (IFD1), as cameras write them.
 # Usage: sh tools/bench_thumbs.sh [build/tessera] [N] [DIR]   (defaults: build/tessera 1000 a
 # temporary folder, removed afterwards; TESSERA_GEOMETRY sets the window, default 800x600).
 cd "$(dirname "$0")/.." || exit 1
@@ -32,7 +33,20 @@ for k in range(min(20, n)):
     a = np.asarray(crop).astype(np.int16)
     a = np.clip(a + rng.normal(0, 3, a.shape), 0, 255).astype(np.uint8)
     p = os.path.join(out, f"img{k:05d}.jpg")
-    Image.fromarray(a).save(p, quality=90)
+    if os.environ.get("EXIF") == "1":
+        import io, struct
+        b = io.BytesIO()
+        Image.fromarray(a).resize((160, 120), Image.BICUBIC).save(b, "JPEG", quality=85)
+        t = b.getvalue()
+        ifd1 = 8 + 2 + 12 + 4
+        at = ifd1 + 2 + 3 * 12 + 4
+        exif = (b"Exif\0\0II*\0" + struct.pack("<I", 8) + struct.pack("<HHHII", 1, 0x0112, 3, 1, 1) +
+                struct.pack("<I", ifd1) + struct.pack("<H", 3) + struct.pack("<HHII", 0x0103, 3, 1, 6) +
+                struct.pack("<HHII", 0x0201, 4, 1, at) + struct.pack("<HHII", 0x0202, 4, 1, len(t)) +
+                struct.pack("<I", 0) + t)
+        Image.fromarray(a).save(p, quality=90, exif=exif)
+    else:
+        Image.fromarray(a).save(p, quality=90)
     made.append(p)
 for k in range(len(made), n):
     shutil.copyfile(made[k % len(made)], os.path.join(out, f"img{k:05d}.jpg"))
@@ -40,10 +54,11 @@ PY
 fi
 echo "$N JPEGs of 4000x3000, $(du -sm "$DIR" | cut -f1) MB in all; $(nproc) CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')"
 cat "$DIR"/* >/dev/null # the page cache: the files as a second look at a folder finds them
-run() { # NAME: one run; its thumbnail line
+run() { # NAME: one run; its thumbnail line, its CPU time and the load average
     env XDG_CACHE_HOME="$T/cache" TESSERA_GEOMETRY="${TESSERA_GEOMETRY:-800x600}" \
-        xvfb-run -a -s "-screen 0 1920x1080x24" "$TESSERA" --backend cpu -t --frames 1 "$DIR" \
-        2>&1 >/dev/null | grep "thumbnails of" | sed "s/^tessera: viewer: /$1: /"
+        xvfb-run -a -s "-screen 0 1920x1080x24" /usr/bin/time -f "cpu %U s user + %S s sys, %e s wall" \
+        "$TESSERA" --backend cpu -t --frames 1 "$DIR" 2>"$T/log" >/dev/null
+    echo "$1: $(grep "thumbnails of" "$T/log" | sed "s/^tessera: viewer: //"); $(grep "^cpu " "$T/log"); load $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 run "empty cache"
 run "from the cache"
