@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -204,6 +205,27 @@ static int exif_thumbnail(const unsigned char *buf, size_t len, int size, ts_ima
     return 1;
 }
 
+/* The first 64 KB of a regular file (a camera's EXIF block and the frame header lie there);
+ * NULL for anything else. O_NONBLOCK: opening a FIFO never waits for a writer. */
+static unsigned char *read_head(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    unsigned char *buf = NULL;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (buf = malloc(65536))) {
+        ssize_t n = pread(fd, buf, 65536, 0);
+        if (n < 4) {
+            free(buf);
+            buf = NULL;
+        } else
+            *len = (size_t)n;
+    }
+    close(fd);
+    return buf;
+}
+
 ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max_pixels,
                         ts_image *out, char *err, size_t errlen)
 {
@@ -212,12 +234,17 @@ ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max
     size_t len;
     ts_status st = TS_ERR_FORMAT;
     memset(out, 0, sizeof *out);
-    /* a JPEG at 1/2, 1/4 or 1/8 size: libjpeg skips most of the IDCT and all the upsampling */
-    unsigned char *buf = NULL; /* the guarded read: a JPEG, else nothing read past its head */
-    if (tsio_read_file(path, max_pixels, tsio_codec_jpeg(), &buf, &len, NULL, err, errlen) !=
-        TS_OK)
+    /* a camera's EXIF thumbnail: from the file's head alone (APP1 comes before the scan) */
+    unsigned char *buf = read_head(path, &len);
+    int exif = buf && exif_thumbnail(buf, len, size, &im, &meta);
+    free(buf);
+    buf = NULL;
+    /* else a JPEG at 1/2, 1/4 or 1/8 size: libjpeg skips most of the IDCT and all the
+       upsampling; the guarded read: a JPEG, else nothing read past its head */
+    if (!exif && tsio_read_file(path, max_pixels, tsio_codec_jpeg(), &buf, &len, NULL, err,
+                                errlen) != TS_OK)
         buf = NULL;
-    if (buf && exif_thumbnail(buf, len, size, &im, &meta))
+    if (exif)
         st = TS_OK;
     else if (buf) {
         tsio_reduced info;
