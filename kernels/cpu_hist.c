@@ -187,6 +187,20 @@ CPU_CLONES static void luma_add8(const uint8_t *restrict s, int C, int n,
  * built once per image), so a pixel is a vector sum, one table read and three saturating adds. */
 static void apply_luma8(const eq_ctx *e, const uint8_t *s, uint8_t *d, int n)
 {
+    if (!e->qtab) { /* a small image: the formula per pixel (ts_math.h), no table */
+        int C = e->C;
+        for (int i = 0; i < n; i++) {
+            const uint8_t *p = s + (size_t)i * C;
+            uint8_t *q = d + (size_t)i * C;
+            int32_t S = km_luma_sum(p[0], p[1], p[2]);
+            uint32_t ly = e->lut[km_luma_of_sum(S)];
+            for (int c = 0; c < 3; c++)
+                q[c] = (uint8_t)km_luma_apply(p[c], S, ly, 255);
+            if (C == 4)
+                q[3] = p[3];
+        }
+        return;
+    }
     int32_t sum[CHUNK];
     int16_t dq[CHUNK];
     for (int x0 = 0; x0 < n; x0 += CHUNK) {
@@ -285,7 +299,8 @@ ts_status cpu_equalize_geom(ts_hist_mode mode, const uint32_t *hist, int geom, c
                 .bins = bins, .maxv = ts_max_value(in->bytes), .lut = lut};
     e.luma = nh == 1 && e.cc == 3;
     int16_t *qtab = NULL;
-    if (e.luma && in->bytes == 1) {
+    /* the table (255001 entries, built per image) only where it pays: a large image */
+    if (e.luma && in->bytes == 1 && n >= ((uint64_t)1 << 18)) {
         if (!(qtab = malloc(sizeof *qtab * (KM_LUMA_MAX8 + 1)))) {
             st = ts_fail(TS_ERR_NOMEM, "out of memory");
             goto done;

@@ -362,6 +362,17 @@ TEST(cpu_fused_chains_match_op_by_op)
                     }
                     runs++;
                 }
+    /* a photo-sized image: the equalization's table path (large images) inside the rotation */
+    for (int ch = 3; ch <= 4; ch++) {
+        ts_image in = tu_random_image(1920, 1080, ch, 1, &st);
+        int r = check_chain(p, "gauss:5,equalize,rotate:90", &in);
+        ts_image_free(&in);
+        if (r < 0) {
+            ts_pipeline_destroy(p);
+            return;
+        }
+        runs++;
+    }
     ts_pipeline_destroy(p);
     printf("# fusion: %ld fused chains matched op by op\n", runs);
 }
