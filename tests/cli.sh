@@ -223,7 +223,9 @@ rm -f "$T/j16a/ga16.png" "$T/j16b/ga16.png"
 grep -v "images written to" "$T/j16a.err" >"$T/j16a.msg"; grep -v "images written to" "$T/err" >"$T/j16b.msg"
 cmp -s "$T/j16a.msg" "$T/j16b.msg" && ok "--jobs 16: the same messages in the same order run to run" || bad "--jobs 16: the same messages in the same order run to run ($(diff "$T/j16a.msg" "$T/j16b.msg" | head -5 | tr '\n' ' '))"
 # memory follows --jobs, not the number of files (each item's chain, metadata and strings go)
-if [ -x /usr/bin/time ]; then
+if grep -q __asan_init "$TESSERA"; then
+    skip "peak memory of 2001 files within 4 MB of 200 files" "ASan keeps freed memory in quarantine"
+elif [ -x /usr/bin/time ]; then
     mkdir -p "$T/mem"; mk 8 8 3 8 7 "$T/mem/a.png"
     i=0; while [ $i -lt 2000 ]; do cp "$T/mem/a.png" "$T/mem/c$i.png"; i=$((i + 1)); done
     mkdir -p "$T/mem200"; i=0; while [ $i -lt 200 ]; do cp "$T/mem/a.png" "$T/mem200/c$i.png"; i=$((i + 1)); done
