@@ -20,6 +20,8 @@ static int step(int gpu_codec, int jobs, int n, const char *path)
     memset(&b, 0, sizeof b);
     b.o = &o;
     b.n = n;
+    /* as headless.c sets it once the source is done: fewer workers for a shorter batch */
+    b.workers = n < jobs ? (n > 0 ? n : 1) : jobs;
     b.gpu_codec = gpu_codec;
     return batch_decode_step(&b, path);
 }
