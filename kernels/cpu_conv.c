@@ -123,11 +123,10 @@ static inline float round_sat_f(float v, float maxv)
     return (v + 12582912.0f) - 12582912.0f;
 }
 
-/* km_round_sat_i for divisor d > 1: the quotient from a double product (off by at most one),
+/* km_round_sat_i for divisor d > 1 from an estimate q of acc / d that is off by at most one:
  * corrected by the remainder, then rounded ties to even and saturated. */
-static inline int32_t div_round_sat(int32_t acc, int32_t d, double inv, int32_t maxv)
+static inline int32_t div_fix_round_sat(int32_t acc, int32_t q, int32_t d, int32_t maxv)
 {
-    int32_t q = (int32_t)((double)acc * inv);
     int32_t r = acc - q * d;
     q = r < 0 ? q - 1 : q;
     r = r < 0 ? r + d : r;
@@ -137,18 +136,17 @@ static inline int32_t div_round_sat(int32_t acc, int32_t d, double inv, int32_t 
     return q < 0 ? 0 : q > maxv ? maxv : q;
 }
 
-/* The same from a float product, for sums below 2^24 in magnitude (exact in float; the product's
- * error stays below one for d >= 2, which the correction absorbs). */
+/* The estimate from a double product. */
+static inline int32_t div_round_sat(int32_t acc, int32_t d, double inv, int32_t maxv)
+{
+    return div_fix_round_sat(acc, (int32_t)((double)acc * inv), d, maxv);
+}
+
+/* The estimate from a float product, for sums below 2^24 in magnitude (exact in float; the
+ * product's error stays below one for d >= 2, which the correction absorbs). */
 static inline int32_t div_round_sat_f(int32_t acc, int32_t d, float inv, int32_t maxv)
 {
-    int32_t q = (int32_t)((float)acc * inv);
-    int32_t r = acc - q * d;
-    q = r < 0 ? q - 1 : q;
-    r = r < 0 ? r + d : r;
-    q = r >= d ? q + 1 : q;
-    r = r >= d ? r - d : r;
-    q = (2 * r > d || (2 * r == d && (q & 1))) ? q + 1 : q;
-    return q < 0 ? 0 : q > maxv ? maxv : q;
+    return div_fix_round_sat(acc, (int32_t)((float)acc * inv), d, maxv);
 }
 
 static inline int32_t clamp_i(int32_t v, int32_t maxv) { return v < 0 ? 0 : v > maxv ? maxv : v; }
