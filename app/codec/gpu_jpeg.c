@@ -40,18 +40,6 @@ const char *gj_path_name(gj_path p)
     }
 }
 
-ts_status gj_fail_msg(char *buf, size_t len, ts_status st, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (buf && len)
-        snprintf(buf, len, "%s", tmp);
-    return ts_fail(st, "%s", tmp);
-}
-
 /* Opens `name` and resolves every symbol into slots[] (NULL: only check). */
 static ts_status open_lib(const char *name, void **lib, void **slots, char *why, size_t len)
 {
@@ -60,13 +48,13 @@ static ts_status open_lib(const char *name, void **lib, void **slots, char *why,
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: %s", e ? e : name);
+        return tsio_fail(why, len, TS_ERR_UNSUPPORTED, "unavailable: %s", e ? e : name);
     }
     for (size_t i = 0; i < GJ_N_SYMS; i++) {
         void *f = dlsym(h, sym_names[i]);
         if (!f) {
             dlclose(h);
-            return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: %s has no %s", name,
+            return tsio_fail(why, len, TS_ERR_UNSUPPORTED, "unavailable: %s has no %s", name,
                             sym_names[i]);
         }
         if (slots)
@@ -154,7 +142,7 @@ ts_status gj_load(char *why, size_t whylen)
 {
     pthread_once(&load_once, load_once_fn);
     if (load_status != TS_OK)
-        return gj_fail_msg(why, whylen, load_status, "%s", load_why);
+        return tsio_fail(why, whylen, load_status, "%s", load_why);
     if (why && whylen)
         why[0] = 0;
     return TS_OK;
@@ -212,11 +200,11 @@ static ts_status slot_init(gj_ctx *c, slot *s, char *why, size_t len)
     if (cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking) != cudaSuccess) {
         cudaGetLastError();
         s->stream = NULL;
-        return gj_fail_msg(why, len, TS_ERR_CUDA, "cudaStreamCreateWithFlags failed");
+        return tsio_fail(why, len, TS_ERR_CUDA, "cudaStreamCreateWithFlags failed");
     }
 #define SLOT_TRY(call)                                                                             \
     if ((e = (call)) != NVJPEG_STATUS_SUCCESS)                                                     \
-        return gj_fail_msg(why, len, TS_ERR_CUDA, "%s: %s", #call, gj_nvj_str(e));
+        return tsio_fail(why, len, TS_ERR_CUDA, "%s: %s", #call, gj_nvj_str(e));
     SLOT_TRY(NV.nvjpegBufferPinnedCreate(c->dev->h, NULL, &s->pinned));
     SLOT_TRY(NV.nvjpegBufferDeviceCreate(c->dev->h, NULL, &s->devbuf));
     SLOT_TRY(NV.nvjpegJpegStreamCreate(c->dev->h, &s->js));
@@ -324,19 +312,19 @@ ts_status gj_dev_open(gj_dev **out, const gj_opts *o, char *why, size_t len)
         return st;
     gj_dev *d = calloc(1, sizeof *d);
     if (!d)
-        return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
+        return tsio_fail(why, len, TS_ERR_NOMEM, "out of memory");
     cudaError_t ce = cudaGetDevice(&d->device);
     if (ce != cudaSuccess) {
         cudaGetLastError();
         free(d);
-        return gj_fail_msg(why, len, TS_ERR_NO_GPU, "no usable GPU: %s", cudaGetErrorString(ce));
+        return tsio_fail(why, len, TS_ERR_NO_GPU, "no usable GPU: %s", cudaGetErrorString(ce));
     }
     nvjpegStatus_t e = NVJPEG_STATUS_ARCH_MISMATCH;
     if (!o || !o->no_engine)
         e = open_decoders(d, 1);
     if (e != NVJPEG_STATUS_SUCCESS && (e = open_decoders(d, 0)) != NVJPEG_STATUS_SUCCESS) {
         gj_dev_close(d);
-        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG decoder: %s",
+        return tsio_fail(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG decoder: %s",
                            gj_nvj_str(e));
     }
     /* the encoder wants a default-backend handle: the decode handle when it is one */
@@ -346,7 +334,7 @@ ts_status gj_dev_open(gj_dev **out, const gj_opts *o, char *why, size_t len)
              NVJPEG_STATUS_SUCCESS) {
         d->he = NULL;
         gj_dev_close(d);
-        return gj_fail_msg(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG encoder: %s",
+        return tsio_fail(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG encoder: %s",
                            gj_nvj_str(e));
     }
     int want = o && o->engine_states > 0 ? o->engine_states : 1;
@@ -369,13 +357,13 @@ ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_o
 {
     *out = NULL;
     if (!d)
-        return gj_fail_msg(why, len, TS_ERR_INVALID, "gj_ctx_create_on: no device part");
+        return tsio_fail(why, len, TS_ERR_INVALID, "gj_ctx_create_on: no device part");
     gj_opts def = {.host_threads = 0};
     if (!o)
         o = &def;
     gj_ctx *c = calloc(1, sizeof *c);
     if (!c)
-        return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
+        return tsio_fail(why, len, TS_ERR_NOMEM, "out of memory");
     c->dev = d;
     c->stream = (cudaStream_t)stream;
     c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
@@ -393,7 +381,7 @@ ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_o
     }
     if (e != NVJPEG_STATUS_SUCCESS) {
         gj_ctx_destroy(c);
-        return gj_fail_msg(why, len, TS_ERR_CUDA, "%s: %s", stage, gj_nvj_str(e));
+        return tsio_fail(why, len, TS_ERR_CUDA, "%s: %s", stage, gj_nvj_str(e));
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = o->host_threads > 0 ? o->host_threads : (int)(cores > 0 ? cores : 1);
@@ -402,7 +390,7 @@ ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_o
     c->slots = calloc((size_t)n, sizeof *c->slots);
     if (!c->slots) {
         gj_ctx_destroy(c);
-        return gj_fail_msg(why, len, TS_ERR_NOMEM, "out of memory");
+        return tsio_fail(why, len, TS_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < n; i++) {
         c->nslots = i + 1;
@@ -442,19 +430,19 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
     *out = NULL;
     *out_len = 0;
     if (!c || !d_im || !d_im->data)
-        return gj_fail_msg(err, errlen, TS_ERR_INVALID, "gj_encode: bad arguments");
+        return tsio_fail(err, errlen, TS_ERR_INVALID, "gj_encode: bad arguments");
     if (d_im->bytes != 1 || (d_im->channels != 1 && d_im->channels != 3))
-        return gj_fail_msg(err, errlen, TS_ERR_UNSUPPORTED,
+        return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED,
                         "nvJPEG encodes 8-bit gray or RGB, not %d channel(s) of %d bits",
                         d_im->channels, 8 * d_im->bytes);
     int q = o && o->quality ? o->quality : TSIO_QUALITY_DEFAULT;
     int sub = o && o->subsampling ? o->subsampling : 420;
     if (q < TSIO_QUALITY_MIN || q > TSIO_QUALITY_MAX)
-        return gj_fail_msg(err, errlen, TS_ERR_INVALID, "JPEG quality %d is not in %d..%d", q,
+        return tsio_fail(err, errlen, TS_ERR_INVALID, "JPEG quality %d is not in %d..%d", q,
                            TSIO_QUALITY_MIN, TSIO_QUALITY_MAX);
     /* the format's own limit, as libjpeg's encoder has it: nvJPEG would write a broken file */
     if (d_im->width > TSIO_JPEG_MAX_SIDE || d_im->height > TSIO_JPEG_MAX_SIDE)
-        return gj_fail_msg(err, errlen, TS_ERR_TOO_LARGE, "image is %dx%d, too large for JPEG",
+        return tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "image is %dx%d, too large for JPEG",
                            d_im->width, d_im->height);
     nvjpegChromaSubsampling_t css = d_im->channels == 1 ? NVJPEG_CSS_GRAY
                                     : sub == 444        ? NVJPEG_CSS_444
@@ -489,13 +477,13 @@ ts_status gj_encode(gj_ctx *c, const ts_image *d_im, const gj_encode_opts *o, un
             NV.nvjpegEncodeRetrieveBitstream(c->dev->he, c->enc, NULL, &n, c->stream));
     unsigned char *buf = malloc(n ? n : 1);
     if (!buf)
-        return gj_fail_msg(err, errlen, TS_ERR_NOMEM, "out of memory for a %zu-byte JPEG", n);
+        return tsio_fail(err, errlen, TS_ERR_NOMEM, "out of memory for a %zu-byte JPEG", n);
     e = NV.nvjpegEncodeRetrieveBitstream(c->dev->he, c->enc, buf, &n, c->stream);
     cudaError_t ce = cudaStreamSynchronize(c->stream);
     if (e != NVJPEG_STATUS_SUCCESS || ce != cudaSuccess) {
         cudaGetLastError();
         free(buf);
-        return gj_fail_msg(err, errlen, TS_ERR_CUDA, "nvjpegEncodeRetrieveBitstream: %s",
+        return tsio_fail(err, errlen, TS_ERR_CUDA, "nvjpegEncodeRetrieveBitstream: %s",
                         e != NVJPEG_STATUS_SUCCESS ? gj_nvj_str(e) : cudaGetErrorString(ce));
     }
     *out = buf;
@@ -505,7 +493,7 @@ fail:
 #undef ENC_TRY
     cudaGetLastError();
     /* out of device memory is TS_ERR_NOMEM: the caller may free some and try again */
-    return gj_fail_msg(err, errlen,
+    return tsio_fail(err, errlen,
                        e == NVJPEG_STATUS_ALLOCATOR_FAILURE ? TS_ERR_NOMEM : TS_ERR_CUDA,
                        "%s: %s", stage, gj_nvj_str(e));
 }
@@ -520,7 +508,7 @@ fail:
 
 ts_status gj_load(char *why, size_t whylen)
 {
-    return gj_fail_msg(why, whylen, TS_ERR_UNSUPPORTED, "%s", GJ_WHY);
+    return tsio_fail(why, whylen, TS_ERR_UNSUPPORTED, "%s", GJ_WHY);
 }
 
 struct gj_ctx {
@@ -569,7 +557,7 @@ ts_status gj_encode(gj_ctx *ctx, const ts_image *d_im, const gj_encode_opts *o, 
 {
     *out = NULL;
     *out_len = 0;
-    return gj_fail_msg(err, errlen, TS_ERR_UNSUPPORTED, "%s", GJ_WHY);
+    return tsio_fail(err, errlen, TS_ERR_UNSUPPORTED, "%s", GJ_WHY);
 }
 
 #endif

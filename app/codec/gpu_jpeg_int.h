@@ -5,6 +5,7 @@
 #ifndef TESSERA_GPU_JPEG_INT_H
 #define TESSERA_GPU_JPEG_INT_H
 
+#include "codec.h"
 #include "gpu_jpeg.h"
 
 #include <stddef.h>
@@ -31,9 +32,8 @@
 #define GJ_COUNT(n) +1
 enum { GJ_N_SYMS = 0 GJ_SYMS(GJ_COUNT) };
 
-/* "unavailable: ..."-style failures: the reason into buf (when given) and ts_error_detail(). */
-ts_status gj_fail_msg(char *buf, size_t len, ts_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* Failures go through the codec layer's tsio_fail (codec.h): the reason into the caller's buffer
+ * (when given) and ts_error_detail(). */
 
 #if defined(TS_HAVE_CUDA) && defined(TS_HAVE_NVJPEG)
 #define GJ_ENABLED 1

@@ -37,7 +37,7 @@ ts_status gj_dev_warm_up(gj_dev *d, char *why, size_t len)
         const unsigned char *data = jpg;
         st = gj_decode_batch(c, &data, &n, 1, r);
         if (st == TS_OK && r[0].status != TS_OK)
-            st = gj_fail_msg(why, len, TS_ERR_CUDA, "nvJPEG cannot decode its own JPEG: %s",
+            st = tsio_fail(why, len, TS_ERR_CUDA, "nvJPEG cannot decode its own JPEG: %s",
                              r[0].err);
     }
     if (st == TS_OK)
