@@ -115,6 +115,7 @@ BATCH_OUT ?= out/bench-batch
 ifneq ($(HAVE_CUDA),)
 $(BUILD)/nvjpeg_bench: $(BUILD)/tools/nvjpeg_bench.o $(BUILD)/tests/jpeg_ref.o \
                        $(BUILD)/app/codec/gpu_jpeg.o $(BUILD)/app/codec/gpu_jpeg_decode.o \
+                       $(BUILD)/app/codec/gpu_jpeg_warm.o \
                        $(BUILD)/app/codec/jpeg_meta.o $(BUILD)/app/codec/codec.o \
                        $(BUILD)/app/common/kernel_file.o $(BUILD)/libtessera.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JPEG_LIBS)

@@ -5,12 +5,15 @@
 # with a little noise, as a camera's q90 files, copied to N names; EXIF=1: each with a 160x120
 # EXIF thumbnail (IFD1), as cameras write them.
 # Usage: sh tools/bench_thumbs.sh [build/tessera] [N] [DIR]   (defaults: build/tessera 1000 a
-# temporary folder, removed afterwards; TESSERA_GEOMETRY sets the window, default 800x600).
+# temporary folder, removed afterwards; TESSERA_GEOMETRY sets the window, default 800x600;
+# BACKEND=gpu|cpu|auto, default cpu; without xvfb-run, e.g. on a GPU machine, SDL draws
+# offscreen (SDL_VIDEODRIVER=offscreen); PY, default /usr/bin/python3, makes the JPEGs).
 cd "$(dirname "$0")/.." || exit 1
 TESSERA=${1:-build/tessera}
 N=${2:-1000}
 DIR=${3:-}
-PY=/usr/bin/python3
+PY=${PY:-/usr/bin/python3}
+BACKEND=${BACKEND:-cpu}
 T=$(mktemp -d /tmp/tessera-thumbs.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 [ -n "$DIR" ] || DIR="$T/photos"
@@ -52,12 +55,19 @@ for k in range(len(made), n):
     shutil.copyfile(made[k % len(made)], os.path.join(out, f"img{k:05d}.jpg"))
 PY
 fi
-echo "$N JPEGs of 4000x3000, $(du -sm "$DIR" | cut -f1) MB in all; $(nproc) CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "$N JPEGs of 4000x3000, $(du -sm "$DIR" | cut -f1) MB in all; $(nproc) CPUs; backend $BACKEND; $(date -u '+%Y-%m-%d %H:%M UTC')"
+if command -v xvfb-run >/dev/null; then
+    DISPLAY_RUN="xvfb-run -a -s '-screen 0 1920x1080x24'"
+else
+    DISPLAY_RUN="env SDL_VIDEODRIVER=offscreen"
+fi
+TIMED="/usr/bin/time -f 'cpu %U s user + %S s sys, %e s wall'"
+[ -x /usr/bin/time ] || TIMED=""
 cat "$DIR"/* >/dev/null # the page cache: the files as a second look at a folder finds them
 run() { # NAME: one run; its thumbnail line, its CPU time and the load average
-    env XDG_CACHE_HOME="$T/cache" TESSERA_GEOMETRY="${TESSERA_GEOMETRY:-800x600}" \
-        xvfb-run -a -s "-screen 0 1920x1080x24" /usr/bin/time -f "cpu %U s user + %S s sys, %e s wall" \
-        "$TESSERA" --backend cpu -t --frames 1 "$DIR" 2>"$T/log" >/dev/null
+    eval env XDG_CACHE_HOME="$T/cache" TESSERA_GEOMETRY="${TESSERA_GEOMETRY:-800x600}" \
+        "$DISPLAY_RUN" "$TIMED" \
+        "$TESSERA" --backend "$BACKEND" -t --frames 1 "$DIR" 2>"$T/log" >/dev/null
     echo "$1: $(grep "thumbnails of" "$T/log" | sed "s/^tessera: viewer: //"); $(grep "^cpu " "$T/log"); load $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 run "empty cache"

@@ -2,20 +2,25 @@
  * files read into memory once, then
  *   decode auto    gj_decode_batch with the engines (baseline colour) and the decoupled path;
  *   decode cuda    the same with the engines off: the decoupled path on every host thread;
+ *   decode host-huffman / gpu-huffman   the decoupled path with every baseline file's Huffman
+ *                  decoded on the host / on the GPU (auto: the GPU from 1 MP up);
  *   encode         each decoded image back to JPEG (quality Q, 4:2:0), bitstream to the host;
  *   check          (--check) nvJPEG's decode against libjpeg-turbo's, largest sample difference.
  * Each timed stage runs the whole corpus --repeat times in batches of --batch files, after one
- * untimed pass. Prints images/s, MP/s, path counts, host RSS and GPU memory peaks; --csv appends
- * one row per stage. Usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q]
+ * untimed pass. Prints images/s, MP/s, host CPU ms per image (getrusage: every thread), path
+ * counts, host RSS and GPU memory peaks, and first the set-up's parts (context, nvJPEG handle,
+ * decoders, warm-up, a worker's context); --csv appends one row per stage. Usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q]
  * [--check] [--csv FILE] [--name NAME] DIR|FILE...
  */
 #include "../tests/jpeg_ref.h"
 #include "kernel_file.h"
 #include "gpu_jpeg.h"
+#include "gpu_jpeg_int.h" /* the library's table: the batched-API experiment calls it directly */
 #include "tessera.h"
 
 #include <cuda_runtime.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 #include <jpeglib.h>
 #include <stdlib.h>
@@ -111,11 +116,20 @@ static void add_path(const char *path)
 
 typedef struct stats {
     double s;
+    double cpu_ms; /* process CPU over the stage */
     long images;
     double mpix;
     int paths[4];
     size_t bytes;
 } stats;
+
+static double proc_cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 + ru.ru_stime.tv_sec * 1e3 +
+           ru.ru_stime.tv_usec / 1e3;
+}
 
 static size_t gpu_used(void)
 {
@@ -249,8 +263,9 @@ static void report(const char *name, const char *stage, const stats *st, FILE *c
                    const char *corpus, int threads, int batch)
 {
     double ips = st->s > 0 ? st->images / st->s : 0, mps = st->s > 0 ? st->mpix / st->s : 0;
-    printf("%-14s %6ld images %8.3f s %9.1f images/s %8.1f MP/s %8.3f ms/image", stage,
-           st->images, st->s, ips, mps, st->images ? 1e3 * st->s / st->images : 0);
+    printf("%-19s %6ld images %8.3f s %9.1f images/s %8.1f MP/s %8.3f ms/image, host CPU %.2f "
+           "ms/image", stage, st->images, st->s, ips, mps, st->images ? 1e3 * st->s / st->images : 0,
+           st->images ? st->cpu_ms / st->images : 0);
     if (st->paths[GJ_PATH_ENGINE] + st->paths[GJ_PATH_CUDA] + st->paths[GJ_PATH_CPU])
         printf("  paths: engine %d, cuda %d, cpu %d", st->paths[GJ_PATH_ENGINE],
                st->paths[GJ_PATH_CUDA], st->paths[GJ_PATH_CPU]);
@@ -258,9 +273,115 @@ static void report(const char *name, const char *stage, const stats *st, FILE *c
         printf("  %.2f bytes/pixel", (double)st->bytes / (st->mpix * 1e6));
     printf("\n");
     if (csv)
-        fprintf(csv, "%s,%s,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%d,%d,%d,%zu\n", name, corpus, stage,
+        fprintf(csv, "%s,%s,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%d,%d,%d,%zu,%.3f\n", name, corpus, stage,
                 threads, batch, st->images, st->s, ips, mps, st->paths[GJ_PATH_ENGINE],
-                st->paths[GJ_PATH_CUDA], st->paths[GJ_PATH_CPU], st->bytes);
+                st->paths[GJ_PATH_CUDA], st->paths[GJ_PATH_CPU], st->bytes,
+                st->images ? st->cpu_ms / st->images : 0);
+}
+
+/* ---------------------------------------------------------------- the batched API, raw */
+
+/* nvjpegDecodeBatched on a handle of one backend: `threads` host threads, each with its own state
+ * and stream, each decoding batches of `batch` files (the corpus cycled) into buffers of its own.
+ * Measures images/s and the process's CPU per image: is the batched API's host work lighter
+ * than the decoupled path's? */
+typedef struct bx_arg {
+    nvjpegHandle_t h;
+    int batch, rounds, first, fail;
+    size_t cap, pitch;
+} bx_arg;
+
+static void *bx_thread(void *p)
+{
+    bx_arg *a = p;
+    cudaStream_t st;
+    nvjpegJpegState_t js = NULL;
+    const unsigned char **d = calloc((size_t)a->batch, sizeof *d);
+    size_t *l = calloc((size_t)a->batch, sizeof *l);
+    nvjpegImage_t *out = calloc((size_t)a->batch, sizeof *out);
+    cudaSetDevice(0);
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess ||
+        NV.nvjpegJpegStateCreate(a->h, &js) != NVJPEG_STATUS_SUCCESS ||
+        NV.nvjpegDecodeBatchedInitialize(a->h, js, a->batch, 1, NVJPEG_OUTPUT_RGBI) !=
+            NVJPEG_STATUS_SUCCESS) {
+        a->fail = 1;
+        return NULL;
+    }
+    for (int k = 0; k < a->batch; k++) {
+        if (cudaMalloc((void **)&out[k].channel[0], a->cap) != cudaSuccess) {
+            a->fail = 1;
+            return NULL;
+        }
+    }
+    for (int r = 0; r < a->rounds && !a->fail; r++) {
+        for (int k = 0; k < a->batch; k++) {
+            file *f = &files[(a->first + r * a->batch + k) % nfiles];
+            d[k] = f->data, l[k] = f->len;
+            out[k].pitch[0] = a->pitch; /* the corpus' widest file */
+        }
+        if (NV.nvjpegDecodeBatched(a->h, js, d, l, out, st) != NVJPEG_STATUS_SUCCESS ||
+            cudaStreamSynchronize(st) != cudaSuccess)
+            a->fail = 1;
+    }
+    for (int k = 0; k < a->batch; k++)
+        cudaFree(out[k].channel[0]);
+    NV.nvjpegJpegStateDestroy(js);
+    cudaStreamDestroy(st);
+    free(d), free(l), free(out);
+    return NULL;
+}
+
+static void batched_api(const char *label, nvjpegBackend_t backend, int batch, int threads,
+                        int images)
+{
+    nvjpegHandle_t h = NULL;
+    double t0 = now_s();
+    if (NV.nvjpegCreateEx(backend, NULL, NULL, 0, &h) != NVJPEG_STATUS_SUCCESS) {
+        printf("batched %-11s batch %3d threads %d: no handle\n", label, batch, threads);
+        return;
+    }
+    double t_handle = now_s() - t0;
+    unsigned maxh = 0, maxw = 0;
+    nvjpegJpegStream_t js;
+    NV.nvjpegJpegStreamCreate(h, &js);
+    for (int f = 0; f < nfiles; f++) {
+        unsigned w = 0, hh = 0;
+        if (NV.nvjpegJpegStreamParseHeader(h, files[f].data, files[f].len, js) ==
+                NVJPEG_STATUS_SUCCESS &&
+            NV.nvjpegJpegStreamGetFrameDimensions(js, &w, &hh) == NVJPEG_STATUS_SUCCESS) {
+            maxh = hh > maxh ? hh : maxh;
+            maxw = w > maxw ? w : maxw;
+        }
+    }
+    NV.nvjpegJpegStreamDestroy(js);
+    pthread_t tid[16];
+    bx_arg a[16];
+    threads = threads > 16 ? 16 : threads;
+    int rounds = images / (batch * threads) > 0 ? images / (batch * threads) : 1;
+    for (int pass = 0; pass < 2; pass++) { /* an untimed pass, then the timed one */
+        double c0 = proc_cpu_ms(), w0 = now_s();
+        int fail = 0;
+        for (int t = 0; t < threads; t++) {
+            a[t] = (bx_arg){h, batch, pass ? rounds : 1, t * batch, 0, (size_t)3 * maxw * maxh,
+                            (size_t)3 * maxw};
+            pthread_create(&tid[t], NULL, bx_thread, &a[t]);
+        }
+        for (int t = 0; t < threads; t++) {
+            pthread_join(tid[t], NULL);
+            fail |= a[t].fail;
+        }
+        double s = now_s() - w0, cpu = proc_cpu_ms() - c0;
+        long n = (long)rounds * batch * threads;
+        if (fail)
+            printf("batched %-11s batch %3d threads %d: failed\n", label, batch, threads);
+        else if (pass)
+            printf("batched %-11s batch %3d threads %d: %5ld images %7.3f s %8.1f images/s, "
+                   "host CPU %.2f ms/image (handle %.0f ms, threads' states included)\n",
+                   label, batch, threads, n, s, n / s, cpu / n, 1e3 * t_handle);
+        if (fail)
+            break;
+    }
+    NV.nvjpegDestroy(h);
 }
 
 static void usage(void)
@@ -311,21 +432,56 @@ int main(int argc, char **argv)
     }
     ts_device dev;
     app_gpu_env();
+    double t0 = now_s();
     if (ts_gpu_open(&dev) != TS_OK) {
         fprintf(stderr, "nvjpeg_bench: %s\n", ts_error_detail());
         return 1;
     }
+    double t_ctx = now_s() - t0;
     gpu_base = gpu_used();
     if (threads == 0)
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     ts_stream s;
-    gj_ctx *ctx = NULL, *ctx_cuda = NULL;
+    gj_ctx *ctx = NULL, *ctx_cuda = NULL, *ctx_hh = NULL, *ctx_gh = NULL;
+    gj_dev *gd = NULL;
     gj_opts o = {.host_threads = threads}, oc = {.host_threads = threads, .no_engine = 1};
-    if (ts_gpu_stream_create(&s) != TS_OK || gj_ctx_create(&ctx, s, &o, why, sizeof why) != TS_OK ||
-        gj_ctx_create(&ctx_cuda, s, &oc, why, sizeof why) != TS_OK) {
+    gj_opts oh = oc, og = oc;
+    oh.huffman = GJ_HUFFMAN_HOST, og.huffman = GJ_HUFFMAN_GPU;
+    /* the set-up's parts, as the batch makes them: the device part without engines, its warm-up,
+     * one worker's context of `threads` host threads */
+    t0 = now_s();
+    if (ts_gpu_stream_create(&s) != TS_OK || gj_dev_open(&gd, &oc, why, sizeof why) != TS_OK) {
         fprintf(stderr, "nvjpeg_bench: %s\n", why[0] ? why : ts_error_detail());
         return 1;
     }
+    double t_dev = now_s() - t0;
+    t0 = now_s();
+    if (gj_dev_warm_up(gd, why, sizeof why) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: warm-up: %s\n", why);
+        return 1;
+    }
+    double t_warm = now_s() - t0;
+    t0 = now_s();
+    if (gj_ctx_create_on(&ctx_cuda, gd, s, &oc, why, sizeof why) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: %s\n", why);
+        return 1;
+    }
+    double t_wctx = now_s() - t0;
+    gj_setup_times su;
+    gj_dev_setup_times(gd, &su);
+    printf("set-up: CUDA context %.1f ms; nvJPEG device part %.1f ms (decode handle %.1f, "
+           "decoders %.1f, encode handle %.1f); warm-up %.1f ms; a context of %d host threads "
+           "%.1f ms\n", 1e3 * t_ctx, 1e3 * t_dev, su.handle_ms, su.decoders_ms, su.encoder_ms,
+           1e3 * t_warm, threads, 1e3 * t_wctx);
+    t0 = now_s();
+    if (gj_ctx_create(&ctx, s, &o, why, sizeof why) != TS_OK ||
+        gj_ctx_create_on(&ctx_hh, gd, s, &oh, why, sizeof why) != TS_OK ||
+        gj_ctx_create_on(&ctx_gh, gd, s, &og, why, sizeof why) != TS_OK) {
+        fprintf(stderr, "nvjpeg_bench: %s\n", why[0] ? why : ts_error_detail());
+        return 1;
+    }
+    printf("set-up: a device part with the engines and its context %.1f ms\n",
+           1e3 * (now_s() - t0));
     size_t bytes = 0;
     for (int f = 0; f < nfiles; f++)
         bytes += files[f].len;
@@ -338,30 +494,68 @@ int main(int argc, char **argv)
         csv = fopen(csv_path, "a");
         if (csv && fresh)
             fprintf(csv, "name,corpus,stage,threads,batch,images,seconds,images_per_s,mp_per_s,"
-                         "engine,cuda,cpu,bytes\n");
+                         "engine,cuda,cpu,bytes,host_cpu_ms_per_image\n");
     }
     gj_result *res = calloc((size_t)batch, sizeof *res);
     /* untimed pass: buffers grow to the corpus' sizes, the library warms up */
-    if (decode_pass(ctx, batch, res, NULL, NULL, NULL) || decode_pass(ctx_cuda, batch, res, NULL,
-                                                                     NULL, NULL))
-        return 1;
-    stats auto_st = {0}, cuda_st = {0}, enc_st = {0};
-    for (int r = 0; r < repeat; r++) {
-        double t0 = now_s();
-        if (decode_pass(ctx, batch, res, &auto_st, NULL, NULL))
+    gj_ctx *dctx[] = {ctx, ctx_cuda, ctx_hh, ctx_gh};
+    const char *dname[] = {"decode-auto", "decode-cuda", "decode-host-huffman",
+                           "decode-gpu-huffman"};
+    enum { ND = sizeof dctx / sizeof dctx[0] };
+    for (int k = 0; k < ND; k++)
+        if (decode_pass(dctx[k], batch, res, NULL, NULL, NULL))
             return 1;
-        auto_st.s += now_s() - t0;
-        t0 = now_s();
-        if (decode_pass(ctx_cuda, batch, res, &cuda_st, NULL, NULL))
-            return 1;
-        cuda_st.s += now_s() - t0;
-    }
-    enc_arg ea = {ctx, quality, &enc_st, 0};
+    stats dst[ND], enc_st = {0};
+    memset(dst, 0, sizeof dst);
+    double prof0[ND][GJ_PROF_COUNT], prof1[ND][GJ_PROF_COUNT];
+    for (int k = 0; k < ND; k++)
+        gj_ctx_decode_profile(dctx[k], prof0[k]);
     for (int r = 0; r < repeat; r++)
-        if (decode_pass(ctx, batch, res, NULL, encode_one, &ea))
+        for (int k = 0; k < ND; k++) {
+            double t1 = now_s(), c1 = proc_cpu_ms();
+            if (decode_pass(dctx[k], batch, res, &dst[k], NULL, NULL))
+                return 1;
+            dst[k].s += now_s() - t1;
+            dst[k].cpu_ms += proc_cpu_ms() - c1;
+        }
+    /* encode alone: the decodes' CPU taken out (measured on a decode-only pass just before) */
+    enc_arg ea = {ctx_cuda, quality, &enc_st, 0};
+    for (int r = 0; r < repeat; r++) {
+        stats dec_only = {0};
+        double c1 = proc_cpu_ms();
+        if (decode_pass(ctx_cuda, batch, res, &dec_only, NULL, NULL))
             return 1;
-    report(name, "decode-auto", &auto_st, csv, name, threads, batch);
-    report(name, "decode-cuda", &cuda_st, csv, name, threads, batch);
+        double dec_cpu = proc_cpu_ms() - c1;
+        c1 = proc_cpu_ms();
+        if (decode_pass(ctx_cuda, batch, res, NULL, encode_one, &ea))
+            return 1;
+        enc_st.cpu_ms += proc_cpu_ms() - c1 - dec_cpu;
+    }
+    if (getenv("NVJPEG_BENCH_BATCHED")) {
+        static const struct {
+            const char *name;
+            nvjpegBackend_t b;
+        } be[] = {{"gpu-hybrid", NVJPEG_BACKEND_GPU_HYBRID},
+                  {"hybrid", NVJPEG_BACKEND_HYBRID},
+                  {"hardware", NVJPEG_BACKEND_HARDWARE}};
+        static const int bs[][2] = {{16, 1}, {64, 1}, {16, 4}, {64, 4}, {32, 8}};
+        for (size_t q = 0; q < sizeof be / sizeof be[0]; q++)
+            for (size_t z = 0; z < sizeof bs / sizeof bs[0]; z++)
+                batched_api(be[q].name, be[q].b, bs[z][0], bs[z][1], 512);
+    }
+    for (int k = 0; k < ND; k++) {
+        report(name, dname[k], &dst[k], csv, name, threads, batch);
+        gj_ctx_decode_profile(dctx[k], prof1[k]);
+        static const char *const pn[GJ_PROF_COUNT] = {"parse and set-up", "host stage",
+                                                      "transfer", "device stage", "wait"};
+        if (prof1[k][GJ_PROF_HOST] > prof0[k][GJ_PROF_HOST]) {
+            printf("    decoupled calls, host CPU ms/image:");
+            for (int q = 0; q < GJ_PROF_COUNT; q++)
+                printf("%s %s %.2f", q ? "," : "", pn[q],
+                       (prof1[k][q] - prof0[k][q]) / (double)dst[k].images);
+            printf("\n");
+        }
+    }
     report(name, "encode", &enc_st, csv, name, threads, batch);
     if (check) {
         check_arg ca = {s, 0, "", 0, 0};
@@ -387,6 +581,9 @@ int main(int argc, char **argv)
     free(res);
     gj_ctx_destroy(ctx);
     gj_ctx_destroy(ctx_cuda);
+    gj_ctx_destroy(ctx_hh);
+    gj_ctx_destroy(ctx_gh);
+    gj_dev_close(gd);
     ts_gpu_stream_destroy(s);
     if (csv)
         fclose(csv);

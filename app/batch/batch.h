@@ -41,7 +41,9 @@ typedef struct item {
     int device;         /* index into batch.devs of the worker that did it; -1: none */
     int width, height, channels, bytes;
     const char *decode_path; /* "cpu" (the nvJPEG codec: "engine", "cuda") */
+    int in_lane;        /* converted by the start-up lane, on the CPU (headless.c) */
     double ms[ST_COUNT];
+    double cpu[ST_COUNT]; /* host CPU time of each stage (thread clocks; summed over retries) */
     unsigned merged;    /* bit s: stage s was timed together with stage s + 1 */
     double t_start;     /* when its read began (now_ms) */
     double total_ms;    /* from the first read to the renamed output, waits between stages
@@ -116,6 +118,11 @@ typedef struct batch {
     device_slot *devs;
     int n_devs;
     int workers;            /* worker threads (at most --jobs; fewer for a shorter batch) */
+    long lane;              /* inputs 0..lane-1 go to the start-up lane (headless.c); 0: none */
+    int lane_threads;
+    int hold_retire;        /* the lane runs before --report is open: its items wait in the ring */
+    int lane_images;        /* written by the lane (guarded by lock) */
+    double lane_mpix;
     ts_pipeline **own;      /* CPU: one per worker */
     int n_own;
     int progress;           /* draw a progress bar on stderr */
@@ -135,6 +142,7 @@ typedef struct batch {
     int n_events;
     double first_decoded, first_written; /* ms from t0; 0: none yet (guarded by lock) */
     double host_cpu_ms;                  /* user + system CPU time of the work (getrusage) */
+    double stage_cpu_ms[ST_COUNT];       /* the written images' it->cpu, summed at retire */
     const char *cuda_sync;               /* how host threads wait for the GPUs ("block", ...) */
 } batch;
 

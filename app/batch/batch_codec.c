@@ -36,9 +36,10 @@ static void cpu_decode(const batch *b, gpu_worker *w, decode_slot *const *slots,
         decode_slot *s = slots[k];
         tsio_load_opts lo = {.max_pixels = b->o->max_pixels, .meta = &s->meta,
                              .notice = s->notice, .noticelen = sizeof s->notice};
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = thread_cpu_ms();
         s->st = tsio_load(s->it->input, &lo, &s->im, s->err, sizeof s->err);
         s->it->ms[ST_DECODE] = now_ms() - t0;
+        s->it->cpu[ST_DECODE] += thread_cpu_ms() - c0;
         s->it->ms[ST_READ] = 0;
         s->it->merged |= 1u << ST_READ; /* tsio_load reads and decodes in one call */
         s->it->decode_path = "cpu";
@@ -56,10 +57,11 @@ static ts_status cpu_encode(const batch *b, gpu_worker *w, item *it, const ts_im
                          .png_level = b->o->png_level};
     if (so.format == TSIO_UNKNOWN)
         so.format = tsio_format_from_name(it->output);
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = thread_cpu_ms();
     ts_status st = tsio_save_atomic(it->output, im, &so, b->o->force, notice, noticelen, err,
                                     errlen);
     it->ms[ST_ENCODE] = now_ms() - t0;
+    it->cpu[ST_ENCODE] += thread_cpu_ms() - c0;
     it->ms[ST_WRITE] = 0;
     it->merged |= 1u << ST_ENCODE; /* tsio_save_atomic encodes and writes in one call */
     return st;

@@ -140,6 +140,17 @@ static int use_engines(void)
     return e && !strcmp(e, "1");
 }
 
+/* Where baseline files' Huffman is decoded: nvJPEG's choice by size unless
+ * TESSERA_NVJPEG_HUFFMAN=host|gpu asks (measurements). */
+static gj_huffman huffman_place(void)
+{
+    const char *e = getenv("TESSERA_NVJPEG_HUFFMAN");
+    return !e ? GJ_HUFFMAN_AUTO
+           : !strcmp(e, "host") ? GJ_HUFFMAN_HOST
+           : !strcmp(e, "gpu")  ? GJ_HUFFMAN_GPU
+                                : GJ_HUFFMAN_AUTO;
+}
+
 /* The workers share the cores: each decodes its own steps' Huffman work on this many threads. */
 static int host_threads(const batch *b)
 {
@@ -205,6 +216,23 @@ static void *setup_device(void *arg)
         u->st = gj_dev_open(&u->d->gj, &go, u->why, sizeof u->why);
     double t2 = now_ms();
     batch_mark(b, "nvJPEG handles", u->d->id, t1 - b->t0, t2 - b->t0);
+    if (u->st == TS_OK) { /* its parts, in the order gj_dev_open makes them */
+        gj_setup_times st;
+        gj_dev_setup_times(u->d->gj, &st);
+        double at = t1 - b->t0;
+        const struct {
+            const char *what;
+            double ms;
+        } part[] = {{"  nvJPEG decode handle", st.handle_ms},
+                    {"  nvJPEG decoders (host and GPU Huffman)", st.decoders_ms},
+                    {"  nvJPEG encode handle", st.encoder_ms},
+                    {"  nvJPEG engine states", st.states_ms}};
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
+            if (part[k].ms > 0.05)
+                batch_mark(b, part[k].what, u->d->id, at, at + part[k].ms);
+            at += part[k].ms;
+        }
+    }
     if (u->st == TS_OK)
         u->st = gj_dev_warm_up(u->d->gj, u->why, sizeof u->why);
     double t3 = now_ms();
@@ -320,7 +348,8 @@ gpu_worker *batch_gpu_worker_create(batch *b, device_slot *d)
     }
     if (d->gj) {
         char why[512];
-        gj_opts go = {.host_threads = host_threads(b), .max_pixels = b->o->max_pixels};
+        gj_opts go = {.host_threads = host_threads(b), .max_pixels = b->o->max_pixels,
+                      .huffman = huffman_place()};
         double t0 = now_ms();
         ts_status st = gj_ctx_create_on(&w->gj, d->gj, w->stream, &go, why, sizeof why);
         double ms = now_ms() - t0;
@@ -393,11 +422,12 @@ ts_status batch_gpu_download(gpu_worker *w, item *it, const ts_image *d_im, ts_i
     *h = *d_im;
     h->data = w->staging;
     h->pitch = pitch;
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = thread_cpu_ms();
     ts_status st = ts_gpu_download(h, d_im, w->stream);
     if (st == TS_OK)
         st = ts_gpu_sync(w->stream);
     it->ms[ST_DOWNLOAD] += now_ms() - t0;
+    it->cpu[ST_DOWNLOAD] += thread_cpu_ms() - c0;
     if (st != TS_OK) {
         snprintf(err, errlen, "download: %s", ts_error_detail());
         memset(h, 0, sizeof *h);
@@ -422,7 +452,7 @@ void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, 
     int idx[8], m = 0;
     for (int k = 0; k < n && m < w->n_res; k++) {
         item *it = slots[k]->it;
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = thread_cpu_ms();
         size_t l = 0;
         /* JPEG by content, through the one guarded read (size, head, probe): other files go to
          * the CPU codec untouched, read no further than their head; one refused too (it says
@@ -435,6 +465,7 @@ void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, 
             continue;
         }
         it->ms[ST_READ] = now_ms() - t0;
+        it->cpu[ST_READ] += thread_cpu_ms() - c0;
         own[m] = buf;
         data[m] = buf;
         len[m] = l;
@@ -444,15 +475,24 @@ void gpu_codec_decode(const batch *b, gpu_worker *w, decode_slot *const *slots, 
     }
     if (m == 0)
         return;
+    /* the calling thread's CPU beyond what the files' own threads counted (res[].cpu_ms): the
+     * call's set-up and its wait for the stream, shared out */
+    double c0 = thread_cpu_ms();
     ts_status call = gj_decode_batch(w->gj, data, len, m, w->res);
     if (call == TS_OK)
         call = ts_gpu_sync(w->stream); /* the pipeline's stream reads them next */
+    double own_cpu = thread_cpu_ms() - c0;
+    for (int j = 0; j < m; j++)
+        own_cpu -= w->res[j].cpu_ms;
+    own_cpu = own_cpu > 0 ? own_cpu / m : 0; /* pool threads ran the files: only the rest */
     for (int j = 0; j < m; j++) {
         decode_slot *s = slots[idx[j]];
         gj_result *r = &w->res[j];
+        double c1 = thread_cpu_ms();
         if (call == TS_OK && r->status == TS_OK &&
             tsio_codec_jpeg()->meta_read(own[j], len[j], &s->meta) != TS_OK)
             r->status = TS_ERR_NOMEM; /* the CPU codec tries it */
+        s->it->cpu[ST_DECODE] += r->cpu_ms + own_cpu + (thread_cpu_ms() - c1);
         free(own[j]);
         if (call == TS_OK && r->status == TS_OK) {
             s->im = r->d_im;
@@ -494,7 +534,7 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
     gj_encode_opts eo = {b->o->quality, 420}; /* 0: the default (tsio_quality) */
     unsigned char *jpg = NULL;
     size_t n = 0;
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = thread_cpu_ms();
     /* tests: TESSERA_TEST_GPU_ENCODE_NOMEM=once fails the first try as if the device were full,
      * =1 every try */
     const char *nomem = getenv("TESSERA_TEST_GPU_ENCODE_NOMEM");
@@ -515,16 +555,18 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
         pthread_mutex_unlock(&w->d->pool->retry);
         if (st == TS_ERR_NOMEM) {
             it->ms[ST_ENCODE] = now_ms() - t0;
+            it->cpu[ST_ENCODE] += thread_cpu_ms() - c0;
             snprintf(notice, noticelen, "the GPU was out of memory: encoded on the CPU");
             return TS_ERR_UNSUPPORTED;
         }
     }
     it->ms[ST_ENCODE] = now_ms() - t0;
+    it->cpu[ST_ENCODE] += thread_cpu_ms() - c0;
     if (st != TS_OK) {
         free(jpg);
         return st == TS_ERR_UNSUPPORTED ? TS_ERR_CUDA : st; /* no silent second try */
     }
-    t0 = now_ms();
+    t0 = now_ms(), c0 = thread_cpu_ms();
     if (it->meta_out.exif || it->meta_out.icc) { /* nvJPEG writes none: spliced in here */
         unsigned char *with = NULL;
         size_t wn = 0;
@@ -540,6 +582,7 @@ ts_status gpu_codec_encode(const batch *b, gpu_worker *w, item *it, const ts_ima
     }
     st = tsio_save_bytes(it->output, jpg, n, b->o->force, err, errlen);
     it->ms[ST_WRITE] = now_ms() - t0;
+    it->cpu[ST_WRITE] += thread_cpu_ms() - c0;
     free(jpg);
     return st;
 }

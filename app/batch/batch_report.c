@@ -95,9 +95,10 @@ static void report_image(FILE *f, const batch *b, const item *it)
         fprintf(f, "}");
         return;
     }
-    const device_slot *d = &b->devs[it->device];
-    fprintf(f, ", \"device\": %d, \"decode_path\": ", d->id);
+    fprintf(f, ", \"device\": %d, \"decode_path\": ", it->device >= 0 ? b->devs[it->device].id : -1);
     json_str(f, it->decode_path);
+    if (it->in_lane) /* converted on the CPU while the GPU came up (headless.c) */
+        fprintf(f, ", \"lane\": \"start-up\"");
     fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d", it->width,
             it->height, it->channels, it->bytes * 8);
     /* the fields of earlier reports, kept: load = read + decode, save = encode + write */
@@ -166,8 +167,12 @@ int batch_report_close(batch *b)
     if (!f)
         return -1;
     b->report = NULL;
-    fprintf(f, "\n  ],\n  \"seconds\": %.3f,\n  \"host_cpu_ms\": %.1f,\n  \"devices\": [",
+    fprintf(f, "\n  ],\n  \"seconds\": %.3f,\n  \"host_cpu_ms\": %.1f,\n  \"host_cpu_stage_ms\": {",
             b->secs, b->host_cpu_ms);
+    for (int s = 0; s < ST_COUNT; s++)
+        fprintf(f, "%s\"%s\": %.1f", s ? ", " : "", batch_stage_name((batch_stage)s),
+                b->stage_cpu_ms[s]);
+    fprintf(f, "},\n  \"devices\": [");
     for (int d = 0; d < b->n_devs; d++) {
         char label[300];
         fprintf(f, "%s{\"device\": %d, \"name\": ", d ? ", " : "", b->devs[d].id);
@@ -211,7 +216,7 @@ static void say_notices(const batch *b, const char *text)
 
 void batch_retire(batch *b)
 {
-    while (b->retired < b->pulled) {
+    while (!b->hold_retire && b->retired < b->pulled) {
         item *it = batch_item(b, b->retired);
         if (it->state != IT_DONE)
             return;
@@ -227,6 +232,8 @@ void batch_retire(batch *b)
             b->skipped_existing++;
         } else if (it->ok) {
             b->written++;
+            for (int s = 0; s < ST_COUNT; s++)
+                b->stage_cpu_ms[s] += it->cpu[s];
         } else {
             b->failed++;
             if (b->n_errors == b->cap_errors) {
@@ -260,10 +267,10 @@ void batch_print_item_timings(const batch *b, const item *it)
 {
     if (!it->ok)
         return;
-    int gpu = b->devs[it->device].id >= 0; /* the CPU has no device or transfers */
+    int gpu = it->device >= 0 && b->devs[it->device].id >= 0; /* the CPU: no device, no transfers */
     char *name = app_escape(it->input);
-    printf("%s  %dx%d %dch %d-bit, decode %s", name, it->width, it->height, it->channels,
-           it->bytes * 8, it->decode_path);
+    printf("%s  %dx%d %dch %d-bit, decode %s%s", name, it->width, it->height, it->channels,
+           it->bytes * 8, it->decode_path, it->in_lane ? " (start-up lane)" : "");
     if (gpu)
         printf(", device %d", b->devs[it->device].id);
     printf(":");
@@ -288,7 +295,9 @@ void batch_mark(batch *b, const char *what, int dev, double t_begin, double t_en
 static int cmp_event(const void *x, const void *y)
 {
     const batch_event *a = x, *b = y;
-    return a->t_begin < b->t_begin ? -1 : a->t_begin > b->t_begin;
+    if (a->t_begin != b->t_begin)
+        return a->t_begin < b->t_begin ? -1 : 1;
+    return a->t_end > b->t_end ? -1 : a->t_end < b->t_end; /* a span before its parts */
 }
 
 /* The start-up as a timeline: each span from .. to (ms from the batch's start), the workers'
@@ -337,6 +346,19 @@ void batch_print_timings(const batch *b)
     long done = b->written > 0 ? b->written : 1;
     printf("host CPU: %.0f ms over the work, %.2f ms per image written\n", b->host_cpu_ms,
            b->host_cpu_ms / (double)done);
+    /* where it went, from the threads' own clocks: the rest is waiting (spinning) outside the
+     * stages, the scheduler, set-up threads and the failed images' work */
+    double staged = 0;
+    int gpu = b->n_devs > 0 && b->devs[0].id >= 0, said = 0;
+    printf("host CPU by stage, ms per image written:");
+    for (int s = 0; s < ST_COUNT; s++) {
+        staged += b->stage_cpu_ms[s];
+        if (!gpu && (s == ST_UPLOAD || s == ST_DOWNLOAD))
+            continue; /* the CPU has no transfers */
+        printf("%s %s %.2f", said++ ? "," : "", batch_stage_name((batch_stage)s),
+               b->stage_cpu_ms[s] / (double)done);
+    }
+    printf("; outside the stages %.2f\n", (b->host_cpu_ms - staged) / (double)done);
 }
 
 void batch_print_summary(const batch *b)
@@ -353,6 +375,9 @@ void batch_print_summary(const batch *b)
     app_warn("%ld image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
             done == 1 ? "" : "s", o->output, b->secs, dev ? "GPU " : "CPU", dev ? dev->name : "",
             done / s, mpix / s);
+    if (b->lane_images)
+        app_warn("  %d image%s converted on the CPU while the GPU started (the start-up lane, "
+                 "%d threads)", b->lane_images, b->lane_images == 1 ? "" : "s", b->lane_threads);
     for (int d = 0; d < b->n_devs && b->n_devs > 1; d++)
         app_warn("  device %d: %d images, %.1f images/s, %.1f MP/s", b->devs[d].id,
                 b->devs[d].images, b->devs[d].images / s, b->devs[d].mpix / s);

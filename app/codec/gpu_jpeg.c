@@ -264,10 +264,20 @@ static void dev_free_decoders(gj_dev *d)
 /* The decode handle and the decoupled decoders (engines = 1: with the hardware backend). A GPU
  * without engines, or a library whose hardware handle refuses the decoupled decoders, fails with
  * engines = 1 and leaves the device part clean for a second try without them. */
+static double ms_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 static nvjpegStatus_t open_decoders(gj_dev *d, int engines)
 {
+    double t0 = ms_now();
     nvjpegStatus_t e = create_handle(engines ? NVJPEG_BACKEND_HARDWARE : NVJPEG_BACKEND_DEFAULT,
                                      &d->h);
+    double t1 = ms_now();
+    d->setup.handle_ms += t1 - t0;
     if (e == NVJPEG_STATUS_SUCCESS && engines) {
         unsigned n = 0, cores = 0;
         if (NV.nvjpegGetHardwareDecoderInfo(d->h, &n, &cores) == NVJPEG_STATUS_SUCCESS && n == 0)
@@ -281,6 +291,7 @@ static nvjpegStatus_t open_decoders(gj_dev *d, int engines)
         NV.nvjpegDecoderCreate(d->h, NVJPEG_BACKEND_GPU_HYBRID, &d->dec[DEC_GPU]) !=
             NVJPEG_STATUS_SUCCESS)
         d->dec[DEC_GPU] = NULL;
+    d->setup.decoders_ms += ms_now() - t1;
     if (e != NVJPEG_STATUS_SUCCESS)
         dev_free_decoders(d);
     d->has_engine = e == NVJPEG_STATUS_SUCCESS && engines;
@@ -328,6 +339,7 @@ ts_status gj_dev_open(gj_dev **out, const gj_opts *o, char *why, size_t len)
                            gj_nvj_str(e));
     }
     /* the encoder wants a default-backend handle: the decode handle when it is one */
+    double t0 = ms_now();
     if (!d->has_engine)
         d->he = d->h;
     else if ((e = NV.nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &d->he)) !=
@@ -337,6 +349,8 @@ ts_status gj_dev_open(gj_dev **out, const gj_opts *o, char *why, size_t len)
         return tsio_fail(why, len, TS_ERR_UNSUPPORTED, "unavailable: nvJPEG encoder: %s",
                            gj_nvj_str(e));
     }
+    double t1 = ms_now();
+    d->setup.encoder_ms = t1 - t0;
     int want = o && o->engine_states > 0 ? o->engine_states : 1;
     for (int i = 0; d->has_engine && i < want && i < GJ_MAX_HW; i++) {
         if (NV.nvjpegJpegStateCreate(d->h, &d->hw[i].st) != NVJPEG_STATUS_SUCCESS) {
@@ -348,8 +362,16 @@ ts_status gj_dev_open(gj_dev **out, const gj_opts *o, char *why, size_t len)
     }
     if (d->n_hw == 0)
         d->has_engine = 0; /* no engine state: every file takes the decoupled path */
+    d->setup.states_ms = ms_now() - t1;
     *out = d;
     return TS_OK;
+}
+
+void gj_dev_setup_times(const gj_dev *d, gj_setup_times *t)
+{
+    memset(t, 0, sizeof *t);
+    if (d)
+        *t = d->setup;
 }
 
 ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_opts *o,
@@ -368,6 +390,7 @@ ts_status gj_ctx_create_on(gj_ctx **out, gj_dev *d, ts_stream stream, const gj_o
     c->stream = (cudaStream_t)stream;
     c->max_pixels = o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS;
     c->has_engine = d->has_engine;
+    c->huffman = o->huffman;
     const char *stage = "nvjpegEncoderStateCreate";
     nvjpegStatus_t e = NV.nvjpegEncoderStateCreate(c->dev->he, &c->enc, c->stream);
     if (e == NVJPEG_STATUS_SUCCESS) {
@@ -525,6 +548,11 @@ ts_status gj_dev_open(gj_dev **dev, const gj_opts *opts, char *why, size_t whyle
     return gj_load(why, whylen);
 }
 void gj_dev_close(gj_dev *dev) { (void)dev; }
+void gj_dev_setup_times(const gj_dev *dev, gj_setup_times *t)
+{
+    (void)dev;
+    memset(t, 0, sizeof *t);
+}
 
 ts_status gj_ctx_create_on(gj_ctx **ctx, gj_dev *dev, ts_stream stream, const gj_opts *opts,
                            char *why, size_t whylen)

@@ -60,11 +60,15 @@ ts_status gj_load(char *why, size_t whylen);
  * opens and has every function this module uses, else TS_ERR_UNSUPPORTED and the reason. */
 ts_status gj_probe(const char *name, char *why, size_t whylen);
 
+/* Where the decoupled path decodes a baseline file's Huffman: AUTO, GPU from 1 MP up. */
+typedef enum { GJ_HUFFMAN_AUTO = 0, GJ_HUFFMAN_HOST, GJ_HUFFMAN_GPU } gj_huffman;
+
 typedef struct gj_opts {
     int host_threads;    /* threads for the decoupled path's Huffman work; 0: online cores */
     int no_engine;       /* 1: never use the hardware engines (benchmarks, tests) */
     uint64_t max_pixels; /* larger files are refused (TS_ERR_TOO_LARGE); 0: TS_DEFAULT_MAX_PIXELS */
     int engine_states;   /* gj_dev_open: batched engine states its contexts share (0: 1) */
+    gj_huffman huffman;  /* where the decoupled path decodes Huffman (measurements, tests) */
 } gj_opts;
 
 /* One per device, shared by its contexts: the library's handles (the hardware backend's when
@@ -78,6 +82,12 @@ ts_status gj_dev_open(gj_dev **dev, const gj_opts *opts, char *why, size_t whyle
  * time. A failure says why: the device part should not be used. */
 ts_status gj_dev_warm_up(gj_dev *dev, char *why, size_t whylen);
 void gj_dev_close(gj_dev *dev);
+/* What gj_dev_open spent, ms: the decode handle, the two decoupled decoders, the encoder's
+ * handle (0 when the decode handle serves) and the engine states. */
+typedef struct gj_setup_times {
+    double handle_ms, decoders_ms, encoder_ms, states_ms;
+} gj_setup_times;
+void gj_dev_setup_times(const gj_dev *dev, gj_setup_times *t);
 
 /* One per GPU worker thread: decoder states, the encoder state, pinned and device buffers,
  * streams, on `dev` (its device must be current). `stream` is where decoded images are ready (and
@@ -93,6 +103,12 @@ void gj_ctx_destroy(gj_ctx *ctx);
 /* 1 when this context's device has JPEG engines the library can use. */
 int gj_ctx_has_engine(const gj_ctx *ctx);
 
+/* Host CPU time (ms, summed over the context's threads) in each call of the decoupled decode:
+ * nvJPEG's parse, its host stage, the transfer, the device stage, the wait for the stream
+ * (measurements: tools/nvjpeg_bench). */
+enum { GJ_PROF_PARSE, GJ_PROF_HOST, GJ_PROF_TRANSFER, GJ_PROF_DEVICE, GJ_PROF_SYNC, GJ_PROF_COUNT };
+void gj_ctx_decode_profile(const gj_ctx *ctx, double out[GJ_PROF_COUNT]);
+
 /* One file of a batch. Keep the array between batches: d_im's memory is reused while
  * `capacity` suffices (ts_gpu_image_reserve). Zero it before the first use; free the images with
  * gj_results_free. */
@@ -102,6 +118,7 @@ typedef struct gj_result {
     ts_status status;  /* TS_OK, or why the caller must decode this file on the CPU */
     gj_path path;      /* the path that decoded it; GJ_PATH_CPU when status != TS_OK */
     float ms;          /* host wall time spent on this file (an engine batch's share) */
+    float cpu_ms;      /* host CPU time spent on this file (header and decode, any thread) */
     char err[160];     /* the reason when status != TS_OK */
 } gj_result;
 void gj_results_free(gj_result *res, int n);

@@ -42,6 +42,13 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static double thread_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 static void set_cpu(gj_result *r, ts_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void set_cpu(gj_result *r, ts_status st, const char *fmt, ...)
@@ -135,16 +142,20 @@ static void route_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
 static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len, gj_result *r,
                       const route *rt)
 {
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = thread_ms(), c1;
     nvjpegHandle_t h = c->dev->h;
     const nvjpegJpegDecoder_t *dec = c->dev->dec;
     nvjpegStatus_t e = NV.nvjpegJpegStreamParse(h, data, len, 0, 0, s->js);
+#define PROF(k) (c1 = thread_ms(), s->prof[k] += c1 - c0, c0 = c1)
+    PROF(GJ_PROF_PARSE);
     if (e != NVJPEG_STATUS_SUCCESS) {
         set_cpu(r, TS_ERR_FORMAT, "nvJPEG: %s", gj_nvj_str(e));
         return 0;
     }
     int k = DEC_HOST;
-    if (dec[DEC_GPU] && !rt->progressive && (int64_t)rt->w * rt->h >= GPU_HUFFMAN_MIN_PIXELS) {
+    int64_t min_px = c->huffman == GJ_HUFFMAN_GPU ? 0 : GPU_HUFFMAN_MIN_PIXELS;
+    if (dec[DEC_GPU] && c->huffman != GJ_HUFFMAN_HOST && !rt->progressive &&
+        (int64_t)rt->w * rt->h >= min_px) {
         int unsupported = 1;
         if (NV.nvjpegDecoderJpegSupported(dec[DEC_GPU], s->js, s->params, &unsupported) ==
                 NVJPEG_STATUS_SUCCESS && unsupported == 0)
@@ -164,18 +175,24 @@ static int decode_one(gj_ctx *c, slot *s, const unsigned char *data, size_t len,
     e = NV.nvjpegDecodeParamsSetOutputFormat(s->params, fmt);
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegHost";
+        PROF(GJ_PROF_PARSE);
         e = NV.nvjpegDecodeJpegHost(h, dec[k], s->st[k], s->params, s->js);
+        PROF(GJ_PROF_HOST);
     }
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegTransferToDevice";
         e = NV.nvjpegDecodeJpegTransferToDevice(h, dec[k], s->st[k], s->js, s->stream);
+        PROF(GJ_PROF_TRANSFER);
     }
     if (e == NVJPEG_STATUS_SUCCESS) {
         stage = "nvjpegDecodeJpegDevice";
         e = NV.nvjpegDecodeJpegDevice(h, dec[k], s->st[k], &dst, s->stream);
+        PROF(GJ_PROF_DEVICE);
     }
     /* The pinned buffer is reused by the next file's host stage: wait for the copy. */
     cudaError_t ce = cudaStreamSynchronize(s->stream);
+    PROF(GJ_PROF_SYNC);
+#undef PROF
     if (ce != cudaSuccess) {
         cudaGetLastError();
         set_cpu(r, TS_ERR_CUDA, "decode on the GPU: %s", cudaGetErrorString(ce));
@@ -214,11 +231,13 @@ static void *worker(void *arg)
         if (k >= j->n || atomic_load(&j->fatal))
             break;
         int i = j->idx[k];
+        double t0 = thread_ms();
         if (j->phase == 1) {
             route_one(c, s, j->data[i], j->len[i], &j->res[i], &j->rt[i]);
         } else if (decode_one(c, s, j->data[i], j->len[i], &j->res[i], &j->rt[i])) {
             atomic_store(&j->fatal, 1);
         }
+        j->res[i].cpu_ms += (float)(thread_ms() - t0);
     }
     return NULL;
 }
@@ -277,7 +296,7 @@ static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
     size_t *l = malloc((size_t)n * sizeof *l);
     nvjpegImage_t *dst = calloc((size_t)n, sizeof *dst);
     int ok = d && l && dst;
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = thread_ms();
     for (int k = 0; ok && k < n; k++) {
         gj_result *r = &j->res[idx[k]];
         const route *rt = &j->rt[idx[k]];
@@ -305,9 +324,10 @@ static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
                 atomic_store(&j->fatal, 1);
         }
     }
-    float share = (float)((now_ms() - t0) / n);
+    float share = (float)((now_ms() - t0) / n), cpu = (float)((thread_ms() - c0) / n);
     for (int k = 0; ok && k < n; k++) {
         j->res[idx[k]].ms = share;
+        j->res[idx[k]].cpu_ms += cpu;
         j->res[idx[k]].path = GJ_PATH_ENGINE;
     }
     if (!ok) {
@@ -321,6 +341,15 @@ static int engine_batch(gj_ctx *c, gj_hw *hw, job *j, const int *idx, int n)
     free(l);
     free(dst);
     return ok;
+}
+
+void gj_ctx_decode_profile(const gj_ctx *c, double out[GJ_PROF_COUNT])
+{
+    for (int k = 0; k < GJ_PROF_COUNT; k++) {
+        out[k] = 0;
+        for (int i = 0; c && i < c->nslots; i++)
+            out[k] += c->slots[i].prof[k];
+    }
 }
 
 ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const size_t *len, int n,
@@ -343,6 +372,7 @@ ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const siz
         res[i].status = TS_ERR_INVALID;
         res[i].path = GJ_PATH_NONE;
         res[i].ms = 0;
+        res[i].cpu_ms = 0;
         res[i].err[0] = 0;
     }
     job j;
@@ -401,6 +431,13 @@ ts_status gj_decode_batch(gj_ctx *c, const unsigned char *const *data, const siz
 }
 
 #else
+
+void gj_ctx_decode_profile(const gj_ctx *ctx, double out[GJ_PROF_COUNT])
+{
+    (void)ctx;
+    for (int k = 0; k < GJ_PROF_COUNT; k++)
+        out[k] = 0;
+}
 
 ts_status gj_decode_batch(gj_ctx *ctx, const unsigned char *const *data, const size_t *len, int n,
                           gj_result *res)

@@ -65,6 +65,7 @@ typedef struct slot {
     nvjpegJpegStream_t js;
     nvjpegDecodeParams_t params;
     cudaStream_t stream;
+    double prof[GJ_PROF_COUNT]; /* this thread's CPU ms in each call of the decoupled decode */
 } slot;
 
 /* One batched engine state. Creating one costs about 350 ms on an H100 (and they are made one
@@ -88,6 +89,7 @@ struct gj_dev {
     nvjpegHandle_t he;   /* encode: the default backend (h itself when h is one) */
     gj_hw hw[GJ_MAX_HW];
     int n_hw;
+    gj_setup_times setup;
 };
 
 struct gj_ctx {
@@ -101,6 +103,7 @@ struct gj_ctx {
     int nslots;
     nvjpegEncoderState_t enc;
     nvjpegEncoderParams_t encp;
+    gj_huffman huffman;  /* opts->huffman */
 };
 
 /* A fresh decoder state k for slot s, with the slot's pinned and device buffers attached. */

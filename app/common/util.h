@@ -42,6 +42,8 @@ uint64_t hash_fnv1a64(const char *s);
 int parse_long(const char *s, long lo, long hi, long *out);
 /* Monotonic clock in milliseconds. */
 double now_ms(void);
+/* CPU time of the calling thread (user + system), milliseconds. */
+double thread_cpu_ms(void);
 /* Number of online CPUs (at least 1). */
 int cpu_count(void);
 
