@@ -412,16 +412,24 @@ static void *worker(void *arg)
 
 /* ---------------------------------------------------------------- the start-up lane */
 
-/* While the GPU comes up (its context and pipeline, nvJPEG's handles: ~0.5 s on an H100 host,
- * measured 2026-11-26), the host's cores have nothing to do. The start-up lane gives them the
- * first inputs: inputs 0..K-1 (input order) are converted whole on the CPU (its codecs, its op
- * chain), one thread per core but one, while the GPU workers start at input K. K is fixed by the
- * cores this process may use (TESSERA_STARTUP_LANE images a core, default 4) and nothing else:
- * which images the CPU makes never depends on timing or -j, so the outputs are the same bytes
- * run to run; --report marks them ("lane": "start-up"). It runs with the automatic backend on
- * a host with an NVIDIA device node only (elsewhere everything is on the CPU anyway); a batch
- * known to fit in it runs on the CPU alone, with no GPU start-up at all. */
-#define LANE_PER_CORE 4
+/* While the GPU comes up (its context and pipeline, nvJPEG's first handle: ~0.5 s on an H100
+ * host), the host's cores have nothing to do. Two ways to spend them, both deciding which images
+ * the CPU makes from the batch and the cores this process may use alone, never from timing or
+ * -j, so that the outputs are the same bytes run to run:
+ *   - a short batch (known complete at the start, at most SMALL_PER_CORE images a core but one)
+ *     runs on the CPU alone, with no GPU start-up at all: 8 MP photos cost ~95 ms of CPU each
+ *     there, so on 16 cores 30 of them are written before the GPU would have decoded one;
+ *   - the start-up lane (TESSERA_STARTUP_LANE=N: N images a core but one; off by default): the
+ *     first inputs converted whole on the CPU, one thread a core but one, while the GPU workers
+ *     start after them; --report marks them ("lane": "start-up"). Measured on an H100 host with
+ *     16 cores (2026-11-26, N 4, 8 MP photos): 120 camera photos 1.03 s against 0.92 s without,
+ *     600 1.44 against 1.32, 600 progressive 3.53 against 3.62: the CPU path's ~95 ms an image
+ *     against the GPU path's ~15 ms of host CPU, and the lane slows the GPU's own start-up by
+ *     ~0.1 s, so it costs more than it saves there; it stays for hosts with slower GPU
+ *     start-up and for the tests.
+ * Both only with the automatic backend on a host with an NVIDIA device node (elsewhere every
+ * image is on the CPU anyway). */
+#define SMALL_PER_CORE 2
 #define LANE_MAX_THREADS 64
 #define LANE_MAX 128 /* at most half the item ring's smallest size: the GPU workers need room */
 
@@ -441,17 +449,19 @@ static int usable_cores(void)
     return cpu_count();
 }
 
-/* K for this batch: 0 when there is no lane. */
-static long batch_lane_size(const app_options *o)
+/* The short-batch limit (small = 1) or the lane's K (small = 0) for this batch; 0: none. */
+static long cpu_share(const app_options *o, int small)
 {
-    long per_core = LANE_PER_CORE;
-    const char *e = getenv("TESSERA_STARTUP_LANE"); /* images a core; 0: off (measurements) */
-    if (e && parse_long(e, 0, 64, &per_core) != 0)
-        per_core = LANE_PER_CORE;
-    if (e == NULL && (o->backend != TS_BACKEND_AUTO || access("/dev/nvidiactl", F_OK) != 0))
+    long per_core = small ? SMALL_PER_CORE : 0;
+    const char *e = getenv("TESSERA_STARTUP_LANE"); /* the lane: images a core (tests, hosts) */
+    if (!small && e && parse_long(e, 0, 64, &per_core) != 0)
+        per_core = 0;
+    int forced = !small && e != NULL;
+    if (o->backend == TS_BACKEND_CPU ||
+        (!forced && (o->backend != TS_BACKEND_AUTO || access("/dev/nvidiactl", F_OK) != 0)))
         return 0;
-    if (o->backend == TS_BACKEND_CPU)
-        return 0;
+    if (small && getenv("TESSERA_SMALL_BATCH_CPU") && !strcmp(getenv("TESSERA_SMALL_BATCH_CPU"), "0"))
+        return 0; /* measurements: the GPU whatever the batch */
     int cores = usable_cores();
     long k = per_core * (cores > 1 ? cores - 1 : 1);
     return k < LANE_MAX ? k : LANE_MAX;
@@ -683,25 +693,27 @@ static int run_batch(const app_options *o)
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
     app_options on_cpu;
-    b.lane = batch_lane_size(o);
-    if (b.lane > 0 && b.src_done && b.n <= b.lane) {
-        /* it all fits in the start-up lane: the CPU alone, no GPU start-up to wait for */
+    long small = cpu_share(o, 1);
+    if (small > 0 && b.src_done && b.n <= small) {
+        /* a short batch: the CPU alone, no GPU start-up to wait for */
         on_cpu = *o;
         on_cpu.backend = TS_BACKEND_CPU;
         b.o = o = &on_cpu;
-        b.lane = 0;
-        batch_mark(&b, "the whole batch fits the start-up lane: CPU only", -1, 0, 0);
+        batch_mark(&b, "a short batch: on the CPU alone", -1, 0, 0);
     }
+    b.lane = cpu_share(o, 0);
     struct rusage r0, r1;
     getrusage(RUSAGE_SELF, &r0);
     double t_work = now_ms();
     lane ln;
     b.hold_retire = b.lane > 0; /* until --report is open, which wants the device's name */
     lane_start(&b, &ln);
+    batch_gpu_prestart(&b);
     double t_open = now_ms();
     if (batch_open_pipelines(&b, workers) != 0) {
         b.hold_retire = 0;
         lane_join(&b, &ln);
+        batch_gpu_close(&b);
         batch_close_pipelines(&b);
         rc = 1;
         goto out;
@@ -739,8 +751,13 @@ static int run_batch(const app_options *o)
     int report_bad = o->report && batch_report_close(&b) != 0;
     if (!o->quiet)
         batch_print_summary(&b);
+    double t_close = now_ms();
+    int on_gpu = b.n_devs > 0 && b.devs[0].id >= 0;
     batch_gpu_close(&b);
     batch_close_pipelines(&b);
+    if (o->timings && on_gpu)
+        printf("teardown: nvJPEG, pools and pipelines closed in %.1f ms (%.1f ms from the start)\n",
+               now_ms() - t_close, now_ms() - b.t0);
     rc = b.failed || report_bad ? 1 : 0;
 out:
     batch_end(&b);
