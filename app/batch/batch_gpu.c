@@ -243,79 +243,10 @@ static void *setup_device(void *arg)
     return NULL;
 }
 
-struct gpu_prestart {
-    pthread_t tid;
-    device_slot slot; /* only its id and gj: the real slots do not exist yet */
-    dev_setup u;
-};
-
-static void *prestart_thread(void *arg)
-{
-    struct gpu_prestart *p = arg;
-    char why[512];
-    double t0 = now_ms();
-    ts_status loaded = gj_load(why, sizeof why);
-    batch_mark(p->u.b, "nvJPEG load", -1, t0 - p->u.b->t0, now_ms() - p->u.b->t0);
-    if (loaded != TS_OK) {
-        p->u.st = loaded;
-        snprintf(p->u.why, sizeof p->u.why, "%s", why);
-        return NULL;
-    }
-    setup_device(&p->u);
-    return NULL;
-}
-
-void batch_gpu_prestart(batch *b)
-{
-#ifdef TS_HAVE_CUDA
-    if (b->o->backend == TS_BACKEND_CPU || access("/dev/nvidiactl", F_OK) != 0 ||
-        getenv("TESSERA_NO_PRESTART")) /* measurements: the set-up one after the other */
-        return;
-    const char *e = getenv("TESSERA_DEVICE");
-    long id = 0;
-    if (e && *e && parse_long(e, 0, 1 << 20, &id) != 0)
-        return; /* the pipeline will refuse it and say why */
-    struct gpu_prestart *p = xcalloc(1, sizeof *p);
-    p->slot.id = (int)id;
-    p->u = (dev_setup){.b = b, .d = &p->slot};
-    if (pthread_create(&p->tid, NULL, prestart_thread, p) != 0) {
-        free(p);
-        return;
-    }
-    b->prestart = p;
-#else
-    (void)b;
-#endif
-}
-
-/* Joins the prestart; the set-up it made for device `id`, or NULL (closed when it was for
- * another device or failed: the usual path says why, in its turn). */
-static gj_dev *prestart_take(batch *b, int id, dev_setup *into)
-{
-    struct gpu_prestart *p = b->prestart;
-    if (!p)
-        return NULL;
-    pthread_join(p->tid, NULL);
-    b->prestart = NULL;
-    gj_dev *gj = p->slot.gj;
-    if (gj && (p->u.st != TS_OK || p->slot.id != id)) {
-        ts_gpu_use(p->slot.id);
-        gj_dev_close(gj);
-        gj = NULL;
-    }
-    if (gj)
-        *into = p->u;
-    free(p);
-    return gj;
-}
-
 void batch_gpu_open(batch *b)
 {
-    if (!any_gpu(b)) {
-        dev_setup unused;
-        prestart_take(b, -1, &unused);
+    if (!any_gpu(b))
         return;
-    }
     unsigned flags;
     b->cuda_sync = sync_mode(&flags);
     for (int i = 0; i < b->n_devs; i++) {
@@ -337,8 +268,7 @@ void batch_gpu_open(batch *b)
     double t0 = now_ms();
     ts_status loaded = gj_load(why, sizeof why);
     b->setup_load_ms = now_ms() - t0;
-    if (!b->prestart)
-        batch_mark(b, "nvJPEG load", -1, t0 - b->t0, t0 - b->t0 + b->setup_load_ms);
+    batch_mark(b, "nvJPEG load", -1, t0 - b->t0, t0 - b->t0 + b->setup_load_ms);
     if (loaded != TS_OK) {
         warn_once(b, why);
         return;
@@ -348,37 +278,16 @@ void batch_gpu_open(batch *b)
     dev_setup *u = xcalloc((size_t)b->n_devs, sizeof *u);
     pthread_t *tid = xcalloc((size_t)b->n_devs, sizeof *tid);
     int *started = xcalloc((size_t)b->n_devs, sizeof *started);
-    /* the prestart's device: its set-up is (being) made */
-    int pre = -1;
-    if (b->prestart) {
-        for (int i = 0; i < b->n_devs && pre < 0; i++)
-            if (b->devs[i].id == b->prestart->slot.id)
-                pre = i;
-        if (pre < 0) {
-            dev_setup unused;
-            prestart_take(b, -1, &unused);
-        }
-    }
     for (int i = 0; i < b->n_devs; i++) {
-        if (b->devs[i].id < 0 || i == pre)
+        if (b->devs[i].id < 0)
             continue;
         u[i] = (dev_setup){.b = b, .d = &b->devs[i]};
         started[i] = i > 0 && pthread_create(&tid[i], NULL, setup_device, &u[i]) == 0;
         if (!started[i] && i > 0)
             setup_device(&u[i]);
     }
-    if (pre >= 0) {
-        u[pre] = (dev_setup){.b = b, .d = &b->devs[pre]};
-        dev_setup got;
-        b->devs[pre].gj = prestart_take(b, b->devs[pre].id, &got);
-        if (b->devs[pre].gj) {
-            u[pre].st = got.st, u[pre].open_ms = got.open_ms, u[pre].warm_ms = got.warm_ms;
-        } else {
-            setup_device(&u[pre]); /* it failed there: once more here, to say why */
-        }
-    } else if (b->devs[0].id >= 0) {
+    if (b->devs[0].id >= 0)
         setup_device(&u[0]); /* the first in this thread */
-    }
     for (int i = 0; i < b->n_devs; i++) {
         if (started[i])
             pthread_join(tid[i], NULL);
@@ -401,8 +310,6 @@ void batch_gpu_open(batch *b)
 
 void batch_gpu_close(batch *b)
 {
-    dev_setup unused;
-    prestart_take(b, -1, &unused); /* a batch that ended before batch_gpu_open */
     for (int i = 0; i < b->n_devs; i++) {
         if (b->devs[i].gj) {
             ts_gpu_use(b->devs[i].id);

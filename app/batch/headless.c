@@ -667,7 +667,7 @@ static double tv_ms(struct timeval t)
     return t.tv_sec * 1e3 + t.tv_usec / 1e3;
 }
 
-static int run_batch(const app_options *o)
+static int run_batch(const app_options *o, int *used_gpu)
 {
     batch b;
     char err[512];
@@ -708,7 +708,6 @@ static int run_batch(const app_options *o)
     lane ln;
     b.hold_retire = b.lane > 0; /* until --report is open, which wants the device's name */
     lane_start(&b, &ln);
-    batch_gpu_prestart(&b);
     double t_open = now_ms();
     if (batch_open_pipelines(&b, workers) != 0) {
         b.hold_retire = 0;
@@ -753,6 +752,7 @@ static int run_batch(const app_options *o)
         batch_print_summary(&b);
     double t_close = now_ms();
     int on_gpu = b.n_devs > 0 && b.devs[0].id >= 0;
+    *used_gpu = on_gpu;
     batch_gpu_close(&b);
     batch_close_pipelines(&b);
     if (o->timings && on_gpu)
@@ -772,7 +772,15 @@ int batch_main(const app_options *o)
 {
     pthread_t sig_tid;
     int have_sig = start_signal_thread(&sig_tid) == 0; /* before any thread, CUDA's included */
-    int rc = run_batch(o);
+    int used_gpu = 0;
+    int rc = run_batch(o, &used_gpu);
+    if (used_gpu && !getenv("TESSERA_FULL_EXIT")) {
+        /* Everything is written and renamed and the GPU objects are closed; what the C
+         * library's exit would add is the CUDA runtime's own teardown of the contexts, which
+         * the driver does anyway when the process ends. */
+        fflush(NULL);
+        _exit(rc);
+    }
     if (have_sig) {
         pthread_cancel(sig_tid);
         pthread_join(sig_tid, NULL);

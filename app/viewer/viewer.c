@@ -330,10 +330,11 @@ static void print_grid(const viewer *v)
         snprintf(all, sizeof all, "all %d made at %.0f ms", t->n,
                  t->n ? t->started - v->started + t->all_ms : 0);
     fprintf(stderr, "tessera: viewer: thumbnails of %d files (%d threads, %s): the first screen "
-            "(%d cells) at %.0f ms after start, %s; %d from the cache, %d made, %d failed; cache "
-            "%s\n", t->n, t->threads, ts_pipeline_on_gpu(v->run.pipe) ? "GPU resize" : "CPU",
-            g->screen_cells, g->screen_ms, all, t->cached, t->done - t->cached - t->failed,
-            t->failed, t->dir[0] ? t->dir : "none");
+            "(%d cells) at %.0f ms after start, %s; %d from the cache, %d made (%d decoded by "
+            "nvJPEG), %d failed; cache %s\n", t->n, t->threads,
+            ts_pipeline_on_gpu(v->run.pipe) ? "GPU resize" : "CPU", g->screen_cells, g->screen_ms,
+            all, t->cached, t->done - t->cached - t->failed, t->made_gpu, t->failed,
+            t->dir[0] ? t->dir : "none");
 }
 
 /* --demo: each rung's time and speedup, one line a family, for the log of a talk's run. */

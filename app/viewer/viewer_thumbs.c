@@ -3,6 +3,7 @@
  * one after them, else from the start: the screen fills first, then the rest in order. */
 #include "viewer_thumbs.h"
 #include "exif.h"
+#include "gpu_jpeg.h"
 #include "image_io.h"
 #include "photo.h"
 #include "util.h"
@@ -288,6 +289,116 @@ ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max
     return st;
 }
 
+/* The GPU's way: the whole JPEG decoded by nvJPEG on the device, the resize op there, the
+ * thumbnail downloaded, then turned upright. TS_ERR_UNSUPPORTED: not for this way (not a JPEG,
+ * a camera's EXIF thumbnail is cheaper, nvJPEG refused it): the CPU's way takes it. */
+typedef struct thumb_gpu {
+    gj_ctx *ctx;
+    gj_result res;
+    ts_stream stream;
+} thumb_gpu;
+
+static ts_status thumb_make_gpu(thumb_gpu *g, ts_pipeline *p, const char *path, int size,
+                                uint64_t max_pixels, ts_image *out)
+{
+    size_t len = 0;
+    ts_image ex = {0}, small = {0};
+    tsio_meta meta = {0};
+    char err[256];
+    unsigned char *buf = read_head(path, &len);
+    int exif = buf && exif_thumbnail(buf, len, size, &ex, &meta);
+    free(buf);
+    ts_image_free(&ex);
+    tsio_meta_free(&meta);
+    memset(&meta, 0, sizeof meta);
+    if (exif || tsio_read_file(path, max_pixels, tsio_codec_jpeg(), &buf, &len, NULL, err,
+                               sizeof err) != TS_OK)
+        return TS_ERR_UNSUPPORTED;
+    const unsigned char *data = buf;
+    ts_status st = gj_decode_batch(g->ctx, &data, &len, 1, &g->res);
+    if (st == TS_OK && g->res.status == TS_OK)
+        st = ts_gpu_sync(g->stream);
+    else if (st == TS_OK)
+        st = TS_ERR_UNSUPPORTED;
+    if (st == TS_OK && tsio_codec_jpeg()->meta_read(buf, len, &meta) != TS_OK)
+        st = TS_ERR_UNSUPPORTED;
+    free(buf);
+    if (st != TS_OK) {
+        tsio_meta_free(&meta);
+        return TS_ERR_UNSUPPORTED;
+    }
+    char text[48];
+    ts_chain chain;
+    ts_run_report rep;
+    snprintf(text, sizeof text, "thumbnail:%d:cubic", size); /* as vw_thumb_make's */
+    if ((st = ts_chain_parse(text, &chain, err, sizeof err)) == TS_OK) {
+        st = ts_pipeline_run_dev(p, &chain, &g->res.d_im, &small, &rep, NULL);
+        ts_chain_free(&chain);
+    }
+    int orientation;
+    if (st == TS_OK) /* upright after the resize: the same picture, 1/500 of the pixels */
+        photo_orient_image(p, &small, &meta, &orientation);
+    tsio_meta_free(&meta);
+    if (st == TS_OK)
+        st = to_rgb8(&small, out);
+    ts_image_free(&small);
+    return st == TS_OK ? TS_OK : TS_ERR_UNSUPPORTED;
+}
+
+/* nvJPEG's device part for the workers, on its own thread: a GPU pipeline makes the device
+ * current here (the workers' pipelines open the same one). */
+static void *gj_setup(void *arg)
+{
+    vw_thumbs *t = arg;
+    ts_pipeline *p = NULL;
+    gj_dev *d = NULL;
+    char why[256];
+    if (ts_pipeline_create(&p, TS_BACKEND_GPU, why, sizeof why) == TS_OK &&
+        ts_pipeline_on_gpu(p)) {
+        gj_opts o = {.no_engine = 1, .max_pixels = t->max_pixels};
+        if (gj_dev_open(&d, &o, why, sizeof why) == TS_OK &&
+            gj_dev_warm_up(d, why, sizeof why) != TS_OK) {
+            gj_dev_close(d);
+            d = NULL;
+        }
+    }
+    ts_pipeline_destroy(p);
+    pthread_mutex_lock(&t->mu);
+    t->gj = d;
+    t->gj_ready = d ? 1 : -1;
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* A worker's nvJPEG context once the device part is up (its pipeline on that GPU); 0 when it
+ * has one. */
+static int gpu_way(vw_thumbs *t, ts_pipeline *p, thumb_gpu *g)
+{
+    if (g->ctx)
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    gj_dev *d = t->gj_ready == 1 ? t->gj : NULL;
+    pthread_mutex_unlock(&t->mu);
+    if (!d || !p || !ts_pipeline_on_gpu(p))
+        return -1;
+    char why[256];
+    gj_opts o = {.host_threads = 1, .max_pixels = t->max_pixels};
+    if (!g->stream && ts_gpu_stream_create(&g->stream) != TS_OK)
+        return -1;
+    if (gj_ctx_create_on(&g->ctx, d, g->stream, &o, why, sizeof why) != TS_OK)
+        g->ctx = NULL;
+    return g->ctx ? 0 : -1;
+}
+
+static void gpu_way_close(thumb_gpu *g)
+{
+    gj_results_free(&g->res, 1);
+    gj_ctx_destroy(g->ctx);
+    if (g->stream)
+        ts_gpu_stream_destroy(g->stream);
+    memset(g, 0, sizeof *g);
+}
+
 /* ---------------------------------------------------------------- the workers */
 
 /* The next thumbnail to make (under mu): from the screen's first cell on (the screen, then the
@@ -304,7 +415,8 @@ static int pick(vw_thumbs *t)
     return -1;
 }
 
-static void make_one(vw_thumbs *t, ts_pipeline *p, int i, ts_image *im, int *cached)
+static void make_one(vw_thumbs *t, ts_pipeline *p, thumb_gpu *g, int i, ts_image *im,
+                     int *cached)
 {
     char file[PATH_MAX + 64], abs[PATH_MAX], err[256];
     uint64_t size = 0;
@@ -316,8 +428,16 @@ static void make_one(vw_thumbs *t, ts_pipeline *p, int i, ts_image *im, int *cac
         *cached = 1;
         return;
     }
-    if (vw_thumb_make(p, t->path[i], VW_THUMB_SIZE, t->max_pixels, im, err, sizeof err) != TS_OK)
+    int by_gpu = gpu_way(t, p, g) == 0 &&
+                 thumb_make_gpu(g, p, t->path[i], VW_THUMB_SIZE, t->max_pixels, im) == TS_OK;
+    if (by_gpu) {
+        pthread_mutex_lock(&t->mu);
+        t->made_gpu++;
+        pthread_mutex_unlock(&t->mu);
+    } else if (vw_thumb_make(p, t->path[i], VW_THUMB_SIZE, t->max_pixels, im, err,
+                             sizeof err) != TS_OK) {
         return; /* the cell says the file cannot be shown; opening it shows why */
+    }
     if (keyed)
         vw_thumb_cache_write(file, abs, size, mtime, im);
 }
@@ -326,6 +446,8 @@ static void *worker(void *arg)
 {
     vw_thumbs *t = arg;
     ts_pipeline *p = NULL;
+    thumb_gpu g;
+    memset(&g, 0, sizeof g);
     char msg[256];
     if (ts_pipeline_create(&p, t->backend, msg, sizeof msg) != TS_OK &&
         ts_pipeline_create(&p, TS_BACKEND_CPU, msg, sizeof msg) != TS_OK)
@@ -340,7 +462,7 @@ static void *worker(void *arg)
             break;
         ts_image im = {0};
         int cached;
-        make_one(t, p, i, &im, &cached);
+        make_one(t, p, &g, i, &im, &cached);
         pthread_mutex_lock(&t->mu);
         t->t[i].im = im;
         t->t[i].from_cache = cached;
@@ -353,6 +475,7 @@ static void *worker(void *arg)
         if (t->wake)
             t->wake();
     }
+    gpu_way_close(&g);
     ts_pipeline_destroy(p);
     return NULL;
 }
@@ -374,6 +497,15 @@ int vw_thumbs_start(vw_thumbs *t, char **paths, int n, int threads, ts_backend b
         return -1;
     memcpy(t->path, paths, (size_t)n * sizeof *paths);
     vw_thumb_cache_dir(VW_THUMB_SIZE, t->dir, sizeof t->dir);
+    char why[256];
+    t->gj_ready = -1;
+    if (backend != TS_BACKEND_CPU && n >= VW_THUMB_GPU_MIN && access("/dev/nvidiactl", F_OK) == 0 &&
+        gj_load(why, sizeof why) == TS_OK) {
+        t->gj_ready = 0;
+        t->gj_started = pthread_create(&t->gj_tid, NULL, gj_setup, t) == 0;
+        if (!t->gj_started)
+            t->gj_ready = -1;
+    }
     threads = threads < 1 ? 1 : threads > VW_THUMB_THREADS ? VW_THUMB_THREADS : threads;
     threads = threads > n ? n : threads;
     for (int i = 0; i < threads; i++)
@@ -426,6 +558,9 @@ void vw_thumbs_free(vw_thumbs *t)
     pthread_mutex_unlock(&t->mu);
     for (int i = 0; i < t->threads; i++)
         pthread_join(t->tid[i], NULL);
+    if (t->gj_started)
+        pthread_join(t->gj_tid, NULL);
+    gj_dev_close(t->gj); /* after every worker's context */
     for (int i = 0; i < t->n; i++)
         ts_image_free(&t->t[i].im);
     free(t->t);

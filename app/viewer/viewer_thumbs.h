@@ -42,7 +42,20 @@ typedef struct vw_thumbs {
     ts_backend backend;
     uint64_t max_pixels;
     void (*wake)(void);   /* called by a worker after each thumbnail */
+    /* nvJPEG (a GPU pipeline, a folder of VW_THUMB_GPU_MIN files or more): its device part, made
+     * on a thread of its own while the workers begin on the CPU; each worker switches to the
+     * GPU's decode once it is there (under mu: gj_ready 1 there, -1 never, 0 not yet) */
+    struct gj_dev *gj;
+    int gj_ready;
+    pthread_t gj_tid;
+    int gj_started;
+    int made_gpu;         /* under mu: thumbnails decoded by nvJPEG */
 } vw_thumbs;
+
+/* Folders this long have their JPEGs decoded by nvJPEG once it is up: its host work per 12 MP
+ * file (~20 ms: the GPU Huffman decoder's host stage) is about half of libjpeg's reduced decode
+ * (~35 ms on an H100 host's cores), its start-up ~0.5 s. */
+#define VW_THUMB_GPU_MIN 64
 
 /* Starts `threads` workers on paths[0..n). Returns 0, or -1 when no thread could start. */
 int vw_thumbs_start(vw_thumbs *t, char **paths, int n, int threads, ts_backend backend,
