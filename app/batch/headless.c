@@ -667,7 +667,7 @@ static double tv_ms(struct timeval t)
     return t.tv_sec * 1e3 + t.tv_usec / 1e3;
 }
 
-static int run_batch(const app_options *o, int *used_gpu)
+static int run_batch(const app_options *o)
 {
     batch b;
     char err[512];
@@ -752,7 +752,6 @@ static int run_batch(const app_options *o, int *used_gpu)
         batch_print_summary(&b);
     double t_close = now_ms();
     int on_gpu = b.n_devs > 0 && b.devs[0].id >= 0;
-    *used_gpu = on_gpu;
     batch_gpu_close(&b);
     batch_close_pipelines(&b);
     if (o->timings && on_gpu)
@@ -772,15 +771,7 @@ int batch_main(const app_options *o)
 {
     pthread_t sig_tid;
     int have_sig = start_signal_thread(&sig_tid) == 0; /* before any thread, CUDA's included */
-    int used_gpu = 0;
-    int rc = run_batch(o, &used_gpu);
-    if (used_gpu && !getenv("TESSERA_FULL_EXIT")) {
-        /* Everything is written and renamed and the GPU objects are closed; what the C
-         * library's exit would add is the CUDA runtime's own teardown of the contexts, which
-         * the driver does anyway when the process ends. */
-        fflush(NULL);
-        _exit(rc);
-    }
+    int rc = run_batch(o);
     if (have_sig) {
         pthread_cancel(sig_tid);
         pthread_join(sig_tid, NULL);
