@@ -119,11 +119,11 @@ __device__ __forceinline__ void mma_strip(const conv_params &p,
 /* The same strip fed by a warp-private ring of NS input rows in shared memory (conv_common.cuh:
  * cp.async, NS - 1 rows in flight without registers): samples base - 16 .. base + 128 MT + 15
  * of each row, the border replicated into the ring row by BORDER warps. */
-template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER>
+template <int K, int CH, int NOUT, int EPI, int MT, bool BORDER, bool SEP>
 __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
                                                const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
-                                               int base, int y0, int rows, uint32_t amask,
-                                               unsigned char *ring)
+                                               const float (&cw)[K], int base, int y0, int rows,
+                                               uint32_t amask, unsigned char *ring)
 {
 #if __CUDA_ARCH__ >= 800
     using G = mma_geo<K, CH>;
@@ -168,7 +168,7 @@ __device__ __forceinline__ void mma_ring_strip(const conv_params &p,
                 conv_ring_border<CH, 1, H>(rrow, s0, RB, p.wch, lane);
                 __syncwarp();
             }
-            mma_ring_mul(acc, bf, rrow + rd0, u);
+            mma_ring_mul<SEP>(acc, bf, cw, rrow + rd0, u);
             const int m = n - (K - 1);
             if (m >= 0) /* alpha from ring row n - R (input row y0 + m), sample q at 16 + q - base */
                 mma_store_row<K, CH, NOUT, EPI, MT, BORDER>(
@@ -220,10 +220,11 @@ __device__ __forceinline__ bool mma_ring_is_steady(const conv_params &p, const m
  * slot are compile-time and the lane's addresses advance by a pitch a row: per row, no address
  * arithmetic and no checks but whether a copy is left to issue (the general loop spent about 40
  * of 136 instructions a row on those). */
-template <int K, int CH, int NOUT, int EPI, int MT>
+template <int K, int CH, int NOUT, int EPI, int MT, bool SEP>
 __device__ __forceinline__ void mma_ring_steady(const conv_params &p,
                                                 const uint32_t (&bf)[NOUT][K][mma_geo<K, CH>::S][2],
-                                                const mma_task &tk, uint32_t amask, unsigned char *ring)
+                                                const float (&cw)[K], const mma_task &tk,
+                                                uint32_t amask, unsigned char *ring)
 {
 #if __CUDA_ARCH__ >= 800
     using G = mma_geo<K, CH>;
@@ -257,7 +258,7 @@ __device__ __forceinline__ void mma_ring_steady(const conv_params &p,
             conv_ring_fill_in<RB / 16>(wr + (J + D) % NS * RB, src, lane);
             src += ipitch;
         });
-        mma_ring_mul(acc, bf, rr + J * RB, U);
+        mma_ring_mul<SEP>(acc, bf, cw, rr + J * RB, U);
         if (store) { /* alpha from ring row n - R, sample q at 16 + q - base */
             mma_store_row<K, CH, NOUT, EPI, MT, false>(p, acc, (U + 1) % K, lp, q0, amask,
                                                        ring + ((J - R + NS) % NS * RB + 16 - tk.base));
@@ -282,10 +283,11 @@ template <int K, int NOUT, bool RING> constexpr int mma_min_blocks()
     return K == 3 ? (NOUT == 2 ? MMA_MINB3_PAIR : MMA_MINB3) : K == 5 ? MMA_MINB5 : MMA_MINB7;
 }
 
-template <int K, int CH, int NOUT, int EPI, int MT, bool RING>
+template <int K, int CH, int NOUT, int EPI, int MT, bool RING, bool SEP>
 __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>()))
     conv_mma_kernel(const __grid_constant__ conv_params p, int sh, int nsx, long long ntasks)
 {
+    static_assert(!SEP || (RING && NOUT == 1), "mmasep: the ring strips, one filter");
 #if __CUDA_ARCH__ >= 800
     using G = mma_geo<K, CH>;
     constexpr int H = G::H, A = G::A, S = G::S;
@@ -297,8 +299,9 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>
         const int e = i % MMA_DIAG - 7, s = i / MMA_DIAG % S, ky = i / (MMA_DIAG * S) % K;
         const int o = i / (MMA_DIAG * S * K), d = e - 4 * A + 16 * s + H; /* = kx * CH */
         float w = 0.0f;
-        if (d >= 0 && d % CH == 0 && d / CH < K)
-            w = __uint_as_float(p.w[(o * K + d / CH) * p.kp + ky + CONV_PAD]);
+        if (d >= 0 && d % CH == 0 && d / CH < K) /* SEP: the row factors, as filter row 0 */
+            w = SEP ? (ky == 0 ? __uint_as_float(p.srow[d / CH]) : 0.0f)
+                    : __uint_as_float(p.w[(o * K + d / CH) * p.kp + ky + CONV_PAD]);
         diag[i] = __half_as_ushort(__float2half_rn(w));
     }
     __syncthreads();
@@ -315,6 +318,10 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>
                 bf[o][ky][s][0] = dg[0] | (uint32_t)dg[1] << 16;
                 bf[o][ky][s][1] = dg[2] | (uint32_t)dg[3] << 16;
             }
+    float cw[K]; /* SEP: the column factors */
+#pragma unroll
+    for (int ky = 0; ky < K; ky++)
+        cw[ky] = SEP ? __uint_as_float(p.scol[ky]) : 0.0f;
     /* alpha bytes of a lane's output pairs: q = 8g + 2t (mod 128) */
     const uint32_t amask = (CH == 2 || (CH == 4 && (t & 1))) ? 0xFF00u : 0u;
 
@@ -327,11 +334,11 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, (mma_min_blocks<K, NOUT, RING>
             constexpr int NS = mma_ns<K>();
             unsigned char *ring = mma_smem + (threadIdx.x >> 5) * (NS * MMA_RING_ROW(MT));
             if (mma_ring_is_steady<K, MT>(p, tk))
-                mma_ring_steady<K, CH, NOUT, EPI, MT>(p, bf, tk, amask, ring);
+                mma_ring_steady<K, CH, NOUT, EPI, MT, SEP>(p, bf, cw, tk, amask, ring);
             else if (base == 0 || base + MMA_RING_ROW(MT) - 16 > p.wch)
-                mma_ring_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask, ring);
+                mma_ring_strip<K, CH, NOUT, EPI, MT, true, SEP>(p, bf, cw, base, y0, rows, amask, ring);
             else
-                mma_ring_strip<K, CH, NOUT, EPI, MT, false>(p, bf, base, y0, rows, amask, ring);
+                mma_ring_strip<K, CH, NOUT, EPI, MT, false, SEP>(p, bf, cw, base, y0, rows, amask, ring);
         } else if (base - 4 * A < 0 ||
                    base + MMA_SEG * (MT - 1) + 136 - 4 * A + 16 * (S - 1) > p.wch) {
             mma_strip<K, CH, NOUT, EPI, MT, true>(p, bf, base, y0, rows, amask);
@@ -354,11 +361,11 @@ template <int K, int NOUT, bool RING> constexpr int mma_mt()
     return K == 3 && NOUT == 1 ? MMA_MT3 : 1;
 }
 
-template <int K, int CH, int NOUT, int EPI, bool RING>
+template <int K, int CH, int NOUT, int EPI, bool RING, bool SEP>
 static ts_status mma_launch(const ts_job *job, const conv_params &p)
 {
     constexpr int MT = mma_mt<K, NOUT, RING>();
-    auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT, RING>;
+    auto kernel = conv_mma_kernel<K, CH, NOUT, EPI, MT, RING, SEP>;
     constexpr int NS = mma_ns<K>();
     const size_t smem = RING ? (size_t)MMA_WARPS * NS * MMA_RING_ROW(MT) : 0;
     const ts_status st = gpu_allow_smem((const void *)kernel, smem);
@@ -397,35 +404,56 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
  * roundings inlined and the exact division (the one rounding left for one filter) out of line,
  * the rest the switch. A magnitude comes only from an exact 3 x 3 pair (supports): its rounding
  * is IMAG, and no kernel is compiled for it at K 5 and 7. */
-template <int K, int CH, bool RING> static ts_status mma_epi(const ts_job *job, const conv_params &p)
+template <int K, int CH, bool RING>
+static ts_status mma_epi(const ts_job *job, const conv_params &p)
 {
     if constexpr (K == 3) {
         if (p.nout == 2)
-            return mma_launch<K, CH, 2, CH == 1 || CH == 3 ? MMA_EPI_MAG : MMA_EPI_ANY, RING>(job, p);
+            return mma_launch<K, CH, 2, CH == 1 || CH == 3 ? MMA_EPI_MAG : MMA_EPI_ANY, RING, false>(job, p);
     } else if (p.nout == 2) {
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mma: a magnitude at K %d", K);
     }
     if constexpr (RING || CH == 1 || CH == 3) { /* mmapipe: for alpha images too */
         switch (p.epi) {
-        case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC, RING>(job, p);
-        case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP, RING>(job, p);
+        case CONV_EPI_ROUND_NC: return mma_launch<K, CH, 1, MMA_EPI_NC, RING, false>(job, p);
+        case CONV_EPI_ROUND: return mma_launch<K, CH, 1, MMA_EPI_CLAMP, RING, false>(job, p);
         case CONV_EPI_DIVF:
-        case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF, RING>(job, p);
-        default: return mma_launch<K, CH, 1, MMA_EPI_DIV, RING>(job, p); /* CONV_EPI_DIV */
+        case CONV_EPI_DIVF_NC: return mma_launch<K, CH, 1, MMA_EPI_DIVF, RING, false>(job, p);
+        default: return mma_launch<K, CH, 1, MMA_EPI_DIV, RING, false>(job, p); /* CONV_EPI_DIV */
         }
     } else {
-        return mma_launch<K, CH, 1, MMA_EPI_ANY, RING>(job, p);
+        return mma_launch<K, CH, 1, MMA_EPI_ANY, RING, false>(job, p);
     }
 }
 
-/* The launch of a job of filter size K (instantiated by conv_mma_k<K>.cu, conv_mmapipe_k<K>.cu). */
-template <int K, bool RING> ts_status mma_ch(const ts_job *job, const conv_params &p)
+/* mmasep's: float filters only (supports), rounded by rint, clamped where the sum may leave. */
+template <int K, int CH> static ts_status mma_epi_sep(const ts_job *job, const conv_params &p)
 {
-    switch (p.ch) {
-    case 1: return mma_epi<K, 1, RING>(job, p);
-    case 2: return mma_epi<K, 2, RING>(job, p);
-    case 3: return mma_epi<K, 3, RING>(job, p);
-    default: return mma_epi<K, 4, RING>(job, p);
+    if (p.epi == CONV_EPI_ROUND_NC)
+        return mma_launch<K, CH, 1, MMA_EPI_NC, true, true>(job, p);
+    if (p.epi == CONV_EPI_ROUND)
+        return mma_launch<K, CH, 1, MMA_EPI_CLAMP, true, true>(job, p);
+    return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep: float filters only");
+}
+
+/* The launch of a job of filter size K (instantiated by conv_mma_k<K>.cu, conv_mmapipe_k<K>.cu,
+ * conv_mmasep_k<K>.cu: SEP, the separable rows of mmasep, which are ring strips). */
+template <int K, bool RING, bool SEP> ts_status mma_ch(const ts_job *job, const conv_params &p)
+{
+    if constexpr (SEP) {
+        switch (p.ch) {
+        case 1: return mma_epi_sep<K, 1>(job, p);
+        case 2: return mma_epi_sep<K, 2>(job, p);
+        case 3: return mma_epi_sep<K, 3>(job, p);
+        default: return mma_epi_sep<K, 4>(job, p);
+        }
+    } else {
+        switch (p.ch) {
+        case 1: return mma_epi<K, 1, RING>(job, p);
+        case 2: return mma_epi<K, 2, RING>(job, p);
+        case 3: return mma_epi<K, 3, RING>(job, p);
+        default: return mma_epi<K, 4, RING>(job, p);
+        }
     }
 }
 

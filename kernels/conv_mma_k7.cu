@@ -2,4 +2,4 @@
  * their own so that make compiles the K and the two variants in parallel. */
 #include "conv_mma.cuh"
 
-template ts_status mma_ch<7, false>(const ts_job *job, const conv_params &p);
+template ts_status mma_ch<7, false, false>(const ts_job *job, const conv_params &p);

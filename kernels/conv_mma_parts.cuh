@@ -186,10 +186,41 @@ __device__ __forceinline__ void mma_row(float (&acc)[NOUT][K][MT][4], const uint
     }
 }
 
-/* One ring row's A words (rr: this lane's first word in the row), read, then its K products. */
+/* mmasep's row: a separable filter w[ky][kx] = col[ky] * row[kx] needs one Toeplitz product per
+ * input row, h = T_row * in (bf[0][0]: the row factors), which then enters the K output rows it
+ * touches scaled by col[ky] on the FP32 cores: S mma and 4 K FMAs an M-tile instead of K S mma.
+ * Slots as mma_row's (ky = 0 starts output row n). One filter only. */
 template <int K, int NOUT, int MT, int S>
+__device__ __forceinline__ void mma_row_sep(float (&acc)[NOUT][K][MT][4], const uint32_t (&a)[MT][S][4],
+                                            const uint32_t (&bf)[NOUT][K][S][2], const float (&cw)[K],
+                                            int u)
+{
+    static_assert(NOUT == 1, "mmasep: one filter");
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+        float h[4];
+#pragma unroll
+        for (int s = 0; s < S; s++) {
+            if (s == 0)
+                mma_16816<true>(h, a[mt][0], bf[0][0][0]);
+            else
+                mma_16816<false>(h, a[mt][s], bf[0][0][s]);
+        }
+#pragma unroll
+        for (int ky = 0; ky < K; ky++) {
+            const int slot = ((u - ky) % K + K) % K;
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                acc[0][slot][mt][i] = ky == 0 ? cw[0] * h[i] : fmaf(cw[ky], h[i], acc[0][slot][mt][i]);
+        }
+    }
+}
+
+/* One ring row's A words (rr: this lane's first word in the row), read, then its K products (SEP:
+ * mma_row_sep's one product and K scalings). */
+template <bool SEP, int K, int NOUT, int MT, int S>
 __device__ __forceinline__ void mma_ring_mul(float (&acc)[NOUT][K][MT][4],
-                                             const uint32_t (&bf)[NOUT][K][S][2],
+                                             const uint32_t (&bf)[NOUT][K][S][2], const float (&cw)[K],
                                              const unsigned char *rr, int u)
 {
     uint32_t raw[MT][S][2], a[MT][S][4];
@@ -202,7 +233,10 @@ __device__ __forceinline__ void mma_ring_mul(float (&acc)[NOUT][K][MT][4],
                 raw[mt][s][hm] = *(const uint32_t *)(rr + MMA_SEG * mt + 64 * hm + 16 * s);
     __syncwarp(); /* the ring row is read: the copy issued next may refill it */
     mma_frag(raw, a);
-    mma_row(acc, a, bf, u);
+    if constexpr (SEP)
+        mma_row_sep(acc, a, bf, cw, u);
+    else
+        mma_row(acc, a, bf, u);
 }
 
 /* Rounds and stores a finished output row from accumulator slot `done`: lp is this lane's first

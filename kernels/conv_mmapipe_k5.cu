@@ -2,4 +2,4 @@
  * file of their own so that make compiles the K and the two variants in parallel. */
 #include "conv_mma.cuh"
 
-template ts_status mma_ch<5, true>(const ts_job *job, const conv_params &p);
+template ts_status mma_ch<5, true, false>(const ts_job *job, const conv_params &p);

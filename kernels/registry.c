@@ -27,7 +27,9 @@ static ts_status cpu_run(const ts_job *job)
  * which variant `auto` prefers among those that take a job, by measured speed, so the two
  * orders differ where a later rung is not faster everywhere: pipe outranks mma because mma's
  * tensor-core path is slow on alpha images (H200, 8K RGBA8 gauss:3: pipe 0.135 ms, mma 0.414;
- * tools/results/nvidia-h200.md), and gemm (rank 0) is never taken. */
+ * tools/results/nvidia-h200.md), runsum sits below roll, pipe and mmapipe, which are faster at
+ * the K they take (H100, 8K gray8 box:3: mmapipe 0.0326 ms, runsum 0.150) while above K = 7 only
+ * tiled, sep and runsum take a box, and gemm (rank 0) is never taken. */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
@@ -52,22 +54,30 @@ static const ts_variant table[] = {
      .why = "separable filters (gauss, box): row pass then column pass fused through shared memory, "
             "2K FMAs per output instead of K*K",
      .supports = conv_sep_supports, .run = conv_sep},
-    {.family = TS_FAM_CONV, .name = "roll", .min_cc = 75, .auto_rank = 5,
+    {.family = TS_FAM_CONV, .name = "roll", .min_cc = 75, .auto_rank = 6,
      .why = "K=1/3/5/7 at memory speed: compile-time K, 16-byte loads/stores, halo by warp shuffles, "
             "rolling register rows, no shared memory or barrier",
      .supports = conv_roll_supports, .run = conv_roll},
-    {.family = TS_FAM_CONV, .name = "pipe", .min_cc = 80, .auto_rank = 7,
+    {.family = TS_FAM_CONV, .name = "pipe", .min_cc = 80, .auto_rank = 8,
      .why = "roll fed by a cp.async ring of 8 input rows per warp in shared memory: 7 rows in flight "
             "without holding registers, all 32 lanes writing",
      .supports = conv_pipe_supports, .run = conv_pipe},
-    {.family = TS_FAM_CONV, .name = "mma", .min_cc = 80, .auto_rank = 6,
+    {.family = TS_FAM_CONV, .name = "mma", .min_cc = 80, .auto_rank = 7,
      .why = "tensor cores: each filter row a banded Toeplitz matrix, mma.sync m16n8k16 (FP16 in, FP32 "
             "accumulate) on 16 row segments at a time, K=3/5/7 on 8-bit, exact filters bit-exact",
      .supports = conv_mma_supports, .run = conv_mma},
-    {.family = TS_FAM_CONV, .name = "mmapipe", .min_cc = 80, .auto_rank = 8,
+    {.family = TS_FAM_CONV, .name = "mmapipe", .min_cc = 80, .auto_rank = 9,
      .why = "mma fed by pipe's cp.async ring: 7 input rows in flight per warp in shared memory "
             "instead of registers, the border replicated into the ring",
      .supports = conv_mmapipe_supports, .run = conv_mmapipe},
+    {.family = TS_FAM_CONV, .name = "mmasep", .min_cc = 80, .auto_rank = 10,
+     .why = "mmapipe for separable float filters (gauss) at K=5/7: one Toeplitz mma of the row "
+            "factors per input row, the K column factors applied as FP32 FMAs",
+     .supports = conv_mmasep_supports, .run = conv_mmasep},
+    {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
+     .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
+            "along shared memory, a constant cost per output whatever K",
+     .supports = conv_runsum_supports, .run = conv_runsum},
 #endif
     /* ---- geom (geom.cu) */
     CPU_VARIANT(TS_FAM_GEOM),

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* conv.cu (naive, gemm), conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu, conv_mma.cu (mma,
- * mmapipe): conv as a matmul */
+ * mmapipe, mmasep): conv as a matmul; conv_runsum.cu (runsum): box filters by running sums */
 ts_status conv_naive(const ts_job *job);
 size_t conv_gemm_scratch(const ts_job *job);
 ts_status conv_gemm(const ts_job *job);
@@ -31,6 +31,10 @@ int conv_mma_supports(const ts_job *job);
 ts_status conv_mma(const ts_job *job);
 int conv_mmapipe_supports(const ts_job *job);
 ts_status conv_mmapipe(const ts_job *job);
+int conv_mmasep_supports(const ts_job *job);
+ts_status conv_mmasep(const ts_job *job);
+int conv_runsum_supports(const ts_job *job);
+ts_status conv_runsum(const ts_job *job);
 
 /* geom.cu, geom_opt.cu: transpose, rotation, flips (every op, pixel size and image size) */
 ts_status geom_naive(const ts_job *job);

@@ -238,7 +238,8 @@ TEST(gpu_conv_8k)
     TU_GPU_OR_SKIP(dev);
     if (tu_n_odd_sizes <= tu_n_small_sizes)
         SKIP("TESSERA_SMALL_ONLY: large images left out");
-    static const char *const fast[] = {"tiled", "sep", "roll", "pipe", "mma", "mmapipe", NULL};
+    static const char *const fast[] = {"tiled", "sep",    "roll",   "pipe", "mma",
+                                       "mmapipe", "mmasep", "runsum", NULL};
     const ts_variant *all[64], *vs[64];
     int na = gpu_conv_variants(dev, all, NULL), nv = gpu_conv_variants(dev, vs, fast);
     int ran[64] = {0};
@@ -294,6 +295,156 @@ TEST(gpu_conv_strip_paths)
         for (int i = 0; i < nv; i++) /* each of these takes 8-bit K = 3 on any channel count */
             CHECKF(ran[i] > 0, "conv %s ran no job on %d channels", vs[i]->name, ch);
     }
+}
+
+/* mmasep's strips take mmapipe's three paths (border, steady, general) with its separable rows:
+ * gauss:5 and gauss:7 (and a wide sigma) on the channel counts it takes, at the default strip
+ * height and at heights that move strips between the paths (10, 20: steady at K = 5; 14, 28: at
+ * K = 7; 7: general). */
+TEST(gpu_conv_mmasep_strip_paths)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mmasep");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("mmasep"))
+        SKIP("mmasep not in the table, not runnable or not selected");
+    static const int params[] = {0, 7, 10, 14, 20, 28};
+    uint64_t st = tu_seed() + 6;
+    ts_op ops[3] = {tu_op("gauss:5"), tu_op("gauss:7"), tu_op("gauss:7:3")};
+    for (int ch = 2; ch <= 4; ch++) {
+        ts_image in = tu_random_image(1101, 101, ch, 1, &st);
+        for (int f = 0; f < 3; f++) {
+            ts_image want;
+            if (ch == 2 && f == 0)
+                continue; /* gauss:5 on 2 channels: one k-step, refused */
+            if (ts_ref_conv(&ops[f], &in, &want) != TS_OK) {
+                tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", ops[f].text,
+                         ts_error_detail());
+                ts_image_free(&in);
+                return;
+            }
+            int bad = 0;
+            for (size_t k = 0; k < sizeof params / sizeof params[0] && !bad; k++) {
+                int r = check_variant(v, &ops[f], &in, &want, params[k]);
+                CHECKF(r != 0, "mmasep refused %s on %d ch", ops[f].text, ch);
+                bad = r <= 0;
+            }
+            ts_image_free(&want);
+            if (bad) {
+                ts_image_free(&in);
+                return;
+            }
+        }
+        ts_image_free(&in);
+    }
+}
+
+/* runsum (box filters by running sums): every G and segment heights that cut the image into
+ * many segments (job->param: bits 0-2 pick G 4/8/16, param >> 3 times 4 is the segment height;
+ * 4 rows with G = 16 leaves most of a group past the segment), several strips side by side, K up
+ * to 31 on every format, and a kernel file of ones whose divisor is even and saturates. */
+TEST(gpu_conv_runsum_segments)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
+        SKIP("runsum not in the table or not selected");
+    static const int params[] = {0, 1, 2, 3, (1 << 3) | 1, (1 << 3) | 3, (2 << 3) | 2, (5 << 3) | 3,
+                                 9 << 3};
+    uint64_t st = tu_seed() + 4;
+    ts_op ops[5] = {tu_op("box:3"), tu_op("box:7"), tu_op("box:15"), tu_op("box:31"),
+                    kernel_op("k5-ones-div2", "1 1 1 1 1  1 1 1 1 1  1 1 1 1 1  1 1 1 1 1  1 1 1 1 1"
+                                              " / 2")};
+    for (int ch = 1; ch <= 4; ch++)
+        for (int bytes = 1; bytes <= 2; bytes++) {
+            ts_image in = tu_random_image(1101, 61, ch, bytes, &st);
+            for (int f = 0; f < 5; f++) {
+                ts_image want;
+                if (ts_ref_conv(&ops[f], &in, &want) != TS_OK) {
+                    tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", ops[f].text,
+                             ts_error_detail());
+                    ts_image_free(&in);
+                    return;
+                }
+                int bad = 0;
+                for (size_t k = 0; k < sizeof params / sizeof params[0] && !bad; k++) {
+                    int r = check_variant(v, &ops[f], &in, &want, params[k]);
+                    CHECKF(r != 0, "runsum refused %s on %d ch %d-bit", ops[f].text, ch, 8 * bytes);
+                    bad = r <= 0;
+                }
+                ts_image_free(&want);
+                if (bad) {
+                    ts_image_free(&in);
+                    return;
+                }
+            }
+            ts_image_free(&in);
+        }
+}
+
+/* runsum on rows that are not 16-byte aligned (a view one pixel into a device image): the
+ * sample-by-sample loads and stores, checked against the reference of the same view; the pixel
+ * left of the view must keep its poison. */
+TEST(gpu_conv_runsum_unaligned_rows)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
+        SKIP("runsum not in the table or not selected");
+    uint64_t st = tu_seed() + 5;
+    ts_op op = tu_op("box:5");
+    for (int ch = 1; ch <= 4; ch++)
+        for (int bytes = 1; bytes <= 2; bytes++) {
+            const int W = 301, H = 23, sh = ch * bytes;
+            ts_image in = tu_random_image(W, H, ch, bytes, &st), view = in, want = {0}, got;
+            view.data = (unsigned char *)in.data + sh;
+            view.width = W - 1;
+            ts_job job;
+            memset(&job, 0, sizeof job);
+            memset(&got, 0, sizeof got);
+            ts_status s = ts_ref_conv(&op, &view, &want);
+            ts_image d_in = {0}, d_out = {0};
+            job.op = &op;
+            job.dev = dev;
+            if (s == TS_OK)
+                s = ts_gpu_stream_create(&job.stream);
+            if (s == TS_OK && (s = ts_gpu_image_alloc(&d_in, W, H, ch, bytes)) == TS_OK &&
+                (s = ts_gpu_image_alloc(&d_out, W, H, ch, bytes)) == TS_OK &&
+                (s = ts_gpu_upload(&d_in, &in, job.stream)) == TS_OK &&
+                (s = ts_gpu_image_fill(&d_out, 0xA5, job.stream)) == TS_OK) {
+                job.in = d_in;
+                job.out = d_out;
+                job.in.data = (unsigned char *)d_in.data + sh;
+                job.out.data = (unsigned char *)d_out.data + sh;
+                job.in.width = job.out.width = W - 1;
+                if ((s = tu_job_run(v, &job)) == TS_OK &&
+                    (s = ts_image_alloc(&got, W, H, ch, bytes)) == TS_OK &&
+                    (s = ts_gpu_download(&got, &d_out, job.stream)) == TS_OK)
+                    s = ts_gpu_sync(job.stream);
+            }
+            CHECKF(s == TS_OK, "runsum on an unaligned view, %d ch %d-bit: %s: %s", ch, 8 * bytes,
+                   ts_status_str(s), ts_error_detail());
+            if (s == TS_OK) {
+                ts_image gv = got;
+                gv.data = (unsigned char *)got.data + sh;
+                gv.width = W - 1;
+                int x = 0, y = 0, c = 0;
+                long d = tu_max_diff(&gv, &want, &x, &y, &c);
+                CHECKF(d == 0, "runsum on an unaligned view, %d ch %d-bit: max diff %ld at x=%d "
+                       "y=%d c=%d (TESSERA_SEED=%llu)", ch, 8 * bytes, d, x, y, c,
+                       (unsigned long long)tu_seed());
+                unsigned poison = bytes == 1 ? 0xA5u : 0xA5A5u;
+                for (int yy = 0; yy < H; yy++)
+                    CHECKF(ts_get(&got, 0, yy, 0) == poison, "runsum wrote left of the view (y=%d)",
+                           yy);
+            }
+            ts_image_free(&got);
+            ts_image_free(&want);
+            ts_image_free(&in);
+            ts_gpu_image_free(&d_in);
+            ts_gpu_image_free(&d_out);
+            if (job.stream)
+                ts_gpu_stream_destroy(job.stream);
+        }
 }
 
 /* ---------------------------------------------------------------- CPU tests */
@@ -424,6 +575,47 @@ TEST(conv_ring_variants_supports)
         }
     CHECKF(!variant_takes("pipe", "edge", 3, 1, 4096), "pipe takes a magnitude (two filters)");
     CHECKF(variant_takes("mmapipe", "edge", 3, 1, 4096), "mmapipe refuses edge");
+}
+
+/* mmasep takes mmapipe's float separable jobs at K = 5 and 7 (gauss) whose window needs two
+ * k-steps (K = 5 on 3-4 channels, K = 7 on 2-4), nothing exact, no K = 3, no gray. */
+TEST(conv_mmasep_supports)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    for (int ch = 3; ch <= 4; ch++)
+        CHECKF(variant_takes("mmasep", "gauss:5", ch, 1, 4096), "mmasep refuses gauss:5 on %d ch", ch);
+    for (int ch = 2; ch <= 4; ch++)
+        CHECKF(variant_takes("mmasep", "gauss:7", ch, 1, 4096), "mmasep refuses gauss:7 on %d ch", ch);
+    CHECKF(!variant_takes("mmasep", "gauss:5", 1, 1, 4096), "mmasep takes gray gauss:5");
+    CHECKF(!variant_takes("mmasep", "gauss:7", 1, 1, 4096), "mmasep takes gray gauss:7");
+    CHECKF(!variant_takes("mmasep", "gauss:5", 2, 1, 4096), "mmasep takes 2-channel gauss:5");
+    CHECKF(!variant_takes("mmasep", "gauss:3", 3, 1, 4096), "mmasep takes K = 3");
+    CHECKF(!variant_takes("mmasep", "gauss:9", 3, 1, 4096), "mmasep takes K = 9");
+    CHECKF(!variant_takes("mmasep", "gauss:5", 3, 2, 8192), "mmasep takes a 16-bit image");
+    CHECKF(!variant_takes("mmasep", "gauss:5", 3, 1, 4100), "mmasep takes unaligned rows");
+    CHECKF(!variant_takes("mmasep", "box:5", 3, 1, 4096), "mmasep takes an exact filter");
+    CHECKF(!variant_takes("mmasep", "sharpen", 3, 1, 4096), "mmasep takes sharpen");
+}
+
+/* runsum takes box filters (one exact output, every weight 1, any divisor) of any K, channel
+ * count and depth, and nothing else. */
+TEST(conv_runsum_supports)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    for (int ch = 1; ch <= 4; ch++)
+        for (int b = 1; b <= 2; b++) {
+            CHECKF(variant_takes("runsum", "box:1", ch, b, 8192), "runsum refuses box:1");
+            CHECKF(variant_takes("runsum", "box:3", ch, b, 8192), "runsum refuses box:3");
+            CHECKF(variant_takes("runsum", "box:31", ch, b, 8190), "runsum refuses box:31");
+        }
+    ts_op ones = kernel_op("ones", "1 1 1 1 1 1 1 1 1 / 4"), twos = kernel_op("twos", "2 2 2 2 2 2 2 2 2");
+    CHECKF(takes_op("runsum", &ones, 3, 1, 4096), "runsum refuses a kernel file of ones");
+    CHECKF(!takes_op("runsum", &twos, 3, 1, 4096), "runsum takes weights 2");
+    CHECKF(!variant_takes("runsum", "gauss:3", 1, 1, 4096), "runsum takes gauss");
+    CHECKF(!variant_takes("runsum", "sharpen", 1, 1, 4096), "runsum takes sharpen");
+    CHECKF(!variant_takes("runsum", "edge", 1, 1, 4096), "runsum takes edge");
 }
 
 /* mma's supports: exact filters only with weights FP16 holds exactly (|w| <= 2048), float filters

@@ -1,0 +1,5 @@
+/* conv_mmasep_k5.cu - the K = 5 instantiations of the conv variant `mmasep` (conv_mma.cuh), a
+ * file of their own so that make compiles them in parallel with the other K and variants. */
+#include "conv_mma.cuh"
+
+template ts_status mma_ch<5, true, true>(const ts_job *job, const conv_params &p);
