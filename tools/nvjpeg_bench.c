@@ -438,6 +438,37 @@ int main(int argc, char **argv)
         return 1;
     }
     double t_ctx = now_s() - t0;
+    const char *fh = getenv("NVJPEG_BENCH_FIRST_HANDLE");
+    if (fh) { /* the process's first handle on one backend, and what it can make (then exit) */
+        static const struct {
+            const char *name;
+            nvjpegBackend_t b;
+        } be[] = {{"default", NVJPEG_BACKEND_DEFAULT}, {"hybrid", NVJPEG_BACKEND_HYBRID},
+                  {"gpu-hybrid", NVJPEG_BACKEND_GPU_HYBRID}, {"hardware", NVJPEG_BACKEND_HARDWARE}};
+        for (size_t q = 0; q < sizeof be / sizeof be[0]; q++) {
+            if (strcmp(fh, be[q].name) != 0)
+                continue;
+            nvjpegHandle_t h;
+            nvjpegJpegDecoder_t d1, d2;
+            nvjpegEncoderState_t es;
+            cudaStream_t st;
+            cudaStreamCreate(&st);
+            double a = now_s();
+            nvjpegStatus_t e0 = NV.nvjpegCreateEx(be[q].b, NULL, NULL,
+                                                  NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h);
+            double b = now_s();
+            nvjpegStatus_t e1 = NV.nvjpegDecoderCreate(h, NVJPEG_BACKEND_HYBRID, &d1);
+            nvjpegStatus_t e2 = NV.nvjpegDecoderCreate(h, NVJPEG_BACKEND_GPU_HYBRID, &d2);
+            double c = now_s();
+            nvjpegStatus_t e3 = NV.nvjpegEncoderStateCreate(h, &es, st);
+            double d = now_s();
+            printf("first handle %s: CUDA context %.1f ms, handle %.1f ms (%s), decoders %.1f ms "
+                   "(%s, %s), encoder state %.1f ms (%s)\n", fh, 1e3 * t_ctx, 1e3 * (b - a),
+                   gj_nvj_str(e0), 1e3 * (c - b), gj_nvj_str(e1), gj_nvj_str(e2), 1e3 * (d - c),
+                   gj_nvj_str(e3));
+        }
+        return 0;
+    }
     gpu_base = gpu_used();
     if (threads == 0)
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
