@@ -264,12 +264,7 @@ static void dev_free_decoders(gj_dev *d)
 /* The decode handle and the decoupled decoders (engines = 1: with the hardware backend). A GPU
  * without engines, or a library whose hardware handle refuses the decoupled decoders, fails with
  * engines = 1 and leaves the device part clean for a second try without them. */
-static double ms_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+#define ms_now() gj_clock_ms(CLOCK_MONOTONIC)
 
 static nvjpegStatus_t open_decoders(gj_dev *d, int engines)
 {

@@ -35,19 +35,8 @@ typedef struct job {
     int phase;        /* 1: route, 2: decode on the decoupled path */
 } job;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static double thread_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+#define now_ms() gj_clock_ms(CLOCK_MONOTONIC)
+#define thread_ms() gj_clock_ms(CLOCK_THREAD_CPUTIME_ID)
 
 static void set_cpu(gj_result *r, ts_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

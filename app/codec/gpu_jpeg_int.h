@@ -9,6 +9,15 @@
 #include "gpu_jpeg.h"
 
 #include <stddef.h>
+#include <time.h>
+
+/* ms of a clock: CLOCK_MONOTONIC (wall) or CLOCK_THREAD_CPUTIME_ID (this thread's CPU). */
+static inline double gj_clock_ms(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 /* Every library function this module uses, in one list: the loader resolves them all before the
  * library counts as available, and gj_probe checks the same list in the CPU build. */
