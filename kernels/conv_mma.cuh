@@ -374,9 +374,10 @@ static ts_status mma_launch(const ts_job *job, const conv_params &p)
     const int nsx = (p.wch + MMA_SEG * MT - 1) / (MMA_SEG * MT);
     /* mma: strips whose input rows fill whole groups of P (no rows computed in vain); mmapipe:
      * MMA_RING_SH3 rows at K = 3, MMA_RING_SH beyond, rounded to a multiple of NS so that whole
-     * strips take mma_ring_steady */
+     * strips take mma_ring_steady (mmasep: MMA_SEP_SH5, MMA_SEP_SH7, multiples already) */
     constexpr int P = mma_geo<K, CH>::P;
-    constexpr int RSH = ((K == 3 ? MMA_RING_SH3 : MMA_RING_SH) + NS / 2) / NS * NS;
+    constexpr int RSH = SEP ? (K == 7 ? MMA_SEP_SH7 : MMA_SEP_SH5)
+                            : ((K == 3 ? MMA_RING_SH3 : MMA_RING_SH) + NS / 2) / NS * NS;
     const int sh = job->param > 0 ? job->param
                    : RING       ? (RSH > NS ? RSH : NS)
                                 : (MMA_SH + K - 1 + P - 1) / P * P - (K - 1);

@@ -23,6 +23,8 @@
 constexpr int MMA_NS_K = 2;       /* mmapipe: ring rows per warp, in multiples of K (NS - 1 in flight) */
 constexpr int MMA_RING_SH3 = 12;  /* mmapipe: output rows per strip at K = 3 (default; job->param */
 constexpr int MMA_RING_SH = 30;   /* overrides), and at K = 5, 7 (rounded to a multiple of NS) */
+constexpr int MMA_SEP_SH5 = 20;   /* mmasep: output rows per strip at K = 5 and 7, multiples of NS */
+constexpr int MMA_SEP_SH7 = 42;   /* (the fastest of 10..56: tools/results/nvidia-h100-box-*.md) */
 constexpr int MMA_RING_MT3 = 4;   /* mmapipe: M-tiles per warp at K = 3, one filter (issue-bound at 2) */
 constexpr int MMA_RING_MT = 2;    /* mmapipe: M-tiles per warp otherwise */
 constexpr int MMA_MINB_RING3 = 6; /* mmapipe: blocks an SM must hold at K = 3, one filter (K = 5, 7:

@@ -4,69 +4,83 @@
  *
  * Trick: a box sum is a column sum of K rows summed over K columns, and both sums slide. A block
  * owns a vertical strip of P output pixels (P + 2r staged, 4 samples a thread, 1024 samples in
- * all) and walks a segment of rows down it:
+ * all) and walks a segment of rows down it, G rows at a time:
  *   - column pass: each thread keeps the column sums of its 4 samples in registers and moves them
  *     down a row by adding the entering input row (y + r) and subtracting the leaving one
- *     (y - r - 1, read K + 1 rows earlier by this block: an L1 or L2 hit). G rows at a time, all
- *     2G loads issued before any is used, so a thread has 2G loads in flight; the sums go to a
- *     G-row buffer in shared memory (u16 for 8-bit input: K * 255 < 2^16; else u32);
- *   - row pass: a thread takes R consecutive pixels of one buffered row and slides a window of K
- *     column sums along them, one add and one subtract per output after the first window;
- *   - the epilogue is the reference's exact integer rounding (conv_div_round_sat, half to even),
- *     the outputs go through a staging row in shared memory to 16-byte coalesced stores. Alpha
- *     samples (channel C - 1 of 2 or 4) are copied from the input.
+ *     (y - r - 1, read K + 1 rows earlier by this block: an L1 or L2 hit); all 2G loads of a group
+ *     are issued before the first is used. 8-bit sums are packed two to a register (16-bit lanes:
+ *     K * 255 < 2^16, and a lane never borrows, its sum holding the leaving sample), so a word of
+ *     4 samples costs two adds; the G rows of sums go to shared memory (u16 for 8-bit input, else
+ *     u32) with one 8- or 16-byte store;
+ *   - row pass: a thread takes 16 consecutive pixels (8 on RGBA) of one buffered row (all colour
+ *     channels) and slides a window of K column sums along them: one add and one subtract an
+ *     output after the first window, every shared-memory offset a compile-time constant from two
+ *     base addresses;
+ *   - the epilogue is the reference's rounding, half to even (km_round_sat_i); for box:K (odd
+ *     divisor K^2 >= the taps: no tie, no saturation) a multiply-high and a shift
+ *     (conv_math.h's magic number), else conv_div_round_sat;
+ *   - the run's outputs are packed in registers and written with 16-byte stores (alpha samples, of
+ *     channel C - 1 of 2 or 4, merged from the input's same 16 bytes).
  * Rows and columns outside the image are the clamped ones (border replicate): a column sum of a
  * sample past a side is that of the replicated pixel, and the sliding sums add and subtract the
  * clamped rows, so the sum stays the reference's. Sums stay exact in 32 bits (31 * 31 * 65535 <
- * 2^31). Segments of `hs` rows start with a full K-row column sum; segments are sized so that the
- * grid is one wave of resident blocks.
+ * 2^31). Segments of `hs` rows (job->param, else about 2K: rs_launch) start with a full K-row
+ * column sum.
  *
- * job->param (benchmark sweeps and tests): bits 0-2 pick G (0 the default, 1: 4, 2: 8, 3: 16),
- * param >> 3 times 4 is the segment height in rows (0: one wave).
+ * Shared-memory banks: buffer rows of 1028 elements (514 or 1028 words: rows 2 or 4 banks apart)
+ * and consecutive threads on consecutive rows keep the row pass at 2-way conflicts or fewer.
  *
  * Layout: interleaved samples (u8 or u16); 16-byte aligned rows take the vector loads and stores,
- * others go sample by sample.
+ * others (and the strip's last partial run) go sample by sample.
  */
 #include "conv_common.cuh"
 
 #define RS_THREADS 256
-#define RS_VS 4                          /* samples a thread owns in the column pass */
-#define RS_NS (RS_THREADS * RS_VS)       /* staged samples per strip row */
-#define RS_PAD(u) ((u) + ((u) >> 5))     /* one spare word every 32: fewer bank conflicts */
-#define RS_NSP (RS_PAD(RS_NS))           /* buffer row pitch, elements */
-#define RS_G_DEFAULT(B) ((B) == 1 ? 8 : 8)
+#define RS_VS 4                    /* samples a thread owns in the column pass */
+#define RS_NS (RS_THREADS * RS_VS) /* staged samples per strip row */
+#define RS_BP 1028                 /* buffer row pitch, elements */
 
-static_assert(RS_NSP * 2 % 16 == 0, "the staging rows after the buffer stay 16-byte aligned");
+/* Pixels a thread takes in the row pass: 16, 8 on 4 channels (the registers of its outputs);
+ * whole 16-byte chunks either way. */
+static __host__ __device__ constexpr int rs_run(int ch) { return ch == 4 ? 8 : 16; }
+/* Blocks an SM must hold (the register cap): 4 (64 registers, no spill) on gray 8-bit, whose
+ * short rows need the most blocks in flight; elsewhere what the registers give (2-3). */
+static __host__ __device__ constexpr int rs_min_blocks(int bytes, int ch)
+{
+    return bytes == 1 && ch == 1 ? 4 : 1;
+}
+/* Rows a group: enough row-pass jobs (rows x runs) for the block's 256 threads. */
+static __host__ __device__ constexpr int rs_group(int bytes, int ch)
+{
+    return ch == 1 || ch == 4 ? 8 : ch == 3 ? 12 : bytes == 1 ? 16 : 8;
+}
 
 /* Output pixels per strip: the staged samples hold P + 2r pixels and up to 3 samples of alignment,
- * P a multiple of 16 so that every strip starts 16-byte aligned. */
+ * P a multiple of 16 so that every strip and run starts 16-byte aligned (and runs tile it). */
 static int rs_strip_pixels(int r, int ch) { return (RS_NS - 3 - 2 * r * ch) / ch / 16 * 16; }
 
-static size_t rs_smem(int bytes, int ch, int g, int P)
-{
-    return (size_t)g * RS_NSP * (bytes == 1 ? 2 : 4) + (size_t)g * P * ch * bytes;
-}
+static size_t rs_smem(int bytes, int g) { return (size_t)g * RS_BP * (bytes == 1 ? 2 : 4); }
 
 /* A thread's 4 samples, as loaded: one u32 (B = 1) or two (B = 2). */
 template <int B> struct rs_vec {
     uint32_t w[B];
 };
 
-/* The 4 samples [q0, q0 + 4) of a row wholly inside it, 16-byte aligned rows (the fast path). */
+/* The 4 samples of a row wholly inside it, 16-byte aligned rows (the fast path). */
 template <int B> __device__ __forceinline__ rs_vec<B> rs_load_in(const unsigned char *src)
 {
     rs_vec<B> v;
     if constexpr (B == 1) {
         v.w[0] = __ldg((const unsigned int *)src);
     } else {
-        uint2 u = __ldg((const uint2 *)src);
+        const uint2 u = __ldg((const uint2 *)src);
         v.w[0] = u.x;
         v.w[B - 1] = u.y;
     }
     return v;
 }
 
-/* The same for any q0, sample by sample, clamped into the row (border replicate). */
+/* The samples [q0, q0 + 4) of row y for any q0, sample by sample, clamped into the row. */
 template <int B, int CH>
 __device__ __forceinline__ rs_vec<B> rs_load_any(const conv_params &p, int y, int q0)
 {
@@ -87,54 +101,110 @@ __device__ __forceinline__ rs_vec<B> rs_load_any(const conv_params &p, int y, in
     return v;
 }
 
-template <int B> __device__ __forceinline__ uint32_t rs_sample(const rs_vec<B> &v, int j)
+/* Column sums of a thread's 4 samples. B = 1: two registers of two 16-bit lanes, samples (0, 2)
+ * and (1, 3); B = 2: one register a sample. */
+template <int B> struct rs_cols {
+    uint32_t s[B == 1 ? 2 : 4];
+};
+
+template <int B> __device__ __forceinline__ void rs_cols_clear(rs_cols<B> &c)
 {
-    if constexpr (B == 1)
-        return (v.w[0] >> (8 * j)) & 0xFFu;
-    else
-        return (v.w[j >> 1] >> (16 * (j & 1))) & 0xFFFFu;
+#pragma unroll
+    for (int i = 0; i < (B == 1 ? 2 : 4); i++)
+        c.s[i] = 0;
 }
 
-template <int B, int CH, int G>
-__global__ void __launch_bounds__(RS_THREADS)
-    conv_runsum_kernel(const __grid_constant__ conv_params p, int P, int hs, int nx,
-                       long long ntiles, int R, int jpr)
+/* c += e - l (l: a row the sums hold, so no lane goes below zero). */
+template <int B>
+__device__ __forceinline__ void rs_cols_step(rs_cols<B> &c, const rs_vec<B> &e, const rs_vec<B> &l)
+{
+    if constexpr (B == 1) {
+        c.s[0] += (e.w[0] & 0x00FF00FFu) - (l.w[0] & 0x00FF00FFu);
+        c.s[1] += ((e.w[0] >> 8) & 0x00FF00FFu) - ((l.w[0] >> 8) & 0x00FF00FFu);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            c.s[j] += ((e.w[j >> 1] >> (16 * (j & 1))) & 0xFFFFu) - ((l.w[j >> 1] >> (16 * (j & 1))) & 0xFFFFu);
+    }
+}
+
+template <int B> __device__ __forceinline__ void rs_cols_add(rs_cols<B> &c, const rs_vec<B> &e)
+{
+    rs_vec<B> zero;
+#pragma unroll
+    for (int i = 0; i < B; i++)
+        zero.w[i] = 0;
+    rs_cols_step<B>(c, e, zero);
+}
+
+/* The 4 sums into buffer elements [4t, 4t + 4) of a row (8-byte aligned u16, 16-byte u32). */
+template <int B> __device__ __forceinline__ void rs_cols_store(void *dst, const rs_cols<B> &c)
+{
+    if constexpr (B == 1)
+        *(uint2 *)dst = make_uint2(__byte_perm(c.s[0], c.s[1], 0x5410u), __byte_perm(c.s[0], c.s[1], 0x7632u));
+    else
+        *(uint4 *)dst = make_uint4(c.s[0], c.s[1], c.s[2], c.s[3]);
+}
+
+/* The rounding of a sum a: FD (odd divisor d >= the taps: a in [0, maxv d], no tie) is
+ * floor((2a + d) / 2d) by conv_div's multiply-high; else conv_div_round_sat. */
+template <bool FD>
+__device__ __forceinline__ uint32_t rs_finish(const conv_div &dv, int maxv, uint32_t a)
+{
+    if constexpr (FD)
+        return __umulhi(2u * a + (uint32_t)dv.d, dv.m) >> dv.shift;
+    else
+        return conv_div_round_sat((int64_t)a, &dv, maxv);
+}
+
+/* Alpha bits of word w of a run's packed outputs (channel C - 1 of 2 or 4; 0 otherwise). */
+template <int B, int CH> __device__ __forceinline__ constexpr uint32_t rs_amask(int w)
+{
+    if constexpr (CH == 2)
+        return B == 1 ? 0xFF00FF00u : 0xFFFF0000u;
+    else if constexpr (CH == 4)
+        return B == 1 ? 0xFF000000u : (w & 1) ? 0xFFFF0000u : 0u;
+    else
+        return 0u;
+}
+
+template <int B, int CH, int G, bool FD>
+__global__ void __launch_bounds__(RS_THREADS, rs_min_blocks(B, CH))
+    conv_runsum_kernel(const __grid_constant__ conv_params p, int P, int hs, int nx, long long ntiles)
 {
     typedef typename std::conditional<B == 1, uint16_t, uint32_t>::type CS;
     constexpr int CF = (CH == 2 || CH == 4) ? CH - 1 : CH; /* filtered channels */
+    constexpr int RUN = rs_run(CH);                      /* pixels a run */
+    constexpr int NOW = RUN * CH * B / 4;                /* output words of a run */
     extern __shared__ __align__(16) unsigned char conv_smem[];
-    CS *buf = (CS *)conv_smem;                                   /* G rows x RS_NSP */
-    unsigned char *outb = conv_smem + (size_t)G * RS_NSP * sizeof(CS); /* G rows x P * CH */
-    const int t = threadIdx.x, r = p.r, k = p.k;
-    const int orow_bytes = P * CH * B;
+    CS *buf = (CS *)conv_smem; /* G rows x RS_BP */
+    const int t = threadIdx.x, r = p.r, k = p.k, maxv = p.maxv;
+    const conv_div dv = p.div;
 
     for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const int x0 = (int)(tile % nx) * P, y0 = (int)(tile / nx) * hs;
         const int y1 = min(y0 + hs, p.height), np = min(P, p.width - x0);
         const int qs = (x0 - r) * CH, a0 = conv_floor_div(qs, RS_VS) * RS_VS, off = qs - a0;
         const int nw = (off + (np + 2 * r) * CH + RS_VS - 1) / RS_VS; /* <= RS_THREADS */
+        const int jpr = (np + RUN - 1) / RUN;                   /* runs a row */
         const int q0 = a0 + RS_VS * t;
-        const bool col = t < nw;
+        const bool col = t < nw, fast = p.vec_ok && q0 >= 0 && q0 + RS_VS <= p.wch;
+        const unsigned char *cin = p.in + (size_t)max(q0, 0) * B; /* this thread's column */
+        CS *cdst = buf + RS_VS * t;
 
         /* the column sums of row y0 - 1 */
-        const bool fast = p.vec_ok && q0 >= 0 && q0 + RS_VS <= p.wch;
-        const unsigned char *cin = p.in + (size_t)max(q0, 0) * B; /* this thread's column */
-        uint32_t cs[RS_VS] = {0, 0, 0, 0};
+        rs_cols<B> cs;
+        rs_cols_clear<B>(cs);
         if (col)
             for (int d = -r; d <= r; d++) {
                 const int y = min(max(y0 - 1 + d, 0), p.height - 1);
-                const rs_vec<B> v = fast ? rs_load_in<B>(cin + (size_t)y * p.in_pitch)
-                                         : rs_load_any<B, CH>(p, y, q0);
-#pragma unroll
-                for (int j = 0; j < RS_VS; j++)
-                    cs[j] += rs_sample<B>(v, j);
+                rs_cols_add<B>(cs, fast ? rs_load_in<B>(cin + (size_t)y * p.in_pitch)
+                                        : rs_load_any<B, CH>(p, y, q0));
             }
 
         for (int yg = y0; yg < y1; yg += G) {
             const int ng = min(G, y1 - yg);
-            /* column pass: rows yg .. yg + ng - 1 into the buffer; inside the row, all 2G loads
-             * issued before the first is used */
-            if (col && fast) {
+            if (col && fast) { /* column pass: rows yg .. yg + ng - 1 into the buffer */
                 rs_vec<B> e[G], l[G];
 #pragma unroll
                 for (int g = 0; g < G; g++)
@@ -146,76 +216,80 @@ __global__ void __launch_bounds__(RS_THREADS)
 #pragma unroll
                 for (int g = 0; g < G; g++)
                     if (g < ng) {
-#pragma unroll
-                        for (int j = 0; j < RS_VS; j++) {
-                            cs[j] += rs_sample<B>(e[g], j) - rs_sample<B>(l[g], j);
-                            buf[g * RS_NSP + RS_PAD(RS_VS * t + j)] = (CS)cs[j];
-                        }
+                        rs_cols_step<B>(cs, e[g], l[g]);
+                        rs_cols_store<B>(cdst + g * RS_BP, cs);
                     }
             } else if (col) { /* the strip's sides and unaligned rows */
 #pragma unroll 1
                 for (int g = 0; g < ng; g++) {
                     const int y = yg + g;
-                    const rs_vec<B> e = rs_load_any<B, CH>(p, min(y + r, p.height - 1), q0);
-                    const rs_vec<B> l = rs_load_any<B, CH>(p, max(y - r - 1, 0), q0);
-#pragma unroll
-                    for (int j = 0; j < RS_VS; j++) {
-                        cs[j] += rs_sample<B>(e, j) - rs_sample<B>(l, j);
-                        buf[g * RS_NSP + RS_PAD(RS_VS * t + j)] = (CS)cs[j];
-                    }
+                    rs_cols_step<B>(cs, rs_load_any<B, CH>(p, min(y + r, p.height - 1), q0),
+                                    rs_load_any<B, CH>(p, max(y - r - 1, 0), q0));
+                    rs_cols_store<B>(cdst + g * RS_BP, cs);
                 }
             }
             __syncthreads();
 
-            /* row pass: job -> (row g, pixels [i0, i0 + R)) */
-            for (int job = t; job < ng * jpr; job += RS_THREADS) {
-                const int g = job / jpr, i0 = (job - g * jpr) * R, i1 = min(i0 + R, np);
-                if (i0 >= np)
+            /* row pass: job j -> row g = j mod G, run j / G (neighbouring threads on
+             * neighbouring rows: fewer bank conflicts) */
+            for (int j = t; j < G * jpr; j += RS_THREADS) {
+                const int g = j % G, run = j / G;
+                if (g >= ng)
                     continue;
-                const CS *row = buf + g * RS_NSP;
-                unsigned char *orow = outb + (size_t)g * orow_bytes;
+                const int i0 = run * RUN, y = yg + g;
+                const CS *lv = buf + g * RS_BP + off + i0 * CH; /* pixel x0 + i0 - r, leaving */
+                const CS *en = lv + k * CH;                       /* pixel x0 + i0 + r + 1, entering */
                 uint32_t acc[CF];
 #pragma unroll
                 for (int c = 0; c < CF; c++)
                     acc[c] = 0;
-                for (int j = 0; j < k; j++) {
-                    const int u = off + (i0 + j) * CH;
+#pragma unroll 4
+                for (int i = 0; i < k; i++)
 #pragma unroll
                     for (int c = 0; c < CF; c++)
-                        acc[c] += row[RS_PAD(u + c)];
+                        acc[c] += lv[i * CH + c];
+                uint32_t o[NOW];
+#pragma unroll
+                for (int w = 0; w < NOW; w++)
+                    o[w] = 0;
+#pragma unroll
+                for (int i = 0; i < RUN; i++) {
+#pragma unroll
+                    for (int c = 0; c < CF; c++) {
+                        const int s = i * CH + c, w = s * B / 4, sh = (s * B % 4) * 8;
+                        o[w] |= rs_finish<FD>(dv, maxv, acc[c]) << sh;
+                        if (i + 1 < RUN)
+                            acc[c] += (uint32_t)en[i * CH + c] - (uint32_t)lv[i * CH + c];
+                    }
                 }
-                const unsigned char *arow = p.in + (size_t)(yg + g) * p.in_pitch;
-                for (int i = i0;;) {
+                unsigned char *orow = p.out + (size_t)y * p.out_pitch + (size_t)(x0 + i0) * CH * B;
+                const unsigned char *irow = p.in + (size_t)y * p.in_pitch + (size_t)(x0 + i0) * CH * B;
+                if (p.vec_ok && i0 + RUN <= np) { /* 16-byte stores, alpha merged from the input */
 #pragma unroll
-                    for (int c = 0; c < CF; c++)
-                        conv_st<B>(orow, i * CH + c, conv_div_round_sat((int64_t)acc[c], &p.div, p.maxv));
-                    if (CF < CH) /* alpha: the input sample */
-                        conv_st<B>(orow, i * CH + CH - 1, conv_ld<B>(arow, (x0 + i) * CH + CH - 1));
-                    if (++i >= i1)
-                        break;
-                    const int ue = off + (i + k - 1) * CH, ul = off + (i - 1) * CH;
+                    for (int v = 0; v < NOW / 4; v++) {
+                        uint4 q = make_uint4(o[4 * v], o[4 * v + 1], o[4 * v + 2], o[4 * v + 3]);
+                        if constexpr (CF < CH) {
+                            const uint4 a = __ldg((const uint4 *)irow + v);
+                            q.x |= a.x & rs_amask<B, CH>(4 * v);
+                            q.y |= a.y & rs_amask<B, CH>(4 * v + 1);
+                            q.z |= a.z & rs_amask<B, CH>(4 * v + 2);
+                            q.w |= a.w & rs_amask<B, CH>(4 * v + 3);
+                        }
+                        ((uint4 *)orow)[v] = q;
+                    }
+                } else { /* sample by sample, up to the strip's last pixel */
+                    const int ns = (min(i0 + RUN, np) - i0) * CH;
 #pragma unroll
-                    for (int c = 0; c < CF; c++)
-                        acc[c] += (uint32_t)row[RS_PAD(ue + c)] - (uint32_t)row[RS_PAD(ul + c)];
+                    for (int s = 0; s < RUN * CH; s++) /* unrolled: o stays in registers */
+                        if (s < ns) {
+                            uint32_t v = (o[s * B / 4] >> ((s * B % 4) * 8)) & (B == 1 ? 0xFFu : 0xFFFFu);
+                            if (CF < CH && s % CH == CH - 1)
+                                v = conv_ld<B>(irow, s);
+                            conv_st<B>(orow, s, v);
+                        }
                 }
             }
-            __syncthreads();
-
-            /* the staged rows out: 16-byte chunks, then the samples past the last whole chunk */
-            const int nb = np * CH * B, nc = p.vec_ok ? nb / 16 : 0;
-            for (int it = t; it < ng * nc; it += RS_THREADS) {
-                const int g = it / nc, ci = it - g * nc;
-                *(uint4 *)(p.out + (size_t)(yg + g) * p.out_pitch + (size_t)x0 * CH * B + ci * 16) =
-                    *(const uint4 *)(outb + (size_t)g * orow_bytes + ci * 16);
-            }
-            const int ntail = (nb - nc * 16) / B;
-            for (int it = t; it < ng * ntail; it += RS_THREADS) {
-                const int g = it / ntail, s = nc * 16 / B + (it - g * ntail);
-                conv_st<B>(p.out + (size_t)(yg + g) * p.out_pitch, x0 * CH + s,
-                           conv_ld<B>(outb + (size_t)g * orow_bytes, s));
-            }
-            /* no barrier: the next column pass writes only the buffer (read before the barrier
-             * above), and the next row pass writes the staging rows after the next barrier */
+            __syncthreads(); /* the next column pass overwrites the buffer */
         }
     }
 }
@@ -232,50 +306,38 @@ extern "C" int conv_runsum_supports(const ts_job *job)
     for (int i = 0; i < f->k * f->k; i++)
         if (f->iw[i] != 1)
             return 0;
-    return rs_smem(job->in.bytes, job->in.channels, 8, rs_strip_pixels(f->k / 2, job->in.channels)) <=
-           conv_smem_limit(job);
+    return rs_smem(job->in.bytes, rs_group(job->in.bytes, job->in.channels)) <= conv_smem_limit(job);
 }
 
-template <int B, int CH, int G> static ts_status rs_launch(const ts_job *job, const conv_params &p)
+template <int B, int CH, bool FD> static ts_status rs_launch(const ts_job *job, const conv_params &p)
 {
+    constexpr int G = rs_group(B, CH);
     const int P = rs_strip_pixels(p.r, CH);
-    const size_t smem = rs_smem(B, CH, G, P);
-    auto kernel = conv_runsum_kernel<B, CH, G>;
+    const size_t smem = rs_smem(B, G);
+    auto kernel = conv_runsum_kernel<B, CH, G, FD>;
     ts_status st = gpu_allow_smem((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
     const int nx = (p.width + P - 1) / P;
-    int hs = (job->param >> 3) * 4;
-    if (hs <= 0) { /* one wave: as many segments per strip as resident blocks allow */
-        int per_sm = 1;
-        st = gpu_blocks_per_sm((const void *)kernel, RS_THREADS, smem, "conv runsum", &per_sm);
-        if (st != TS_OK)
-            return st;
-        const long long blocks = (long long)per_sm * (job->dev && job->dev->sms > 0 ? job->dev->sms : 1);
-        const long long ny = (blocks + nx - 1) / nx;
-        hs = (int)(((long long)p.height + ny - 1) / ny);
-        hs = conv_round_up(hs, G);
-    }
+    /* segment rows: a segment starts with K rows of column sums, so about 2K rows walked; gray
+     * rows make few strips, and more segments keep more blocks in flight: 2K within [16, 32]
+     * there (the fastest of 16..128 rows measured at 8K but for one format and K:
+     * tools/results/nvidia-h100-box-2026-11-26.md) */
+    const int hs2 = 2 * p.k;
+    const int hs = job->param > 0 ? job->param
+                   : CH == 1      ? conv_round_up(hs2 < 16 ? 16 : hs2 > 32 ? 32 : hs2, G)
+                                  : conv_round_up(hs2 > 32 ? hs2 : 32, G);
     const long long ntiles = (long long)nx * ((p.height + hs - 1) / hs);
-    const int R = (P * G + RS_THREADS - 1) / RS_THREADS, jpr = (P + R - 1) / R;
-    kernel<<<gpu_grid(ntiles), RS_THREADS, smem, (cudaStream_t)job->stream>>>(p, P, hs, nx, ntiles,
-                                                                              R, jpr);
+    kernel<<<gpu_grid(ntiles), RS_THREADS, smem, (cudaStream_t)job->stream>>>(p, P, hs, nx, ntiles);
     LAUNCH_CHECK("conv_runsum_kernel");
     return TS_OK;
 }
 
-template <int B, int CH> static ts_status rs_pick_g(const ts_job *job, const conv_params &p)
+template <int B, int CH> static ts_status rs_pick(const ts_job *job, const conv_params &p)
 {
-    int gsel = job->param & 7;
-    const int P = rs_strip_pixels(p.r, CH);
-    if (gsel == 3 && rs_smem(B, CH, 16, P) > conv_smem_limit(job))
-        gsel = 2; /* G = 16 does not fit this device */
-    switch (gsel) {
-    case 1: return rs_launch<B, CH, 4>(job, p);
-    case 3: return rs_launch<B, CH, 16>(job, p);
-    case 2: return rs_launch<B, CH, 8>(job, p);
-    default: return rs_launch<B, CH, RS_G_DEFAULT(B)>(job, p);
-    }
+    /* the multiply-high alone: an odd divisor (no tie) at least the taps (no saturation) */
+    const bool fd = p.div.magic && (p.div.d & 1) && p.div.d >= p.k * p.k;
+    return fd ? rs_launch<B, CH, true>(job, p) : rs_launch<B, CH, false>(job, p);
 }
 
 struct runsum_launcher : conv_launcher {
@@ -290,7 +352,7 @@ struct runsum_launcher : conv_launcher {
     {
         return conv_by_bytes(p, [&](auto b) {
             return conv_by_ch(p, [&](auto ch) {
-                return rs_pick_g<decltype(b)::value, decltype(ch)::value>(job, p);
+                return rs_pick<decltype(b)::value, decltype(ch)::value>(job, p);
             });
         });
     }

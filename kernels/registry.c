@@ -27,9 +27,11 @@ static ts_status cpu_run(const ts_job *job)
  * which variant `auto` prefers among those that take a job, by measured speed, so the two
  * orders differ where a later rung is not faster everywhere: pipe outranks mma because mma's
  * tensor-core path is slow on alpha images (H200, 8K RGBA8 gauss:3: pipe 0.135 ms, mma 0.414;
- * tools/results/nvidia-h200.md), runsum sits below roll, pipe and mmapipe, which are faster at
- * the K they take (H100, 8K gray8 box:3: mmapipe 0.0326 ms, runsum 0.150) while above K = 7 only
- * tiled, sep and runsum take a box, and gemm (rank 0) is never taken. */
+ * tools/results/nvidia-h200.md), runsum sits below roll, pipe and mmapipe: at K = 3 all three
+ * are faster (H100, 8K gray8 box:3: mmapipe 0.0322 ms, pipe 0.0385, roll 0.0534, runsum 0.0602)
+ * and mmapipe at K = 5, 7 on 8-bit (box:7: 0.0444 against 0.0667), while above K = 7 only tiled,
+ * sep and runsum take a box (tools/results/nvidia-h100-box-2026-11-26.md); gemm (rank 0) is
+ * never taken. */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),

@@ -338,18 +338,17 @@ TEST(gpu_conv_mmasep_strip_paths)
     }
 }
 
-/* runsum (box filters by running sums): every G and segment heights that cut the image into
- * many segments (job->param: bits 0-2 pick G 4/8/16, param >> 3 times 4 is the segment height;
- * 4 rows with G = 16 leaves most of a group past the segment), several strips side by side, K up
- * to 31 on every format, and a kernel file of ones whose divisor is even and saturates. */
+/* runsum (box filters by running sums): segment heights (job->param, rows) that cut the image
+ * into many segments, from one row (most of a group past the segment) to more than a group,
+ * several strips side by side with a partial last run, K up to 31 on every format, and a kernel
+ * file of ones whose divisor is even and saturates (the general rounding). */
 TEST(gpu_conv_runsum_segments)
 {
     TU_GPU_OR_SKIP(dev);
     const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
     if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
         SKIP("runsum not in the table or not selected");
-    static const int params[] = {0, 1, 2, 3, (1 << 3) | 1, (1 << 3) | 3, (2 << 3) | 2, (5 << 3) | 3,
-                                 9 << 3};
+    static const int params[] = {0, 1, 3, 8, 11, 17, 40, 72};
     uint64_t st = tu_seed() + 4;
     ts_op ops[5] = {tu_op("box:3"), tu_op("box:7"), tu_op("box:15"), tu_op("box:31"),
                     kernel_op("k5-ones-div2", "1 1 1 1 1  1 1 1 1 1  1 1 1 1 1  1 1 1 1 1  1 1 1 1 1"
