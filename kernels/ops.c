@@ -123,7 +123,7 @@ static ts_status geom_shape(const ts_op *op, int w, int h, int *ow, int *oh)
     .info = {.name = (NAME), .family = TS_FAM_RESIZE, .help = (HELP)}, .kind = TS_OP_RESIZE,      \
     .build = op_build_resize, .ref = ref_resize_into, .shape = op_resize_shape
 /* The resize rows' filter: text read by the hook, which also takes aliases (bilinear, lanczos) */
-#define FILTER_ARG {.name = "FILTER", .kind = ARG_TEXT, .choices = "box|triangle|cubic|lanczos3"}
+#define FILTER_ARG {.name = "FILTER", .kind = ARG_TEXT, .choices = "box|triangle|cubic|lanczos3|interp"}
 
 /* In help order. Every row of one kind has the same family, reference and shape rule (a test
  * checks it): the pipeline and the reference look an op up by its kind. */

@@ -17,7 +17,16 @@
  * rounding of -resize W); N% scales both sides the same way. thumbnail:N fits the image within
  * N x N, the long side becoming N, and never enlarges (a smaller image is copied). crop takes the
  * part of the box inside the image (X and Y may be negative) and fails when nothing is left.
- * FILTER: box, triangle (bilinear), cubic (Catmull-Rom, a = -0.5), lanczos3 (the default).
+ * FILTER: box, triangle (bilinear), cubic (Catmull-Rom, a = -0.5), lanczos3 (the default),
+ * interp: interpolation without antialiasing, as OpenCV's INTER_LINEAR and NPP's linear resize
+ * sample: whatever the scale, output i reads inputs sx and sx + 1 around its centre's position
+ * src = (i + 0.5) * in / out - 0.5 (sx = floor(src), clamped to the image as OpenCV clamps:
+ * before the first input, the first alone; from the last on, the last alone). A 4x reduction
+ * reads 2 of every 4 rows and columns (aliasing, but half the bytes). Its weights are exact
+ * rationals rounded once, (src - sx) * 2^prec half up (rs_interp_tap, shared with the GPU's
+ * direct kernel), not OpenCV's float positions and 11-bit weights: the same samples, a result
+ * within a step of OpenCV's (tests/test_resize.c says how far). Both passes round to the depth
+ * as the other filters do.
  */
 #include "op_table.h"
 #include "resize.h"
@@ -63,17 +72,19 @@ static double filter_eval(ts_resize_filter f, double x)
     }
     case TS_FILTER_LANCZOS3:
         return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3) : 0.0;
+    case TS_FILTER_INTERP: /* its taps come from rs_interp_tap, not from a kernel */
+        break;
     }
     return 0.0;
 }
 
 static double filter_support(ts_resize_filter f)
 {
-    static const double s[] = {0.5, 1.0, 2.0, 3.0};
+    static const double s[] = {0.5, 1.0, 2.0, 3.0, 1.0};
     return s[f];
 }
 
-static const char *const filter_names[] = {"box", "triangle", "cubic", "lanczos3"};
+static const char *const filter_names[] = {"box", "triangle", "cubic", "lanczos3", "interp"};
 
 /* ---------------------------------------------------------------- weight tables */
 
@@ -88,6 +99,8 @@ int rs_coeffs_ksize(int in_size, int out_size, ts_resize_filter f)
 {
     if (in_size == out_size)
         return 1;
+    if (f == TS_FILTER_INTERP)
+        return 2;
     double scale = (double)in_size / out_size, filterscale = scale < 1.0 ? 1.0 : scale;
     double kd = ceil(filter_support(f) * filterscale) * 2 + 1;
     return kd * out_size > (double)(INT_MAX / 8) ? 0 : (int)kd;
@@ -96,7 +109,7 @@ int rs_coeffs_ksize(int in_size, int out_size, ts_resize_filter f)
 ts_status rs_coeffs_make(int in_size, int out_size, ts_resize_filter f, int bytes, rs_coeffs *c)
 {
     memset(c, 0, sizeof *c);
-    if (in_size < 1 || out_size < 1 || (unsigned)f > TS_FILTER_LANCZOS3)
+    if (in_size < 1 || out_size < 1 || (unsigned)f > TS_FILTER_INTERP)
         return ts_fail(TS_ERR_INVALID, "resize: bad sizes %d -> %d", in_size, out_size);
     double scale = (double)in_size / out_size, filterscale = scale < 1.0 ? 1.0 : scale;
     double support = filter_support(f) * filterscale;
@@ -122,6 +135,14 @@ ts_status rs_coeffs_make(int in_size, int out_size, ts_resize_filter f, int byte
             c->bounds[2 * i] = i;
             c->bounds[2 * i + 1] = 1;
             ki[0] = (int32_t)one;
+            continue;
+        }
+        if (f == TS_FILTER_INTERP) {
+            int32_t w1;
+            c->bounds[2 * i] = rs_interp_tap(i, in_size, out_size, rs_prec(bytes), &w1);
+            c->bounds[2 * i + 1] = c->bounds[2 * i] + 1 < in_size ? 2 : 1;
+            ki[0] = (int32_t)one - w1;
+            ki[1] = c->bounds[2 * i + 1] == 2 ? w1 : 0;
             continue;
         }
         double center = (i + 0.5) * scale, ww = 0.0, ss = 1.0 / filterscale;
@@ -281,7 +302,7 @@ static int parse_filter(const char *s, ts_resize_filter *f)
                {"bilinear", TS_FILTER_TRIANGLE}, {"linear", TS_FILTER_TRIANGLE},
                {"cubic", TS_FILTER_CUBIC},       {"bicubic", TS_FILTER_CUBIC},
                {"catrom", TS_FILTER_CUBIC},      {"lanczos3", TS_FILTER_LANCZOS3},
-               {"lanczos", TS_FILTER_LANCZOS3}};
+               {"lanczos", TS_FILTER_LANCZOS3},  {"interp", TS_FILTER_INTERP}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(s, map[i].name) == 0) {
             *f = map[i].f;
@@ -290,7 +311,7 @@ static int parse_filter(const char *s, ts_resize_filter *f)
     return -1;
 }
 
-#define FILTER_HELP "FILTER is box, triangle, cubic or lanczos3"
+#define FILTER_HELP "FILTER is box, triangle, cubic, lanczos3 or interp"
 
 /* The arguments arrive as text (the row declares them ARG_TEXT): a geometry has its own syntax,
  * and the filter names have aliases. */

@@ -124,7 +124,8 @@ static const ts_variant table[] = {
             "conflict-free), vector loads, runs merged",
      .supports = hist_opt_supports, .scratch = hist_opt_scratch, .run = hist_opt},
 #endif
-    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mmai.cu, resize_mma.cu):
+    /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mma.cu, resize_mmai.cu,
+     * resize_direct.cu):
      * resize, thumbnail, crop */
     CPU_VARIANT(TS_FAM_RESIZE),
     {.family = TS_FAM_RESIZE, .name = "simd", .min_cc = 0, .auto_rank = 2,
@@ -137,10 +138,27 @@ static const ts_variant table[] = {
     {TS_FAM_RESIZE, "tiled", "each block stages its band of the weight matrix and the input "
      "span it touches in shared memory (the guide's tiled product), both passes", 75, 2,
      resize_tiled_supports, resize_scratch, resize_tiled},
-    {TS_FAM_RESIZE, "opt", "both passes fused per output tile: the horizontal result of the rows "
-     "a tile needs stays in shared memory: no intermediate image in global memory; 8-bit on "
-     "sm_80+: both passes as int8 tensor-core products, exact", 75, 3,
-     resize_opt_supports, resize_scratch, resize_opt},
+    /* the kernels opt plans among (auto_rank 0: auto takes them through opt's plan) */
+    {.family = TS_FAM_RESIZE, .name = "fused", .min_cc = 75, .auto_rank = 0,
+     .why = "both passes fused per output tile: the horizontal result of the rows a tile needs "
+            "stays in shared memory, no intermediate image in global memory",
+     .supports = resize_fused_supports, .scratch = resize_scratch, .run = resize_fused},
+    {.family = TS_FAM_RESIZE, .name = "mma", .min_cc = 80, .auto_rank = 0,
+     .why = "the fused tile on the tensor cores (8-bit): both passes as int8 mma products of "
+            "channel planes, the weights split in three bytes, exact (param: tile shape)",
+     .supports = resize_mma_supports, .scratch = resize_scratch, .run = resize_mma},
+    {.family = TS_FAM_RESIZE, .name = "mmai", .min_cc = 80, .auto_rank = 0,
+     .why = "the samples left interleaved: rows by cp.async straight into the A fragments, "
+            "weight fragments cached per geometry, runs of tiles down a column",
+     .supports = resize_mmai_supports, .scratch = resize_scratch, .run = resize_mmai},
+    {.family = TS_FAM_RESIZE, .name = "direct", .min_cc = 75, .auto_rank = 0,
+     .why = "the interp filter alone: two taps an axis computed in the kernel, no tables, only "
+            "the rows and columns sampled are read (param: rows a block)",
+     .supports = resize_direct_supports, .scratch = NULL, .run = resize_direct},
+    {.family = TS_FAM_RESIZE, .name = "opt", .min_cc = 75, .auto_rank = 3,
+     .why = "a plan per job: direct for interp, else mmai where its geometry applies (8-bit, "
+            "sm_80+), else mma, else fused",
+     .supports = resize_opt_supports, .scratch = resize_scratch, .run = resize_opt},
 #endif
     /* ---- clahe (ref_clahe.c, clahe.cu, clahe_cluster.cu) */
     CPU_VARIANT(TS_FAM_CLAHE),

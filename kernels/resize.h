@@ -51,6 +51,23 @@ int rs_coeffs_span(const rs_coeffs *c, int n);
 }
 #endif
 
+/* The interp filter's taps for output i of an axis in -> out: returns the first input sx and
+ * sets *w1, the weight of sx + 1 (sx's is 2^prec - *w1; *w1 is 0 where sx is clamped to an
+ * edge). The sampling position src = ((2i + 1) in - out) / (2 out) is an exact rational, so the
+ * host's tables and the GPU's direct kernel get the same integers. */
+RS_HD int rs_interp_tap(int i, int in, int out, int prec, int32_t *w1)
+{
+    long long num = (2LL * i + 1) * in - out, den = 2LL * out;
+    long long sx = num >= 0 ? num / den : -((-num + den - 1) / den); /* floor */
+    long long fr = num - sx * den;                                   /* 0 <= fr < den */
+    if (sx < 0 || sx >= in - 1) {
+        *w1 = 0;
+        return sx < 0 ? 0 : in - 1;
+    }
+    *w1 = (int32_t)(((fr << (prec + 1)) + den) / (2 * den)); /* fr / den * 2^prec, half up */
+    return (int)sx;
+}
+
 /* Pillow's RGBA -> RGBa: c * a / 255 rounded (MULDIV255); 16-bit the same over 65535. */
 RS_HD unsigned rs_premul(unsigned c, unsigned a, int bytes)
 {

@@ -1,4 +1,4 @@
-/* resize_gpu.cuh - what the resize variants (resize.cu, resize_opt.cu) share: the plan of a job
+/* resize_gpu.cuh - what the resize variants (resize*.cu) share: the plan of a job
  * (weight tables uploaded into the job's scratch, the intermediate image), the premultiplying
  * pixel load and the unpremultiplying store. Internal to kernels/.
  *
@@ -70,17 +70,25 @@ typedef ts_status (*rs_launcher)(rs_plan *p, const ts_job *job);
 /* Plans the job, runs launch on the plan (unless rs_plan_make did the job itself) and releases
  * it: the body of every resize entry point. */
 ts_status rs_run(const ts_job *job, rs_launcher launch);
-/* The tensor-core path of opt (resize_mma.cu): 8-bit samples, sm_80+, aligned images. usable
- * says whether the job's format and device allow it; run launches it and sets *done, or leaves
- * *done 0 (and returns TS_OK) where the plan's bands are too wide, for the caller to fall back. */
+/* The kernels opt plans among (resize_opt.cu), each also a row of its own:
+ * resize_mma.cu, channel planes on the tensor cores: 8-bit samples, sm_80+, aligned images.
+ * usable says whether the job's format and device allow it, fits whether the default tile fits
+ * (from bounds, before the tables exist), applies whether it does on the planned job; run
+ * launches it and sets *done, or leaves *done 0 (and returns TS_OK) where the plan's bands are
+ * too wide. */
 int rs_mma_usable(const ts_job *job);
-int rs_mma_fits(const ts_job *job); /* usable, and the default tile fits (bounds, no tables) */
+int rs_mma_fits(const ts_job *job);
+int rs_mma_applies(const rs_plan *p, const ts_job *job);
 ts_status rs_mma_run(const rs_plan *p, const ts_job *job, int *done);
-/* The interleaved tensor-core path (resize_mmai.cu): 8-bit, sm_80+, aligned images; tried first
- * by opt, *done left 0 where it does not apply (the planar path above is next). frag_bound:
- * the scratch its weight fragments may need. */
-ts_status rs_mmai_run(rs_plan *p, const ts_job *job, int *done);
+/* resize_mmai.cu, interleaved samples on the tensor cores (8-bit, sm_80+, aligned images):
+ * applies says whether its geometry takes the planned job (a geometry in the plan cache, or one
+ * made from the tables); launch runs it (TS_ERR_UNSUPPORTED where it does not apply).
+ * frag_bound: the scratch its weight fragments may need. */
+int rs_mmai_applies(rs_plan *p, const ts_job *job);
+ts_status rs_mmai_launch(rs_plan *p, const ts_job *job);
 size_t rs_mmai_frag_bound(int ow, int oh, int C);
+/* resize_direct.cu, the interp filter with its taps computed in the kernel (no tables). */
+ts_status rs_direct_launch(rs_plan *p, const ts_job *job);
 /* The widest k-chunk count (32 inputs) a band of n outputs may span: a bound from the sizes,
  * for supports() (the launch computes the exact one). */
 #define RS_MMA_NK 4 /* k-chunks of 32 inputs that one band of 8 or 16 outputs may span */

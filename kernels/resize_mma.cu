@@ -1,7 +1,7 @@
-/* resize_mma.cu - the opt rung's second tensor-core path for 8-bit images (1-4 channels) on sm_80
- * and newer, with the samples split into channel planes: where resize_mmai.cu (interleaved,
- * tried first) declines, i.e. reductions past ~5x (lanczos3 RGB), whose bands it cannot hold;
- * `opt/6` in the benchmark forces it. Both passes of the resample fused per output tile, each
+/* resize_mma.cu - the `mma` row of the resize ladder, opt's second tensor-core kernel for 8-bit
+ * images (1-4 channels) on sm_80 and newer, with the samples split into channel planes: opt plans
+ * it where resize_mmai.cu (interleaved) does not apply, i.e. reductions past ~5x (lanczos3 RGB),
+ * whose bands that one cannot hold. Both passes of the resample fused per output tile, each
  * pass a banded matrix product on the tensor cores (mma.sync m16n8k32, 8-bit operands, 32-bit
  * sums), exact.
  *
@@ -30,10 +30,12 @@
  *      B = the intermediate (32 rows x 8 columns); rounded, unpremultiplied, written out with
  *      coalesced 32-bit stores.
  * Shared-memory strides are 16 mod 32 bytes so that the fragment loads hit 32 distinct banks.
- * rs_mma_run declines (the caller falls back to the CUDA-core kernels) where the bands are too
- * wide for RS_MMA_NK k-chunks (strong reductions), for 16-bit samples, or for unaligned images.
+ * It does not apply (rs_mma_applies; the row fails as unsupported, opt plans the CUDA-core kernel)
+ * where the bands are too wide for RS_MMA_NK k-chunks (strong reductions), for 16-bit samples,
+ * or for unaligned images.
  */
 #include "resize_mma.cuh"
+#include "variants.h"
 
 #include <limits.h>
 
@@ -513,9 +515,8 @@ static ts_status mma_launch(const rs_plan *p, const ts_job *job, int *done,
  * pipeline a block waits for each 16 rows it loads; three resident blocks an SM hide that, and
  * 64 x 32 without the pipeline was the fastest for 8K -> 4K (2x). A stronger reduction makes
  * the intermediate taller and leaves room for fewer blocks: then the 32 x 32 tile with the
- * pipeline was (8K -> 1080p, 4x). job->param 1..5 (3 channels) pick the shapes the benchmark
- * compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not. Any job->param makes
- * rs_mmai_run decline, so `opt/6` is this default rule on every job. */
+ * pipeline was (8K -> 1080p, 4x). On the `mma` row, job->param 1..5 (3 channels) pick the
+ * shapes the benchmark compared: 64x32, 32x64, 128x32, 32x32 pipelined, 64x32 not. */
 template <int C>
 static ts_status mma_pick(const rs_plan *p, const ts_job *job, int *done)
 {
@@ -579,3 +580,39 @@ ts_status rs_mma_run(const rs_plan *p, const ts_job *job, int *done)
     default: return mma_pick<4>(p, job, done);
     }
 }
+
+/* Whether mma_pick's default takes the planned job: a tile whose bands and shared memory fit. */
+int rs_mma_applies(const rs_plan *p, const ts_job *job)
+{
+    if (!rs_mma_usable(job) || !job->dev)
+        return 0;
+    const int C = job->in.channels;
+    mma_geom g;
+    if ((p->a.oh + 31) / 32 > 65535)
+        return 0;
+    return (mma_geom_make(p, C, 64, 32, 0, &g) == 0 && g.smem <= MMA_SMEM_THREE) ||
+           (mma_geom_make(p, C, 32, 32, 1, &g) == 0 && g.smem <= MMA_SMEM_MAX);
+}
+
+/* ---------------------------------------------------------------- the mma row */
+
+static ts_status mma_row_launch(rs_plan *p, const ts_job *job)
+{
+    int done = 0;
+    ts_status st = rs_plan_upload(p, job);
+    if (st == TS_OK)
+        st = rs_mma_run(p, job, &done);
+    if (st == TS_OK && !done)
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize mma: its bands do not hold %dx%d -> %dx%d",
+                       p->a.iw, p->a.ih, p->a.ow, p->a.oh);
+    return st;
+}
+
+extern "C" int resize_mma_supports(const ts_job *job)
+{
+    return job->op->resize.mode == TS_RESIZE_CROP ||
+           (job->out.width == job->in.width && job->out.height == job->in.height) ||
+           rs_mma_fits(job);
+}
+
+extern "C" ts_status resize_mma(const ts_job *job) { return rs_run(job, mma_row_launch); }

@@ -1,7 +1,8 @@
-/* resize_mmai.cu - the opt rung's first choice for 8-bit images (1-4 channels) on sm_80 and
- * newer: the fused resample on the tensor cores with the samples left interleaved, as they are in
- * the image. With alpha, each thread premultiplies the 16-byte chunks it staged (Pillow's RGBa)
- * and unpremultiplies the pixel or two of each 32-bit word it stores.
+/* resize_mmai.cu - the `mmai` row of the resize ladder, opt's choice for 8-bit images (1-4
+ * channels) on sm_80 and newer where its geometry applies: the fused resample on the tensor
+ * cores with the samples left interleaved, as they are in the image. With alpha, each thread
+ * premultiplies the 16-byte chunks it staged (Pillow's RGBa) and unpremultiplies the pixel or two
+ * of each 32-bit word it stores.
  *
  * What it changes against resize_mma.cu (channel planes), which was issue-bound (tools/results/
  * nvidia-h100-resize.md: ~140 instructions an output sample around the mma):
@@ -11,13 +12,12 @@
  *     with byte permutes (6 prmt), so the horizontal product runs on pixels: an n-tile of 8
  *     output pixels spans one k-chunk of 32 input pixels at a 2x reduction, the three channels
  *     share its weights (6 registers where the samples' n-tiles held 36), and each
- *     accumulator's chain is 3 products long, not 6. That halved the products and took 8K -> 4K
- *     RGB8 lanczos3 from 0.0770-0.0780 ms to 0.0703-0.0710 on an H100 (2026-11-25 00:57 UTC).
+ *     accumulator's chain is 3 products long, not 6: half the horizontal products.
  *     Otherwise the product runs over the bytes as they lie (k = C * x + c), the weight matrix
  *     zero where the channel differs: an n-tile of 8 samples spans 2 k-chunks of 32 bytes at
  *     2x, 4 at 4x (with 2 n-tiles a warp so that the weights still fit the registers);
  *   - the weight fragments (three byte planes, fragment order) are built by a small kernel
- *     (mi_prep) and kept on the device per geometry (the plan cache at the end of this file);
+ *     (mi_prep) and kept on the device per geometry (the plan cache: resize_mmai_cache.cu);
  *     one block per resident slot takes a run of tiles down a column (mi_run: the blocks that
  *     start at the same height read the same input rows across the width) and holds its warps'
  *     B fragments of the column in registers (loaded when it enters the column);
@@ -35,29 +35,28 @@
  *     n-tiles and 32-bit stores where four would spill registers); the rounding, clamping and
  *     packing of 4 sums is two cvt.pack.sat;
  *   - the next tile's first input rows are in flight while the vertical pass of this one runs.
+ * The kernel reads as its stages (mi_block, below): enter a tile, keep rows, horizontal pass,
+ * vertical pass.
  *
  * The sums are the reference's (resize.h): bit-identical to the CPU and to the planar kernel.
- * rs_mmai_run declines (the caller falls back to resize_mma.cu) where an n-tile's band needs
- * more than MI_NKH k-chunks (lanczos3 RGB reductions past ~5x), a 16-row band more than
- * MI_NKV, a staged row more than the thread's chunks, or shared memory is short.
+ * The geometry does not apply (rs_mmai_applies says no; the row fails as unsupported) where an
+ * n-tile's band needs more than MI_NKH k-chunks (lanczos3 RGB reductions past ~5x), a 16-row
+ * band more than MI_NKV, a staged row more than the thread's chunks, or shared memory is short.
  */
 #include "resize_mma.cuh"
+#include "resize_mmai.cuh"
+#include "variants.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MI_THREADS 256
 #define MI_SMEM_TWO (112 * 1024) /* shared memory a block for two an SM (228 KB, 1 KB each
                                   * reserved) */
-#ifndef MI_NMAX
-#define MI_NMAX 8            /* 16-row bands of a tile: 8 (128 rows) for 1 or 3 channels, else 4;
-                              * fewer where more would leave one block an SM */
-#endif
-#ifndef MI_NS
-#define MI_NS 4              /* ring of 16-row input stages: three in flight, one in use */
-#endif
+#define MI_NMAX 8  /* 16-row bands of a tile: 8 (128 rows) for 1 or 3 channels, else 4; fewer
+                    * where more would leave one block an SM */
+#define MI_NS 4    /* ring of 16-row input stages: three in flight, one in use */
 #define MI_NKV 4             /* k-chunks (32 intermediate rows) a 16-row band may span */
 #define MI_NKH 4             /* k-chunks (32 bytes) an n-tile of 8 samples may span */
 #define MI_SMAX 4            /* 16-byte chunks a thread stages per 16 rows */
@@ -69,9 +68,8 @@
  * input pixels, and each thread splits the bytes it loads into one A fragment per channel (byte
  * permutes), so the channels share the weights. RGB only, and only where that takes fewer
  * k-chunks an n-tile than the samples as they lie (mi_geom_make: lanczos3 and cubic, not box or
- * triangle at 2x, where the permutes would be added work). With 2 or 4 channels pixels measured
- * 2% faster at 8K -> 4K RGBA8 but twice as slow at 8K -> 1080p (a column of 64 RGBA pixels at
- * 4x leaves one block an SM): not kept. */
+ * triangle at 2x, where the permutes would be added work). 2 or 4 channels stay on samples: a
+ * column of 64 RGBA pixels at 4x leaves one block an SM (tools/results has the measurements). */
 static constexpr bool mi_px_able(int C) { return C == 3; }
 
 /* n-tiles of 8 samples per warp (8 warps): 3 for 3 or 4 channels (a tile of 64 RGB or 48 RGBA
@@ -92,20 +90,6 @@ static __host__ __device__ constexpr int mi_txs(int C, int nkh, bool px)
  * k-chunks a band, where the vertical pass reads them per step; at 1 or 2 each warp holds its
  * band's in registers, loaded from global memory once a tile. */
 static __host__ __device__ constexpr bool mi_wv_staged(int nkv) { return nkv > 2; }
-
-/* Launch geometry (host-computed, passed by value). */
-struct mi_geom {
-    int C, S;          /* channels, samples per output row (ow * C) */
-    int U;             /* bytes a horizontal unit: C on pixels (mi_px_able), else 1 */
-    int nkh, nkv;      /* k-chunks per n-tile and per 16-row band (1, 2 or 4 each) */
-    int nt, ntp;       /* n-tiles (8 units) of a row, padded to whole blocks */
-    int nm, nmr, nmp;  /* 16-row bands: a tile's (2, 4 or 8), of the image, whole tiles */
-    int gx, nty;       /* blocks across, tiles down */
-    int nch, rb, mr;   /* staged 16-byte chunks a row, raw row stride, intermediate stride */
-    size_t off_mid, off_wv, smem;          /* shared memory (the stages at 0) */
-    unsigned char *frag;                   /* device: kbh, fh, vb + vend, fv */
-    size_t off_fh, off_vb, off_fv, frag_bytes;
-};
 
 /* ---------------------------------------------------------------- geometry (host and device) */
 
@@ -249,7 +233,7 @@ static int mi_geom_make(const rs_plan *p, int C, int nm, const ts_job *job, mi_g
 
 /* 128-row tiles (1 or 3 channels: with alpha they measured slower), else 64, or 32 where the
  * taller would leave one block an SM; -1 where none applies. */
-static int mi_geom_pick(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
+int mi_geom_pick(const rs_plan *p, int C, const ts_job *job, mi_geom *g)
 {
     for (int nm = C % 2 ? MI_NMAX : MI_NMAX / 2; nm > 2; nm /= 2)
         if (mi_geom_make(p, C, nm, job, g) == 0 && g->smem <= MI_SMEM_TWO)
@@ -434,42 +418,72 @@ __device__ __forceinline__ void mi_run(const mi_geom &g, int *it, int *end, int 
     *it = (int)(items * b / B);
     *end = (int)(items * (b + 1) / B);
 }
-
-template <int C, int NKH, int NKV, bool PX>
-__global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
-{
-#if __CUDA_ARCH__ >= 800
+/* ---------------------------------------------------------------- the resampler, by stage
+ *
+ * One block walks its run of tiles (mi_run). Each tile goes through:
+ *   enter      the column's weights and staging plan when the column changes (set_column), the
+ *              tile's rows, its first MI_NS - 1 stages of 16 input rows put in flight (prologue);
+ *   keep_rows  the intermediate rows the tile shares with the one above moved to the front of
+ *              mid (the filter's reach, ~12 rows at 2x), not recomputed;
+ *   h_pass     per stage: wait for it, premultiply (alpha), load the A fragments (h_load), the
+ *              chained products against the column's weights, the sums stored into mid, the
+ *              next stage issued;
+ *   v_pass     the vertical products of mid by the band's weights, stored to the output
+ *              (v_store); the next tile's first stages are already in flight.
+ * mi_block holds what the stages share: the block's shared-memory views, the column's staging
+ * plan and weights, and where the tile's rows stand. */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800 /* mma.sync, cp.async */
+template <int C, int NKH, int NKV, bool PX> struct mi_block {
     /* n-tiles a warp, a block; samples a column; bytes a horizontal unit; accumulators a warp
      * in the horizontal pass (an n-tile's, or on pixels a channel's) */
-    constexpr int NTW = mi_ntw(C, NKH, PX), NTB = 8 * NTW, TXS = mi_txs(C, NKH, PX);
-    constexpr int U = PX ? C : 1;
-    constexpr int NA = PX ? C : NTW;
-    const int nm = g.nm; /* 2, 4 or 8: 8 % nm == 0, so a warp's vertical band is warp % nm */
-    extern __shared__ __align__(16) unsigned char sm[];
-    unsigned char *raw = sm;              /* [MI_NS][16][rb]: input rows as they are */
-    unsigned char *mid = sm + g.off_mid;  /* [TXS][mr]: the intermediate, column-major */
-    /* [2][nm][NKV][3][32]: vertical A fragments, where mi_wv_staged */
-    const uint4 *wv = (const uint4 *)(sm + g.off_wv);
-    const unsigned raw_s = (unsigned)__cvta_generic_to_shared(raw);
-    const unsigned wv_s = (unsigned)__cvta_generic_to_shared(sm + g.off_wv);
-    const int *kbh = (const int *)g.frag, *vb = (const int *)(g.frag + g.off_vb);
-    const int *vend = vb + g.nmp;
-    const uint2 *fh = (const uint2 *)(g.frag + g.off_fh);
-    const uint4 *fv = (const uint4 *)(g.frag + g.off_fv);
+    static constexpr int NTW = mi_ntw(C, NKH, PX), NTB = 8 * NTW, TXS = mi_txs(C, NKH, PX);
+    static constexpr int U = PX ? C : 1;
+    static constexpr int NA = PX ? C : NTW;
+    /* vertical n-tiles a step: 2 where 4 would spill registers */
+    static constexpr int VT = NKV <= 2 && NKH <= 2 ? 4 : 2;
 
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gq = lane >> 2, tg = lane & 3;
-    const int wv_words = nm * NKV * 96, rowbytes = a.iw * C, rb = g.rb;
-    /* A fragment rows gq and gq + 8 are slots gq and gq + 8 of a stage, which hold input rows
-     * 2gq and 2gq + 1 (MI_SLOT): each thread's two sums of a column are adjacent rows */
-    const int ra = gq * rb + 4 * U * tg, rbb = (gq + 8) * rb + 4 * U * tg;
+    const rs_args &a;
+    const mi_geom &g;
+    unsigned char *const raw;  /* [MI_NS][16][rb]: input rows as they are */
+    unsigned char *const mid;  /* [TXS][mr]: the intermediate, column-major */
+    const uint4 *const wv;     /* [2][nm][NKV][3][32]: vertical A fragments, where mi_wv_staged */
+    const unsigned raw_s, wv_s; /* the same as shared-window addresses (cp.async) */
+    const int *const kbh, *const vb, *const vend;
+    const uint2 *const fh;
+    const uint4 *const fv;
+    const int tid, lane, warp, gq, tg;
+    const int nm; /* 2, 4 or 8: 8 % nm == 0, so a warp's vertical band is warp % nm */
+    const int wv_words, rowbytes, rb;
+    const int ra, rbb; /* this thread's A fragment rows in a stage (MI_SLOT: rows 2gq, 2gq + 1) */
+    const size_t step; /* 16 input rows */
 
     /* The column of tiles being worked on: its first sample, the warp's n-tiles' first bytes
      * (from the column's first staged byte w0) and this thread's 16-byte chunks of a stage. */
-    int col = -1, sx0 = 0, w0 = 0, full = 0, kx[NTW], sdst[MI_SMAX], sbytes[MI_SMAX], slim[MI_SMAX];
-    int srow[MI_SMAX], sx[MI_SMAX];
-    uint2 bh[NTW][NKH][3]; /* the warp's B fragments (weights) of the column, for every stage */
+    int col = -1, sx0 = 0, w0 = 0, full = 0, kx[NTW], sdst[MI_SMAX], sbytes[MI_SMAX];
+    int slim[MI_SMAX], srow[MI_SMAX], sx[MI_SMAX];
     const unsigned char *ssrc[MI_SMAX]; /* the chunk's source in the next stage to issue */
-    auto set_column = [&](int x) {
+    uint2 bh[NTW][NKH][3]; /* the warp's B fragments (weights) of the column, for every stage */
+
+    /* The tile: t its row of tiles; mid row 0 is input row rbase; rows [rbase, mdone) are
+     * computed; its nst stages start at input row first; cshift, clen: the rows kept. */
+    int t = 0, rbase = 0, first = 0, nst = 0, slot = 0, mdone = 0, cshift = 0, clen = 0;
+
+    __device__ __forceinline__ mi_block(const rs_args &a_, const mi_geom &g_, unsigned char *sm)
+        : a(a_), g(g_), raw(sm), mid(sm + g_.off_mid), wv((const uint4 *)(sm + g_.off_wv)),
+          raw_s((unsigned)__cvta_generic_to_shared(sm)),
+          wv_s((unsigned)__cvta_generic_to_shared(sm + g_.off_wv)), kbh((const int *)g_.frag),
+          vb((const int *)(g_.frag + g_.off_vb)), vend(vb + g_.nmp),
+          fh((const uint2 *)(g_.frag + g_.off_fh)), fv((const uint4 *)(g_.frag + g_.off_fv)),
+          tid(threadIdx.x), lane(tid & 31), warp(tid >> 5), gq(lane >> 2), tg(lane & 3),
+          nm(g_.nm), wv_words(nm * NKV * 96), rowbytes(a_.iw * C), rb(g_.rb),
+          ra(gq * rb + 4 * U * tg), rbb((gq + 8) * rb + 4 * U * tg), step(16 * a_.in_pitch)
+    {
+    }
+
+    /* ---- staging */
+
+    __device__ __forceinline__ void set_column(int x)
+    {
         const int n0 = x * NTB;
         col = x;
         sx0 = x * TXS;
@@ -495,19 +509,23 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
                 for (int p = 0; p < 3; p++)
                     bh[i][k][p] = src[3 * k + p];
         }
-    };
-    const size_t step = 16 * a.in_pitch;
-    /* the chunks' sources for stages from input row fr on; a row past the image repeats the
-     * last one (its weights are zero) */
-    auto issue_start = [&](int fr) {
+    }
+
+    /* The chunks' sources for stages from input row fr on; a row past the image repeats the
+     * last one (its weights are zero). */
+    __device__ __forceinline__ void issue_start(int fr)
+    {
 #pragma unroll
         for (int it = 0; it < MI_SMAX; it++) {
             slim[it] = a.ih - fr - srow[it];
             ssrc[it] = a.in + (size_t)min(fr + srow[it], a.ih - 1) * a.in_pitch + sx[it];
         }
-    };
-    /* stage st of the tile; called for st = 0, 1, 2, ... in order */
-    auto issue = [&](int nst, int st) {
+    }
+
+    /* Stage st of the tile into its ring slot; called for st = 0, 1, 2, ... in order (a commit
+     * group each, empty past the tile). */
+    __device__ __forceinline__ void issue(int st)
+    {
         if (st < nst) {
             const unsigned dst = raw_s + (unsigned)((st % MI_NS) * 16 * rb);
             if (full) { /* every chunk of the column's window inside the row */
@@ -531,27 +549,23 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
             }
         }
         mma_cp_commit();
-    };
-    auto prologue = [&](int t, int fr, int nst, int slot) {
+    }
+
+    /* The tile's vertical weights (where staged) and its first MI_NS - 1 stages in flight. */
+    __device__ __forceinline__ void prologue()
+    {
         const uint4 *src = fv + (size_t)t * wv_words;
         for (int i = tid; i < (mi_wv_staged(NKV) ? wv_words : 0); i += MI_THREADS)
             mma_cp16s(wv_s + 16u * (unsigned)(slot * wv_words + i), src + i);
-        issue_start(fr);
+        issue_start(first);
 #pragma unroll 1
         for (int st = 0; st < MI_NS - 1; st++)
-            issue(nst, st);
-    };
+            issue(st);
+    }
 
-    /* This block's tiles (mi_run). Down a column the intermediate rows a tile shares with the
-     * one before (the filter's reach, ~12 rows at 2x) are kept: moved to the front of mid, not
-     * recomputed. */
-    int it, end, lo_r, lo_base;
-    mi_run(g, &it, &end, &lo_r, &lo_base);
-    /* the tile (column-major index) of position i of the block's run */
-    auto item_at = [&](int i) { return lo_r ? (i / lo_r) * g.nty + lo_base + i % lo_r : i; };
-    int t = 0, rbase = 0, first = 0, nst = 0, slot = 0, mdone = 0, cshift = 0, clen = 0;
-    /* mid row 0 is input row rbase; rows [rbase, mdone) are computed; stages start at first */
-    auto enter = [&](int item) {
+    /* Tile `item` (column-major index): its rows, those kept from the tile above. */
+    __device__ __forceinline__ void enter(int item)
+    {
         const bool carry = item / g.nty == col;
         if (!carry)
             set_column(item / g.nty);
@@ -571,199 +585,250 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
         }
         rbase = r0;
         nst = e > first ? (e - first + 15) / 16 : 0;
-        prologue(t, first, nst, slot);
-    };
+        prologue();
+    }
+
+    /* The rows kept from the tile above move to the front of mid (after its vertical pass). */
+    __device__ __forceinline__ void keep_rows()
+    {
+        if (clen > 0 && cshift > 0)
+            for (int c = tid; c < TXS; c += MI_THREADS) {
+                unsigned *q = (unsigned *)(mid + (size_t)c * g.mr);
+                for (int w = 0; w < clen / 4; w++)
+                    q[w] = q[w + cshift / 4];
+            }
+    }
+
+    /* ---- horizontal pass */
+
+    /* This thread's chunks of the stage at sb, premultiplied in place (Pillow's RGBa). */
+    __device__ __forceinline__ void h_premultiply(int sb)
+    {
+#pragma unroll
+        for (int it = 0; it < MI_SMAX; it++) {
+            if (sbytes[it] < 0)
+                break;
+            uint4 *q = (uint4 *)(raw + sb + sdst[it]);
+            uint4 v = *q;
+            v.x = mma_premul_word<C>(v.x), v.y = mma_premul_word<C>(v.y);
+            v.z = mma_premul_word<C>(v.z), v.w = mma_premul_word<C>(v.w);
+            *q = v;
+        }
+    }
+
+    /* The warp's A fragments of the stage at sb: rows gq and gq + 8, k 4tg.. and 16 + 4tg.. of
+     * each k-chunk, per n-tile; on pixels each word is 4 pixels, C words of the row split into
+     * the channels' fragments. */
+    __device__ __forceinline__ void h_load(int sb, unsigned (&af)[NA][NKH][4])
+    {
+        if constexpr (PX) {
+            static_assert(C == 3, "pixels: RGB only (mi_px_able)");
+#pragma unroll
+            for (int k = 0; k < NKH; k++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const int off = (q & 1 ? rbb : ra) + kx[0] + C * (32 * k + 16 * (q >> 1));
+                    const unsigned *src = (const unsigned *)(raw + sb + off);
+                    unsigned w[C], ch[C];
+#pragma unroll
+                    for (int j = 0; j < C; j++)
+                        w[j] = src[j];
+                    mi_deinterleave3(w, ch);
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        af[c][k][q] = ch[c];
+                }
+        } else {
+#pragma unroll
+            for (int i = 0; i < NTW; i++)
+#pragma unroll
+                for (int k = 0; k < NKH; k++) {
+                    const unsigned char *pa = raw + sb + ra + kx[i] + 32 * k,
+                                        *pb = raw + sb + rbb + kx[i] + 32 * k;
+                    af[i][k][0] = *(const unsigned *)pa;
+                    af[i][k][1] = *(const unsigned *)pb;
+                    af[i][k][2] = *(const unsigned *)(pa + 16);
+                    af[i][k][3] = *(const unsigned *)(pb + 16);
+                }
+        }
+    }
+
+    /* The sums of stage s into mid: column 2tg holds rows 2gq (low byte) and 2gq + 1, column
+     * 2tg + 1 likewise, one 16-bit store each; on pixels the columns are pixels, channel i of
+     * each a sample C apart. */
+    __device__ __forceinline__ void h_store(const int (&acc)[NA][4], int off0, int s)
+    {
+#pragma unroll
+        for (int i = 0; i < NA; i++) {
+            unsigned c0 = mi_pack(acc[i][2], acc[i][0], 0), c1 = mi_pack(acc[i][3], acc[i][1], 0);
+            const int s0 = PX ? C * (8 * warp + 2 * tg) + i : 8 * (warp + 8 * i) + 2 * tg;
+            unsigned char *d = mid + (size_t)s0 * g.mr + off0 + 16 * s + 2 * gq;
+            *(unsigned short *)d = (unsigned short)c0;
+            *(unsigned short *)(d + U * g.mr) = (unsigned short)c1;
+        }
+    }
+
+    /* The tile's new intermediate rows, 16 input rows a stage, the next three in flight. */
+    __device__ __forceinline__ void h_pass()
+    {
+        const int off0 = first - rbase;
+        for (int s = 0; s < nst; s++) {
+            mma_cp_wait<MI_NS - 2>();
+            const int sb = (s % MI_NS) * 16 * rb;
+            if (C == 2 || C == 4)
+                h_premultiply(sb);
+            __syncthreads();
+            issue(s + MI_NS - 1);
+            unsigned af[NA][NKH][4];
+            h_load(sb, af);
+            /* one chain an accumulator (n-tile or channel), side by side */
+            int acc[NA][4] = {};
+            mi_chain<NA, NKH>(acc, [&](int i, int k, int pl, int(&d)[4]) {
+                const unsigned *f = af[i][k];
+                const uint2 w = bh[PX ? 0 : i][k][pl];
+                if (pl == 2)
+                    mma_us(d, f[0], f[1], f[2], f[3], w.x, w.y);
+                else
+                    mma_uu(d, f[0], f[1], f[2], f[3], w.x, w.y);
+            });
+            h_store(acc, off0, s);
+        }
+        mdone = first + 16 * nst;
+        mma_cp_wait<0>();
+        __syncthreads();
+    }
+
+    /* ---- vertical pass */
+
+    /* Row gq + 8h of a step's sums (word i: n-tiles 2i and 2i + 1, columns 2tg, 2tg + 1),
+     * clamped, packed, unpremultiplied, stored at orow + p0 (none where orow is null): whole
+     * words where the row goes on (one 64-bit store at VT = 4 when aligned), bytes at its end. */
+    __device__ __forceinline__ void v_store(const int (&acc)[VT][4], int h, unsigned char *orow,
+                                            int p0, bool inside, bool al8, int rest)
+    {
+        unsigned w[VT / 2];
+#pragma unroll
+        for (int i = 0; i < VT / 2; i++) {
+            const int(&x)[4] = acc[2 * i], (&y)[4] = acc[2 * i + 1];
+            const unsigned hi = mi_pack(y[2 * h + 1], y[2 * h], 0);
+            w[i] = mi_pack(x[2 * h + 1], x[2 * h], hi);
+            if (C == 2 || C == 4)
+                w[i] = mma_unpremul_word<C>(w[i]);
+        }
+        if (!orow)
+            return;
+        unsigned char *o = orow + p0;
+        if (inside || rest >= 2 * VT) {
+            if (VT == 4 && al8) {
+                *(uint2 *)o = make_uint2(w[0], w[VT / 2 - 1]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < VT / 2; i++)
+                    *(unsigned *)(o + 4 * i) = w[i];
+            }
+        } else {
+            for (int b = 0; b < rest; b++) {
+                const unsigned v = b < 4 ? w[0] : w[VT / 2 - 1];
+                o[b] = (unsigned char)(v >> (8 * (b & 3)));
+            }
+        }
+    }
+
+    /* 16 output rows x 8 VT samples a step (VT n-tiles whose columns interleave, so each thread
+     * holds 2 VT adjacent samples of a row); the warp's band is always warp % nm, its A
+     * fragments loaded once a tile. cur, cbase, csx0, wvc: the tile's row of tiles, mid's first
+     * input row, first sample and staged weights (the next tile is entered already). */
+    __device__ __forceinline__ void v_pass(int cur, int cbase, int csx0, const uint4 *wvc)
+    {
+        const int m = warp % nm, oy0 = (cur * nm + m) * 16;
+        if (oy0 >= a.oh)
+            return;
+        /* this thread's two output rows (null past the image), and whether the tile's samples
+         * all lie inside the row: whole-word stores, no checks */
+        unsigned char *orow[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int y = oy0 + gq + 8 * h;
+            orow[h] = y < a.oh ? a.out + (size_t)y * a.out_pitch + csx0 + 2 * VT * tg : nullptr;
+        }
+        const bool al8 = (((size_t)a.out | a.out_pitch) & 7) == 0;
+        const bool inside = csx0 + TXS <= g.S;
+        /* held in registers at 1 or 2 k-chunks (loaded from global memory once a tile); at 4
+         * (48 registers) read per step from the copy in shared memory */
+        constexpr int NW = NKV <= 2 ? NKV : 1;
+        const uint4 *wsrc =
+            (mi_wv_staged(NKV) ? wvc : fv + (size_t)cur * wv_words) + m * NKV * 96 + lane;
+        uint4 wr[NW][3];
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+#pragma unroll
+            for (int p = 0; p < 3; p++)
+                wr[k][p] = wsrc[k * 96 + 32 * p];
+        const int roff = vb[cur * nm + m] - cbase + 4 * tg;
+        for (int u = warp; u < nm * (TXS / (8 * VT)); u += 8) {
+            const int p0 = 8 * VT * (u / nm);
+            if (!inside && csx0 + p0 >= g.S)
+                break;
+            const unsigned char *p =
+                mid + (size_t)(p0 + 2 * VT * (gq >> 1) + (gq & 1)) * g.mr + roff;
+            unsigned bb[NKV][VT][2];
+#pragma unroll
+            for (int k = 0; k < NKV; k++)
+#pragma unroll
+                for (int j = 0; j < VT; j++) {
+                    const unsigned char *q = p + (size_t)(2 * j) * g.mr + 32 * k;
+                    bb[k][j][0] = *(const unsigned *)q;
+                    bb[k][j][1] = *(const unsigned *)(q + 16);
+                }
+            int acc[VT][4] = {};
+            mi_chain<VT, NKV>(acc, [&](int j, int k, int pl, int(&d)[4]) {
+                uint4 w;
+                if constexpr (NKV <= 2)
+                    w = wr[k][pl];
+                else
+                    w = wsrc[k * 96 + 32 * pl];
+                if (pl == 2)
+                    mma_su(d, w.x, w.y, w.z, w.w, bb[k][j][0], bb[k][j][1]);
+                else
+                    mma_uu(d, w.x, w.y, w.z, w.w, bb[k][j][0], bb[k][j][1]);
+            });
+            const int rest = g.S - (csx0 + p0 + 2 * VT * tg); /* samples left in the row */
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                v_store(acc, h, orow[h], p0, inside, al8, rest);
+        }
+    }
+};
+
+#endif
+
+template <int C, int NKH, int NKV, bool PX>
+__global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, mi_geom g)
+{
+#if __CUDA_ARCH__ >= 800
+    extern __shared__ __align__(16) unsigned char sm[];
+    mi_block<C, NKH, NKV, PX> b(a, g, sm);
+    int it, end, lo_r, lo_base;
+    mi_run(g, &it, &end, &lo_r, &lo_base);
+    /* the tile (column-major index) of position i of the block's run */
+    auto item_at = [&](int i) { return lo_r ? (i / lo_r) * g.nty + lo_base + i % lo_r : i; };
     /* one pass per tile and one before the first (which only enters it): enter() is inlined
      * once, the code stays small enough for the instruction cache */
     for (int cit = it - 1; cit < end; cit++) {
         const bool work = cit >= it;
-        int cur = t, cbase = rbase, csx0 = sx0;
-        const uint4 *wvc = wv + (size_t)slot * wv_words;
+        const int cur = b.t, cbase = b.rbase, csx0 = b.sx0;
+        const uint4 *wvc = b.wv + (size_t)b.slot * b.wv_words;
         if (work) {
-            /* the rows kept from the tile before move to the front (after its vertical pass) */
-            if (clen > 0 && cshift > 0)
-                for (int c = tid; c < TXS; c += MI_THREADS) {
-                    unsigned *q = (unsigned *)(mid + (size_t)c * g.mr);
-                    for (int w = 0; w < clen / 4; w++)
-                        q[w] = q[w + cshift / 4];
-                }
-
-            /* ---- horizontal pass, 16 input rows a stage, the next three in flight */
-            const int off0 = first - rbase;
-            for (int s = 0; s < nst; s++) {
-                mma_cp_wait<MI_NS - 2>();
-                const int sb = (s % MI_NS) * 16 * rb;
-                if (C == 2 || C == 4) { /* this thread's chunks of the stage, premultiplied */
-#pragma unroll
-                    for (int it = 0; it < MI_SMAX; it++) {
-                        if (sbytes[it] < 0)
-                            break;
-                        uint4 *q = (uint4 *)(raw + sb + sdst[it]);
-                        uint4 v = *q;
-                        v.x = mma_premul_word<C>(v.x), v.y = mma_premul_word<C>(v.y);
-                        v.z = mma_premul_word<C>(v.z), v.w = mma_premul_word<C>(v.w);
-                        *q = v;
-                    }
-                }
-                __syncthreads();
-                issue(nst, s + MI_NS - 1);
-                unsigned af[NA][NKH][4];
-                if constexpr (PX) {
-                    static_assert(C == 3, "pixels: RGB only (mi_px_able)");
-                    /* fragment word q (rows gq, gq + 8; k 4tg.., 16 + 4tg..) is 4 pixels:
-                     * C words of the row, split into the channels' fragments */
-#pragma unroll
-                    for (int k = 0; k < NKH; k++)
-#pragma unroll
-                        for (int q = 0; q < 4; q++) {
-                            const int off =
-                                (q & 1 ? rbb : ra) + kx[0] + C * (32 * k + 16 * (q >> 1));
-                            const unsigned *src = (const unsigned *)(raw + sb + off);
-                            unsigned w[C], ch[C];
-#pragma unroll
-                            for (int j = 0; j < C; j++)
-                                w[j] = src[j];
-                            mi_deinterleave3(w, ch);
-#pragma unroll
-                            for (int c = 0; c < C; c++)
-                                af[c][k][q] = ch[c];
-                        }
-                } else {
-#pragma unroll
-                    for (int i = 0; i < NTW; i++)
-#pragma unroll
-                        for (int k = 0; k < NKH; k++) {
-                            const unsigned char *pa = raw + sb + ra + kx[i] + 32 * k,
-                                                *pb = raw + sb + rbb + kx[i] + 32 * k;
-                            af[i][k][0] = *(const unsigned *)pa;
-                            af[i][k][1] = *(const unsigned *)pb;
-                            af[i][k][2] = *(const unsigned *)(pa + 16);
-                            af[i][k][3] = *(const unsigned *)(pb + 16);
-                        }
-                }
-                /* one chain an accumulator (n-tile or channel), side by side */
-                int acc[NA][4] = {};
-                mi_chain<NA, NKH>(acc, [&](int i, int k, int pl, int(&d)[4]) {
-                    const unsigned *f = af[i][k];
-                    const uint2 w = bh[PX ? 0 : i][k][pl];
-                    if (pl == 2)
-                        mma_us(d, f[0], f[1], f[2], f[3], w.x, w.y);
-                    else
-                        mma_uu(d, f[0], f[1], f[2], f[3], w.x, w.y);
-                });
-#pragma unroll
-                for (int i = 0; i < NA; i++) {
-                    /* column 2tg: rows 2gq (low byte) and 2gq + 1; column 2tg + 1 likewise; on
-                     * pixels the columns are pixels, channel i of each a sample C apart */
-                    unsigned c0 = mi_pack(acc[i][2], acc[i][0], 0),
-                             c1 = mi_pack(acc[i][3], acc[i][1], 0);
-                    const int s0 = PX ? C * (8 * warp + 2 * tg) + i : 8 * (warp + 8 * i) + 2 * tg;
-                    unsigned char *d = mid + (size_t)s0 * g.mr + off0 + 16 * s + 2 * gq;
-                    *(unsigned short *)d = (unsigned short)c0;
-                    *(unsigned short *)(d + U * g.mr) = (unsigned short)c1;
-                }
-            }
-            mdone = first + 16 * nst;
-            mma_cp_wait<0>();
-            __syncthreads();
+            b.keep_rows();
+            b.h_pass();
         }
-        /* the next tile's first rows go in flight while this one's vertical pass runs */
         if (cit + 1 < end) {
             if (work)
-                slot ^= 1;
-            enter(item_at(cit + 1));
+                b.slot ^= 1;
+            b.enter(item_at(cit + 1));
         }
         if (work) {
-            /* ---- vertical pass: 16 output rows x 8 VT samples a step (VT n-tiles whose columns
-             * interleave, so each thread holds 2 VT adjacent samples of a row: one 32- or 64-bit
-             * store, full 32-byte sectors at VT = 4); the warp's band is always warp % nm, its
-             * A fragments loaded once a tile */
-            constexpr int VT = NKV <= 2 && NKH <= 2 ? 4 : 2; /* 2 where 4 would spill */
-            const int m = warp % nm, oy0 = (cur * nm + m) * 16;
-            if (oy0 < a.oh) {
-                /* this thread's two output rows (null past the image), and whether the tile's
-                 * samples all lie inside the row: whole-word stores, no checks */
-                unsigned char *orow[2];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int y = oy0 + gq + 8 * h;
-                    orow[h] = y < a.oh ? a.out + (size_t)y * a.out_pitch + csx0 + 2 * VT * tg
-                                       : nullptr;
-                }
-                const bool al8 = (((size_t)a.out | a.out_pitch) & 7) == 0;
-                const bool inside = csx0 + TXS <= g.S;
-                /* held in registers at 1 or 2 k-chunks (loaded from global memory once a tile);
-                 * at 4 (48 registers) read per step from the copy in shared memory */
-                constexpr int NW = NKV <= 2 ? NKV : 1;
-                const uint4 *wsrc =
-                    (mi_wv_staged(NKV) ? wvc : fv + (size_t)cur * wv_words) + m * NKV * 96 + lane;
-                uint4 wr[NW][3];
-#pragma unroll
-                for (int k = 0; k < NW; k++)
-#pragma unroll
-                    for (int p = 0; p < 3; p++)
-                        wr[k][p] = wsrc[k * 96 + 32 * p];
-                const int roff = vb[cur * nm + m] - cbase + 4 * tg;
-                for (int u = warp; u < nm * (TXS / (8 * VT)); u += 8) {
-                    const int p0 = 8 * VT * (u / nm);
-                    if (!inside && csx0 + p0 >= g.S)
-                        break;
-                    const unsigned char *p =
-                        mid + (size_t)(p0 + 2 * VT * (gq >> 1) + (gq & 1)) * g.mr + roff;
-                    unsigned bb[NKV][VT][2];
-#pragma unroll
-                    for (int k = 0; k < NKV; k++)
-#pragma unroll
-                        for (int j = 0; j < VT; j++) {
-                            const unsigned char *q = p + (size_t)(2 * j) * g.mr + 32 * k;
-                            bb[k][j][0] = *(const unsigned *)q;
-                            bb[k][j][1] = *(const unsigned *)(q + 16);
-                        }
-                    int acc[VT][4] = {};
-                    mi_chain<VT, NKV>(acc, [&](int j, int k, int pl, int(&d)[4]) {
-                        uint4 w;
-                        if constexpr (NKV <= 2)
-                            w = wr[k][pl];
-                        else
-                            w = wsrc[k * 96 + 32 * pl];
-                        if (pl == 2)
-                            mma_su(d, w.x, w.y, w.z, w.w, bb[k][j][0], bb[k][j][1]);
-                        else
-                            mma_uu(d, w.x, w.y, w.z, w.w, bb[k][j][0], bb[k][j][1]);
-                    });
-                    const int rest = g.S - (csx0 + p0 + 2 * VT * tg); /* samples left in the row */
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        /* row gq + 8h: word i holds n-tiles 2i and 2i + 1, columns 2tg, 2tg + 1 */
-                        unsigned w[VT / 2];
-#pragma unroll
-                        for (int i = 0; i < VT / 2; i++) {
-                            const int(&x)[4] = acc[2 * i], (&y)[4] = acc[2 * i + 1];
-                            const unsigned hi = mi_pack(y[2 * h + 1], y[2 * h], 0);
-                            w[i] = mi_pack(x[2 * h + 1], x[2 * h], hi);
-                            if (C == 2 || C == 4)
-                                w[i] = mma_unpremul_word<C>(w[i]);
-                        }
-                        if (!orow[h])
-                            continue;
-                        unsigned char *o = orow[h] + p0;
-                        if (inside || rest >= 2 * VT) {
-                            if (VT == 4 && al8) {
-                                *(uint2 *)o = make_uint2(w[0], w[VT / 2 - 1]);
-                            } else {
-#pragma unroll
-                                for (int i = 0; i < VT / 2; i++)
-                                    *(unsigned *)(o + 4 * i) = w[i];
-                            }
-                        } else {
-                            for (int b = 0; b < rest; b++) {
-                                const unsigned v = b < 4 ? w[0] : w[VT / 2 - 1];
-                                o[b] = (unsigned char)(v >> (8 * (b & 3)));
-                            }
-                        }
-                    }
-                }
-            }
+            b.v_pass(cur, cbase, csx0, wvc);
             __syncthreads(); /* mid and this tile's fragments are free */
         }
     }
@@ -772,10 +837,6 @@ __global__ void __launch_bounds__(MI_THREADS, 2) resize_mmai_kernel(rs_args a, m
 
 /* ---------------------------------------------------------------- launch */
 
-/* Launches the fragment build (prep; then records ready, if given) and the resampler, on
- * blocks blocks (0: one per resident slot, found here). */
-typedef ts_status (*mi_launcher)(const rs_args &a, const ts_job *job, const mi_geom &g, int prep,
-                                 cudaEvent_t ready, int *blocks);
 template <int C, int NKH, int NKV, bool PX>
 static ts_status mi_launch(const rs_args &a, const ts_job *job, const mi_geom &g, int prep,
                            cudaEvent_t ready, int *blocks)
@@ -814,155 +875,53 @@ static const mi_launcher mi_launchers[4][3][3] = {MI_C(1, false), MI_C(2, false)
 static const mi_launcher mi_launchers_px[3][3] = MI_C(3, true);
 #undef MI_C
 #undef MI_L
-static mi_launcher mi_pick(const mi_geom &g)
+mi_launcher mi_pick(const mi_geom &g)
 {
     /* mi_kbuilt's 1, 2, 4 -> 0, 1, 2 */
     const int h = g.nkh / 2, v = g.nkv / 2;
     return g.U > 1 ? mi_launchers_px[h][v] : mi_launchers[g.C - 1][h][v];
 }
 
-/* ---------------------------------------------------------------- plan cache */
+/* ---------------------------------------------------------------- entry points */
 
-/* The fragments of recent geometries stay on the device, as an FFT library keeps a plan: a
- * repeat of a geometry (a batch of photos of one size, the benchmark's runs) launches the
- * resampler alone, without the tables' upload and mi_prep_kernel (12 us of 101 at 8K -> 4K RGB
- * on an H100). Slots per device, least recently used rewritten, and only after the launches
- * that read it are done (an event per stream that used it); a launch from another stream than
- * the build waits for the build's event. The settings' resize_plan_cache_off turns it off. */
-#define MI_DEVS 16
-#define MI_SLOTS 6
-#define MI_USERS 4
-struct mi_slot {
-    int iw, ih, ow, oh, filter, C; /* the key; C 0: empty */
-    unsigned long long used;
-    unsigned char *buf; /* fragments, on this slot's device */
-    size_t cap;
-    mi_geom g;          /* g.frag == buf */
-    int blocks;
-    cudaEvent_t ready;  /* recorded after the build */
-    cudaStream_t user[MI_USERS];
-    cudaEvent_t done[MI_USERS]; /* recorded after the last launch from user[i] */
-    int nuser;
-};
-static mi_slot mi_slots[MI_DEVS][MI_SLOTS];
-static unsigned long long mi_tick;
-static pthread_mutex_t mi_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int mi_cache_on(void) { return !ts_gpu_get()->resize_plan_cache_off; }
-
-/* Waits for every launch that read the slot (before it is rewritten). */
-static ts_status mi_slot_drain(mi_slot *s)
+int rs_mmai_applies(rs_plan *p, const ts_job *job)
 {
-    for (int i = 0; i < s->nuser; i++)
-        CUDA_TRY(cudaEventSynchronize(s->done[i]));
-    return TS_OK;
-}
-
-/* Marks a launch on stream st as reading the slot. */
-static ts_status mi_slot_used(mi_slot *s, cudaStream_t st)
-{
-    int i = 0;
-    while (i < s->nuser && s->user[i] != st)
-        i++;
-    if (i == s->nuser) {
-        if (s->nuser < MI_USERS) {
-            CUDA_TRY(cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
-            s->nuser++;
-        } else { /* more streams than events: reuse the oldest stream's, once it is done */
-            i = (int)(mi_tick % MI_USERS);
-            CUDA_TRY(cudaEventSynchronize(s->done[i]));
-        }
-        s->user[i] = st;
-    }
-    CUDA_TRY(cudaEventRecord(s->done[i], st));
-    return TS_OK;
-}
-
-/* With mi_lock held: the job from the slot of its geometry, built into the least recently used
- * slot when missing. On a miss the geometry is made into *g and *geom says how it went (1 made,
- * -1 the kernel does not apply; 0: a hit, not made). *done 0 with *geom 1: the slot could not
- * be had (the caller goes on without the cache, with *g). */
-static ts_status mi_cached(rs_plan *p, const ts_job *job, mi_slot *set, mi_geom *g, int *geom,
-                           int *done)
-{
-    const int C = job->in.channels, f = (int)job->op->resize.filter;
-    mi_slot *victim = &set[0];
-    for (int i = 0; i < MI_SLOTS; i++) {
-        mi_slot *s = &set[i];
-        if (s->C == C && s->iw == p->a.iw && s->ih == p->a.ih && s->ow == p->a.ow &&
-            s->oh == p->a.oh && s->filter == f) {
-            s->used = ++mi_tick;
-            CUDA_TRY(cudaStreamWaitEvent(job->stream, s->ready, 0));
-            ts_status st = mi_pick(s->g)(p->a, job, s->g, 0, NULL, &s->blocks);
-            if (st == TS_OK)
-                st = mi_slot_used(s, job->stream);
-            *done = st == TS_OK;
-            return st;
-        }
-        if (!s->C || s->used < victim->used)
-            victim = s;
-    }
-    *geom = mi_geom_pick(p, C, job, g) == 0 ? 1 : -1;
-    if (*geom < 0)
-        return TS_OK;
-    mi_slot *s = victim;
-    ts_status st = mi_slot_drain(s);
-    if (st != TS_OK)
-        return st;
-    s->C = 0; /* empty until built */
-    if (s->cap < g->frag_bytes) {
-        cudaFree(s->buf); /* drained: nothing reads it */
-        s->buf = NULL;
-        s->cap = 0;
-        if (cudaMalloc(&s->buf, g->frag_bytes) != cudaSuccess) {
-            cudaGetLastError();
-            s->buf = NULL;
-            return TS_OK; /* no room: the scratch path */
-        }
-        s->cap = g->frag_bytes;
-    }
-    if (!s->ready)
-        CUDA_TRY(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
-    if ((st = rs_plan_upload(p, job)) != TS_OK)
-        return st;
-    g->frag = s->buf;
-    s->blocks = 0;
-    if ((st = mi_pick(*g)(p->a, job, *g, 1, s->ready, &s->blocks)) != TS_OK ||
-        (st = mi_slot_used(s, job->stream)) != TS_OK)
-        return st;
-    s->g = *g;
-    s->iw = p->a.iw, s->ih = p->a.ih, s->ow = p->a.ow, s->oh = p->a.oh, s->filter = f;
-    s->C = C;
-    s->used = ++mi_tick;
-    *done = 1;
-    return TS_OK;
-}
-
-ts_status rs_mmai_run(rs_plan *p, const ts_job *job, int *done)
-{
-    *done = 0;
-    int C = job->in.channels, cur = -1, geom = 0;
-    if (!rs_mma_usable(job) || !job->dev || job->param)
-        return TS_OK;
     mi_geom g;
-    if (mi_cache_on() && job->dev->id >= 0 && job->dev->id < MI_DEVS &&
-        cudaGetDevice(&cur) == cudaSuccess && cur == job->dev->id) {
-        pthread_mutex_lock(&mi_lock);
-        ts_status st = mi_cached(p, job, mi_slots[cur], &g, &geom, done);
-        pthread_mutex_unlock(&mi_lock);
-        if (st != TS_OK || *done || geom < 0)
-            return st;
-    }
+    if (!rs_mma_usable(job) || !job->dev)
+        return 0;
+    return mi_cache_holds(p, job) || mi_geom_pick(p, job->in.channels, job, &g) == 0;
+}
+
+ts_status rs_mmai_launch(rs_plan *p, const ts_job *job)
+{
+    if (!rs_mma_usable(job) || !job->dev)
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize mmai: 8-bit, aligned images on sm_80 or newer");
+    mi_geom g;
+    int geom = 0, done = 0;
+    ts_status st = mi_cache_run(p, job, &g, &geom, &done);
+    if (st != TS_OK || done)
+        return st;
     /* without the cache: the fragments in the job's scratch, built every time */
-    if (geom == 0 && mi_geom_pick(p, C, job, &g) != 0)
-        return TS_OK;
+    if (geom < 0 || (geom == 0 && mi_geom_pick(p, job->in.channels, job, &g) != 0))
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize mmai: its bands do not hold %dx%d -> %dx%d",
+                       p->a.iw, p->a.ih, p->a.ow, p->a.oh);
     if (!p->frag || g.frag_bytes > p->frag_bytes)
-        return TS_OK;
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize mmai: no scratch for the weight fragments");
     g.frag = p->frag;
     int blocks = 0;
-    ts_status st = rs_plan_upload(p, job);
+    st = rs_plan_upload(p, job);
     if (st == TS_OK)
         st = mi_pick(g)(p->a, job, g, 1, NULL, &blocks);
-    *done = st == TS_OK;
     return st;
 }
+
+static ts_status mmai_row_launch(rs_plan *p, const ts_job *job) { return rs_mmai_launch(p, job); }
+
+extern "C" int resize_mmai_supports(const ts_job *job)
+{
+    return job->op->resize.mode == TS_RESIZE_CROP ||
+           (job->out.width == job->in.width && job->out.height == job->in.height) ||
+           rs_mma_usable(job);
+}
+
+extern "C" ts_status resize_mmai(const ts_job *job) { return rs_run(job, mmai_row_launch); }

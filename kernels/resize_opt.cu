@@ -1,6 +1,7 @@
-/* resize_opt.cu - the fused rung of the resize ladder (the plan and the first rungs: resize.cu).
+/* resize_opt.cu - the `fused` row of the resize ladder, and `opt`, which plans which kernel takes
+ * a job (the plan of the images and the first rungs: resize.cu).
  *
- * opt: one block per output tile of OX x TY pixels does both passes. It stages the two bands of
+ * fused: one block per output tile of OX x TY pixels does both passes. It stages the two bands of
  * weights its tile uses in shared memory, runs the horizontal pass over only the input rows its
  * output rows read (the result, rounded to the depth as the reference's intermediate, stays in
  * shared memory), then the vertical pass from there, and writes its outputs. The intermediate
@@ -11,9 +12,13 @@
  * brought in. TY shrinks until the tile fits 48 KB; a reduction so strong that the tiles' row
  * overlap would cost more than 1.5x the horizontal work is left to tiled (supports says no).
  * Sums are the reference's, term for term: bit-identical output.
- * For 8-bit images on sm_80 and newer the same fused tile runs on the tensor cores instead
- * (resize_mma.cu, tried first); this kernel is the fallback for 16-bit samples, older GPUs and
- * reductions too strong for the tensor-core bands.
+ *
+ * opt: the plan (opt_plan), made once per job from its filter, format, device and weight tables:
+ * the interp filter takes the direct kernel (resize_direct.cu: no tables); 8-bit images on sm_80
+ * and newer the interleaved tensor-core kernel where its geometry applies (resize_mmai.cu), else
+ * the planar one where its bands fit (resize_mma.cu); the rest (16-bit samples, older GPUs,
+ * reductions too strong for the tensor-core bands) the fused kernel above. Each is also a row
+ * of its own (direct, mmai, mma, fused) for --variant, the tests and the benchmark.
  */
 #include "resize_gpu.cuh"
 #include "variants.h"
@@ -47,7 +52,11 @@ static int opt_span_bound(int in, int out, int ksize, int n)
     return s > in ? in : (int)s;
 }
 
-extern "C" int resize_opt_supports(const ts_job *job)
+/* Whether the fused kernel's tile fits (fits) and whether opt would plan it (worth): a strong
+ * reduction leaves room for short tiles only, and each re-runs the horizontal pass over the
+ * rows its neighbours read too (thumbnail:256 of 12 MP: 2 output rows from 113 input rows, 3.6x
+ * the work); past 1.5x, tiled's two passes do less. */
+static int fused_check(const ts_job *job, int worth)
 {
     if (job->op->resize.mode == TS_RESIZE_CROP ||
         (job->out.width == job->in.width && job->out.height == job->in.height))
@@ -59,12 +68,15 @@ extern "C" int resize_opt_supports(const ts_job *job)
         return 0;
     int ty = opt_choose(ksh, ksv, job->in.channels, job->in.bytes,
                         [&](int n) { return opt_span_bound(ih, oh, ksv, n); });
-    /* A strong reduction leaves room for short tiles only, and each re-runs the horizontal
-     * pass over the rows its neighbours read too (thumbnail:256 of 12 MP: 2 output rows from
-     * 113 input rows, 3.6x the work); past 1.5x, tiled's two passes do less. */
     double sy = (double)ih / oh;
-    return rs_mma_fits(job) ||
-           (ty > 0 && (sy <= 1 || opt_span_bound(ih, oh, ksv, ty) <= 1.5 * ty * sy));
+    return ty > 0 && (!worth || sy <= 1 || opt_span_bound(ih, oh, ksv, ty) <= 1.5 * ty * sy);
+}
+
+extern "C" int resize_fused_supports(const ts_job *job) { return fused_check(job, 0); }
+
+extern "C" int resize_opt_supports(const ts_job *job)
+{
+    return job->op->resize.filter == TS_FILTER_INTERP || rs_mma_fits(job) || fused_check(job, 1);
 }
 
 template <typename T, int C>
@@ -144,30 +156,67 @@ __global__ void __launch_bounds__(OPT_THREADS)
 }
 
 template <typename T, int C>
-static ts_status opt_launch(rs_plan *p, const ts_job *job)
+static ts_status fused_launch(rs_plan *p, const ts_job *job)
 {
-    int done = 0;
-    ts_status st = rs_mmai_run(p, job, &done); /* uploads the tables only where it needs them */
-    if (st == TS_OK && !done)
-        st = rs_plan_upload(p, job);
-    if (st == TS_OK && !done)
-        st = rs_mma_run(p, job, &done);
-    if (st != TS_OK || done)
+    ts_status st = rs_plan_upload(p, job);
+    if (st != TS_OK)
         return st;
     const rs_args &a = p->a;
     int ty = opt_choose(a.ksh, a.ksv, C, (int)sizeof(T),
                         [&](int n) { return rs_coeffs_span(p->cv, n); });
     if (!ty)
-        return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: the tile does not fit shared memory");
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize fused: the tile does not fit shared memory");
     int rows_cap = rs_coeffs_span(p->cv, ty);
     dim3 grid(gpu_div_up((size_t)a.ow, OPT_OX), gpu_div_up((size_t)a.oh, (unsigned)ty));
     if (grid.y > 65535)
-        return ts_fail(TS_ERR_UNSUPPORTED, "resize opt: %d output rows", a.oh);
+        return ts_fail(TS_ERR_UNSUPPORTED, "resize fused: %d output rows", a.oh);
     resize_fused_kernel<T, C>
         <<<grid, OPT_THREADS, opt_smem(rows_cap, ty, a.ksh, a.ksv, C, (int)sizeof(T)),
            job->stream>>>(a, ty, rows_cap);
     LAUNCH_CHECK("resize_fused_kernel");
     return TS_OK;
+}
+
+extern "C" ts_status resize_fused(const ts_job *job)
+{
+    return rs_run(job, RS_PICK(fused_launch, job));
+}
+
+/* ---------------------------------------------------------------- opt: the plan */
+
+enum opt_path { OPT_DIRECT, OPT_MMAI, OPT_MMA, OPT_FUSED };
+
+/* Which kernel takes the planned job: the first that applies, in the order of their speed. */
+static opt_path opt_plan(rs_plan *p, const ts_job *job)
+{
+    if (job->op->resize.filter == TS_FILTER_INTERP)
+        return OPT_DIRECT;
+    if (rs_mmai_applies(p, job))
+        return OPT_MMAI;
+    if (rs_mma_applies(p, job))
+        return OPT_MMA;
+    return OPT_FUSED;
+}
+
+template <typename T, int C>
+static ts_status opt_launch(rs_plan *p, const ts_job *job)
+{
+    int done = 0;
+    ts_status st;
+    switch (opt_plan(p, job)) {
+    case OPT_DIRECT:
+        return rs_direct_launch(p, job);
+    case OPT_MMAI:
+        return rs_mmai_launch(p, job); /* uploads the tables only where it needs them */
+    case OPT_MMA:
+        if ((st = rs_plan_upload(p, job)) == TS_OK && (st = rs_mma_run(p, job, &done)) == TS_OK &&
+            !done)
+            st = ts_fail(TS_ERR_UNSUPPORTED, "resize opt: the planar tile does not fit");
+        return st;
+    case OPT_FUSED:
+        break;
+    }
+    return fused_launch<T, C>(p, job);
 }
 
 extern "C" ts_status resize_opt(const ts_job *job)

@@ -55,12 +55,20 @@ int hist_opt_supports(const ts_job *job);
 size_t hist_opt_scratch(const ts_job *job);
 ts_status hist_opt(const ts_job *job);
 
-/* resize.cu, resize_opt.cu, resize_mmai.cu, resize_mma.cu: resize, thumbnail, crop (weights
- * from resize.h, shared scratch) */
+/* resize.cu (naive, tiled), resize_opt.cu (fused, opt), resize_mma.cu, resize_mmai.cu,
+ * resize_direct.cu: resize, thumbnail, crop (weights from resize.h, shared scratch) */
 size_t resize_scratch(const ts_job *job);
 ts_status resize_naive(const ts_job *job);
 int resize_tiled_supports(const ts_job *job);
 ts_status resize_tiled(const ts_job *job);
+int resize_fused_supports(const ts_job *job);
+ts_status resize_fused(const ts_job *job);
+int resize_mma_supports(const ts_job *job);
+ts_status resize_mma(const ts_job *job);
+int resize_mmai_supports(const ts_job *job);
+ts_status resize_mmai(const ts_job *job);
+int resize_direct_supports(const ts_job *job);
+ts_status resize_direct(const ts_job *job);
 int resize_opt_supports(const ts_job *job);
 ts_status resize_opt(const ts_job *job);
 

@@ -8,6 +8,9 @@ Writes random 8-bit images (L, LA, RGB, RGBA) of odd sizes, runs `tessera --head
 LA and RGBA premultiplied, as tessera does). Pass: every sample within +-1 (colour only where
 alpha >= 16: unpremultiplying amplifies rounding below that); the largest difference seen is
 printed, the aim is 0. thumbnail:N and crop are checked against their Pillow equivalents.
+The interp filter (no antialiasing) has no Pillow equivalent: where OpenCV is importable (cv2),
+L and RGB are compared with cv2.resize(INTER_LINEAR), which samples the same two taps an axis
+with 11-bit weights and rounds once: within +-1.
 Ends with "N passed, N failed, N skipped" like the other suites; skips when Pillow is absent.
 """
 import os
@@ -70,6 +73,33 @@ def compare(mode, got, want):
     return m, m <= 1
 
 
+def check_cv2(tessera, tmp, rng):
+    """interp against OpenCV's INTER_LINEAR (L, RGB: OpenCV does not premultiply alpha)."""
+    try:
+        import cv2
+    except ImportError:
+        print("# resize_pillow: interp against OpenCV skipped: no cv2")
+        return
+    for mode, ch in (("L", 1), ("RGB", 3)):
+        for (iw, ih), (ow, oh) in CASES + [((7680 // 8, 4320 // 8), (3840 // 8, 2160 // 8)),
+                                          ((7680 // 8, 4320 // 8), (1920 // 8, 1080 // 8))]:
+            a = rng.integers(0, 256, (ih, iw, ch), dtype=np.uint8)
+            im = Image.fromarray(a[..., 0] if ch == 1 else a, mode)
+            src = os.path.join(tmp, "cv_in.png")
+            im.save(src)
+            dst = os.path.join(tmp, "cv_out.png")
+            what = f"{mode} {iw}x{ih} -> {ow}x{oh} interp against cv2 INTER_LINEAR"
+            err = run(tessera, src, f"resize:{ow}x{oh}:interp", dst)
+            if err:
+                report(False, f"{what}: {err}")
+                continue
+            want = cv2.resize(a[..., 0] if ch == 1 else a, (ow, oh), interpolation=cv2.INTER_LINEAR)
+            got = np.asarray(Image.open(dst), dtype=np.int32).reshape(want.shape)
+            m = int(np.abs(got - want.astype(np.int32)).max(initial=0))
+            worst["interp (cv2)"] = max(worst.get("interp (cv2)", 0), m)
+            report(m <= 1, f"{what}: max difference {m}")
+
+
 def main():
     global BACKEND
     if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ("cpu", "gpu", "auto")):
@@ -121,9 +151,10 @@ def main():
             got = None if err else Image.open(dst)
             ok = got is not None and got.size == want.size and compare("RGB", got, want)[0] == 0
             report(ok, f"crop:{box}: {err or ''}")
+        check_cv2(tessera, tmp, rng)
         err = run(tessera, src, "crop:10x10+160+0", os.path.join(tmp, "c_none.png"))
         report(err is not None and "outside" in err, f"crop outside the image must fail: {err}")
-    print(f"# resize_pillow ({BACKEND}): largest difference from Pillow 9.4 per filter: " +
+    print(f"# resize_pillow ({BACKEND}): largest difference from Pillow 9.4 (OpenCV) per filter: " +
           ", ".join(f"{k} {v}" for k, v in worst.items()))
     print(f"{passed} passed, {failed} failed, 0 skipped")
     return 1 if failed else 0

@@ -14,7 +14,8 @@
 
 static const int formats[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {1, 2}, {2, 2}, {3, 2}, {4, 2}};
 #define N_FORMATS ((int)(sizeof formats / sizeof formats[0]))
-static const char *const filters[] = {"box", "triangle", "cubic", "lanczos3"};
+static const char *const filters[] = {"box", "triangle", "cubic", "lanczos3", "interp"};
+#define N_FILTERS ((int)(sizeof filters / sizeof filters[0]))
 #define MAX_VARIANTS 8
 #define MSG 512
 
@@ -87,16 +88,19 @@ TEST(resize_table_rows_are_well_formed)
         const ts_variant *v = ts_variant_at(i);
         if (v->family != TS_FAM_RESIZE || !ts_variant_is_gpu(v))
             continue;
-        CHECKF(v->auto_rank > prev, "resize %s breaks the ladder order", v->name);
-        CHECKF(v->scratch != NULL, "resize %s: the weights live in scratch", v->name);
-        prev = v->auto_rank;
+        /* opt's kernels are rows of their own that auto reaches through opt's plan only */
+        CHECKF(v->auto_rank > prev || v->auto_rank == 0, "resize %s breaks the ladder order",
+               v->name);
+        CHECKF(v->scratch != NULL || strcmp(v->name, "direct") == 0,
+               "resize %s: the weights live in scratch", v->name);
+        prev = v->auto_rank ? v->auto_rank : prev;
         n_gpu++;
     }
 #ifdef TS_HAVE_CUDA
-    static const char *const ladder[] = {"naive", "tiled", "opt"};
-    for (int i = 0; i < 3; i++)
+    static const char *const ladder[] = {"naive", "tiled", "fused", "mma", "mmai", "direct", "opt"};
+    for (int i = 0; i < 7; i++)
         CHECKF(ts_variant_find(TS_FAM_RESIZE, ladder[i]) != NULL, "resize %s missing", ladder[i]);
-    CHECK(n_gpu == 3);
+    CHECK(n_gpu == 7);
     ts_device dev;
     memset(&dev, 0, sizeof dev);
     dev.cc = dev.cc_real = 75;
@@ -116,6 +120,15 @@ TEST(resize_table_rows_are_well_formed)
     job.out.width = 256, job.out.height = 192;
     a = ts_variant_auto(&job, &dev);
     CHECK(a != NULL && strcmp(a->name, "tiled") == 0);
+    /* the interp filter: opt (its plan takes direct), at any reduction; direct takes no other */
+    ts_op ip = tu_op("thumbnail:256:interp");
+    job.op = &ip;
+    a = ts_variant_auto(&job, &dev);
+    CHECK(a != NULL && strcmp(a->name, "opt") == 0);
+    const ts_variant *d = ts_variant_find(TS_FAM_RESIZE, "direct");
+    CHECK(d && d->supports && d->supports(&job));
+    job.op = &th;
+    CHECK(d && d->supports && !d->supports(&job));
 #else
     CHECK(n_gpu == 0);
 #endif
@@ -149,8 +162,8 @@ static int run_sizes(const ts_variant *const *v, int nv, int w, int h, uint64_t 
                 if ((long)tw[i] * th[j] > 4000000)
                     continue;
                 /* every filter on every format for the small sizes; filters cycle otherwise */
-                for (int k = 0; k < 4; k++) {
-                    if (!every_format && k != (i + j + f) % 4)
+                for (int k = 0; k < N_FILTERS; k++) {
+                    if (!every_format && k != (i + j + f) % N_FILTERS)
                         continue;
                     char text[80];
                     snprintf(text, sizeof text, "resize:%dx%d:%s", tw[i], th[j], filters[k]);
@@ -219,6 +232,45 @@ TEST(gpu_resize_thumbnail_and_crop)
         ts_image in = tu_random_image(33, 17, formats[f][0], formats[f][1], &rng);
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
             int bad = check(v, nv, ops[o], &in, msg, sizeof msg);
+            CHECKF(!bad, "%s", msg);
+        }
+        ts_image_free(&in);
+    }
+}
+
+/* The interp filter (two taps an axis, no antialiasing: the direct row, and every row through
+ * the tables) on the odd sizes, reduced and enlarged, every format. */
+TEST(gpu_resize_interp_odd_sizes_every_format)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v[MAX_VARIANTS];
+    int nv = resize_variants(dev, v);
+    uint64_t rng = tu_seed() ^ 0x1e7;
+    char msg[MSG];
+    static const int sizes[][2] = {{1, 1}, {1, 17}, {17, 1}, {33, 17}, {4097, 3}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int w = sizes[s][0], h = sizes[s][1];
+        const int outs[][2] = {{1, 1},         {(w + 3) / 4, (h + 3) / 4}, {(w + 1) / 2, h},
+                               {w, (h + 2) / 3}, {w + 1, 2 * h},           {3 * w / 2 + 1, h + 5}};
+        for (int f = 0; f < N_FORMATS; f++) {
+            ts_image in = tu_random_image(w, h, formats[f][0], formats[f][1], &rng);
+            for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++) {
+                char text[80];
+                snprintf(text, sizeof text, "resize:%dx%d:interp", outs[o][0], outs[o][1]);
+                int bad = check(v, nv, text, &in, msg, sizeof msg);
+                CHECKF(!bad, "%s", msg);
+            }
+            ts_image_free(&in);
+        }
+    }
+    /* the benchmark's shapes: 8K -> 4K and -> 1080p (not under compute-sanitizer) */
+    if (tu_odd_size_count() == tu_n_small_sizes)
+        return;
+    static const char *const big[] = {"resize:3840x2160:interp", "resize:1920x1080:interp"};
+    for (int f = 0; f < 4; f += 2) { /* gray8, rgb8 */
+        ts_image in = tu_random_image(7680, 4320, formats[f][0], formats[f][1], &rng);
+        for (int b = 0; b < 2; b++) {
+            int bad = check(v, nv, big[b], &in, msg, sizeof msg);
             CHECKF(!bad, "%s", msg);
         }
         ts_image_free(&in);

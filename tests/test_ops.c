@@ -292,9 +292,9 @@ TEST(help_and_lists_are_derived_from_the_table)
     CHECKF(strcmp(buf, "  box[:K]  gauss[:K[:SIGMA]]  sharpen[:A]  emboss  edge  kernel:FILE\n"
                       "  rotate:90|180|270  transpose  transverse  flip  flop  "
                       "equalize[:luma|rgb]\n"
-                      "  resize:WxH|W|xH|N%[:box|triangle|cubic|lanczos3]\n"
-                      "  thumbnail:N[:box|triangle|cubic|lanczos3]  crop:WxH+X+Y  "
-                      "clahe[:CLIP[:TXxTY]]\n"
+                      "  resize:WxH|W|xH|N%[:box|triangle|cubic|lanczos3|interp]\n"
+                      "  thumbnail:N[:box|triangle|cubic|lanczos3|interp]  crop:WxH+X+Y\n"
+                      "  clahe[:CLIP[:TXxTY]]\n"
                       "  K is odd, 1..31 (box 3, gauss 5 by default).\n") == 0,
            "%s", buf);
     ts_op_names(TS_FAM_GEOM, buf, sizeof buf);

@@ -194,6 +194,48 @@ static void axis(const double *in, int n_in, double *out, int n_out, int f)
     }
 }
 
+/* interp samples at (i + 0.5) * in / out - 0.5 with two taps whatever the scale (OpenCV's
+ * INTER_LINEAR, no antialiasing): a 4x reduction reads inputs 1, 2 and 5, 6 (half each, the
+ * 22-bit sums of 15.5 and 55.5 floored after the half is added: 15 and 55), where triangle would
+ * weigh 8 inputs; an enlargement clamps at the edges as OpenCV does. */
+TEST(resize_interp_by_hand)
+{
+    ts_status st;
+    static const unsigned a[] = {0, 10, 20, 30, 40, 50, 60, 70};
+    ts_image in = gray_row(1, a, 8);
+    ts_image out = run_op("resize:2x1:interp", &in, &st);
+    CHECK(st == TS_OK && out.width == 2 && out.height == 1);
+    CHECKF(ts_get(&out, 0, 0, 0) == 15 && ts_get(&out, 1, 0, 0) == 55, "got %u %u",
+           ts_get(&out, 0, 0, 0), ts_get(&out, 1, 0, 0));
+    ts_image_free(&out);
+    out = run_op("resize:2x1:triangle", &in, &st); /* the antialiased filter differs */
+    CHECK(st == TS_OK && ts_get(&out, 0, 0, 0) != 15);
+    ts_image_free(&in);
+    ts_image_free(&out);
+
+    static const unsigned b[] = {0, 100};
+    in = gray_row(1, b, 2);
+    out = run_op("resize:4x1:interp", &in, &st);
+    CHECK(st == TS_OK);
+    unsigned want[4] = {0, 25, 75, 100};
+    for (int i = 0; i < 4; i++)
+        CHECKF(ts_get(&out, i, 0, 0) == want[i], "x=%d got %u want %u", i, ts_get(&out, i, 0, 0),
+               want[i]);
+    ts_image_free(&in);
+    ts_image_free(&out);
+    /* the same positions on the other axis, and the canonical text */
+    CHECK(ts_image_alloc(&in, 1, 8, 1, 1) == TS_OK);
+    for (int y = 0; y < 8; y++)
+        ts_put(&in, 0, y, 0, a[y]);
+    out = run_op("resize:1x2:interp", &in, &st);
+    CHECK(st == TS_OK && out.height == 2 && ts_get(&out, 0, 0, 0) == 15 &&
+          ts_get(&out, 0, 1, 0) == 55);
+    ts_image_free(&in);
+    ts_image_free(&out);
+    ts_op op = tu_op("resize:50%:interp");
+    CHECK(strcmp(op.text, "resize:50%:interp") == 0);
+}
+
 TEST(resize_16bit_within_one_of_exact_double)
 {
     static const char *const filters[] = {"box", "triangle", "cubic", "lanczos3"};

@@ -8,8 +8,10 @@
  *   - geometry: nppiTranspose_8u_C1R/_C3R/_C4R/_16u_C1R for transpose (and, for the bytes it
  *     moves, rotate:90, whose result differs and so is not compared); nppiMirror (same types)
  *     about the horizontal axis for flip and both axes for rotate:180.
- *   - resize: nppiResize_8u_C1R/_C3R/_C4R/_16u_C1R with NPPI_INTER_LANCZOS, _LINEAR, _CUBIC
- *     (box: _SUPER); timed, not compared (NPP's weights are not Pillow's).
+ *   - resize: nppiResize_8u_C1R/_C3R/_C4R/_16u_C1R with NPPI_INTER_LANCZOS, _LINEAR (triangle and
+ *     interp), _CUBIC (box: _SUPER); timed, not compared (NPP's weights are not Pillow's; the
+ *     check column gives the max difference), except interp, which samples where NPP's linear
+ *     does and is compared within 2 steps (NPP's own rounding).
  *   - histograms: nppiHistogramEven_8u_C1R (256 bins) and _16u_C1R (65536 bins), with the
  *     buffer from nppiHistogramEvenGetBufferSize allocated outside the timing.
  * A status below NPP_NO_ERROR makes the row "error: ..."; warnings (above it) are noted.
@@ -216,10 +218,15 @@ static int npp_plan(const bench_group *grp, npp_job *j, const char **compare_not
         j->kind = NK_RESIZE;
         j->interp = op->resize.filter == TS_FILTER_LANCZOS3   ? NPPI_INTER_LANCZOS
                     : op->resize.filter == TS_FILTER_TRIANGLE ? NPPI_INTER_LINEAR
+                    : op->resize.filter == TS_FILTER_INTERP   ? NPPI_INTER_LINEAR
                     : op->resize.filter == TS_FILTER_CUBIC    ? NPPI_INTER_CUBIC
                                                               : NPPI_INTER_SUPER;
         j->call = "nppiResize";
-        *compare_note = "NPP resamples with its own weights: timed, not compared";
+        /* interp samples where NPP's linear does (two taps, no antialiasing), with its own
+         * rounding: compared within a few steps, which says what NPP computes */
+        *compare_note = op->resize.filter == TS_FILTER_INTERP
+                            ? ""
+                            : "NPP resamples with its own weights: timed, not compared";
         return 1;
     case TS_OP_HIST:
         if (grp->fmt != BF_GRAY8 && grp->fmt != BF_GRAY16)
@@ -313,9 +320,19 @@ void bv_npp_rows(bench_vendor *v, const bench_group *grp, bench_rows *rows)
     else if (j.kind == NK_FILTER) /* float weights, another rounding: as a float conv variant */
         bv_check_image(v, grp, r, j.out, ts_color_channels(bench_formats[grp->fmt].channels), 2,
                        "replicate border");
+    else if (j.kind == NK_RESIZE && !*compare_note) /* interp: NPP's float weights, one rounding */
+        bv_check_image(v, grp, r, j.out, bench_formats[grp->fmt].channels, 2,
+                       "the same taps, NPP's rounding");
     else if (*compare_note) {
         r->state = BS_UNCHECKED;
-        bench_text(r->check, sizeof r->check, "n/a: %s", compare_note);
+        unsigned d = 0;
+        if (j.kind == NK_RESIZE && grp->d_gold &&
+            bg_max_diff(v->env->g, j.out, grp->d_gold, bench_formats[grp->fmt].channels, &d) ==
+                TS_OK) /* how far NPP's filter is from tessera's of the same name */
+            bench_text(r->check, sizeof r->check, "n/a: %s (max diff %u vs %s)", compare_note, d,
+                       grp->gold_name);
+        else
+            bench_text(r->check, sizeof r->check, "n/a: %s", compare_note);
     } else
         bv_check_image(v, grp, r, j.out, bench_formats[grp->fmt].channels, 0, "exact");
     bv_time(v, r, npp_run, &j);
