@@ -18,8 +18,9 @@
  * N x N, the long side becoming N, and never enlarges (a smaller image is copied). crop takes the
  * part of the box inside the image (X and Y may be negative) and fails when nothing is left.
  * FILTER: box, triangle (bilinear), cubic (Catmull-Rom, a = -0.5), lanczos3 (the default),
- * interp: interpolation without antialiasing, as OpenCV's INTER_LINEAR and NPP's linear resize
- * sample: whatever the scale, output i reads inputs sx and sx + 1 around its centre's position
+ * interp: interpolation without antialiasing, as OpenCV's INTER_LINEAR samples (NPP's linear
+ * resize does the same work at src = i * in / out: tools/npp_linear_model.cu): whatever the
+ * scale, output i reads inputs sx and sx + 1 around its centre's position
  * src = (i + 0.5) * in / out - 0.5 (sx = floor(src), clamped to the image as OpenCV clamps:
  * before the first input, the first alone; from the last on, the last alone). A 4x reduction
  * reads 2 of every 4 rows and columns (aliasing, but half the bytes). Its weights are exact

@@ -1,34 +1,33 @@
 /* resize_direct.cu - the `direct` row of the resize ladder: the interp filter (OpenCV's
- * INTER_LINEAR, NPP's linear resize: two taps an axis whatever the scale, no antialiasing) with
- * no weight tables at all, opt's choice for that filter.
+ * INTER_LINEAR: two taps an axis whatever the scale, no antialiasing) with no weight tables at
+ * all, opt's choice for that filter at reductions of 3x and more (at 2x every row is read and
+ * mmai's pipeline on the tables is faster: tools/results/nvidia-h100-resize-2026-11-26.md).
  *
  * The other rows read their weights from tables the host builds and uploads into the job's
  * scratch; for two taps an axis that upload (a pageable copy the host waits on) and the table
- * reads cost more than the arithmetic. Here each thread computes its column's taps, and each
- * block its rows' (rs_interp_tap: exact integers, the reference's), in the kernel. A thread makes
- * one output column for the block's rows, DI_RU rows at a time: the 2 x 2 taps of each, 8-bit
- * samples by two aligned 64-bit loads per input row (the window holding both taps, shifted into
- * place: 4 loads an output pixel whatever the channels), else one load per sample (16-bit, the
- * ends of rows, unaligned images). Only the input rows and columns the outputs sample are read:
- * at a 4x reduction half the rows, so the kernel moves less than a copy of the image would.
+ * reads cost more than the arithmetic. Here the taps are computed in the kernel
+ * (rs_interp_tap: exact integers, the reference's). Only the input rows the outputs sample are
+ * read: at a 4x reduction half the rows, so the kernel moves less than a copy of the image.
+ *   staged (the default): a block makes a tile of TX columns x RY rows; it stages the 2 RY input
+ *     rows its rows sample, over the span of bytes its columns read, in shared memory with
+ *     16-byte loads (whole sectors, coalesced), then each thread makes its column's outputs
+ *     from there: 8-bit taps by two aligned 64-bit shared loads shifted into place;
+ *   gather (param 5, and where the span does not fit or the image is not 16-byte aligned): a
+ *     thread per output column loads its taps from global memory itself, DI_RU rows at a time.
  * Both passes round as the reference does (horizontal per input row, then vertical), alpha
  * premultiplied per tap and unpremultiplied at the store: bit-identical to ref_resize.c.
- * job->param 1..4 picks the output rows a block takes (4, 8, 16, 32; default 8).
+ * job->param 1..4 picks the output rows of a staged tile (4, 8, 16, 2; default 8), 5 gather.
  */
 #include "resize_gpu.cuh"
 #include "variants.h"
 
 #include <string.h>
 
+/* ---------------------------------------------------------------- gather */
+
 #define DI_TX 128   /* output columns a block: a thread each */
 #define DI_RU 4     /* output rows a thread loads at once (16 loads in flight, 8-bit) */
-#define DI_RYMAX 32 /* output rows a block, at most */
-
-static int di_rows(int param)
-{
-    static const int ry[] = {8, 4, 8, 16, 32};
-    return param >= 1 && param <= 4 ? ry[param] : ry[0];
-}
+#define DI_RY 8     /* output rows a block */
 
 /* The two taps (sx, sx + 1) of row `row`, channel c of tap t in s[t][c], premultiplied where the
  * image has alpha. wide: the 16 bytes from sx's aligned 8-byte word lie inside the row. */
@@ -77,8 +76,8 @@ __global__ void __launch_bounds__(DI_TX) resize_direct_kernel(rs_args a, int ry,
 {
     const int prec = sizeof(T) == 2 ? RS_PREC16 : RS_PREC8;
     const int32_t one = (int32_t)1 << prec;
-    __shared__ int ys[DI_RYMAX];
-    __shared__ int32_t yw[DI_RYMAX];
+    __shared__ int ys[DI_RY];
+    __shared__ int32_t yw[DI_RY];
     const int oy0 = blockIdx.y * ry, ny = min(ry, a.oh - oy0);
     if ((int)threadIdx.x < ny) {
         int32_t w;
@@ -123,6 +122,125 @@ __global__ void __launch_bounds__(DI_TX) resize_direct_kernel(rs_args a, int ry,
     }
 }
 
+/* ---------------------------------------------------------------- staged */
+
+#define DS_THREADS 256
+#define DS_RYMAX 16          /* output rows a tile, at most */
+#define DS_SMEM (48 * 1024)  /* the default per-block limit: no opt-in needed */
+
+/* The taps of the staged row at `row` (shared memory, 16-byte aligned), sx's bytes at off:
+ * 8-bit by the two aligned 64-bit words around them, 16-bit by element; premultiplied. */
+template <typename T, int C>
+__device__ __forceinline__ void ds_taps(const unsigned char *row, int off, int off1,
+                                        unsigned (&s)[2][C])
+{
+    if (sizeof(T) == 1) {
+        const int base = off & ~7, o = off - base;
+        const unsigned long long lo = *(const unsigned long long *)(row + base),
+                                 hi = *(const unsigned long long *)(row + base + 8);
+        const unsigned long long v = o ? (lo >> (8 * o)) | (hi << (64 - 8 * o)) : lo;
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                s[t][c] = (unsigned)(v >> (8 * (C * t + c))) & 255u;
+    } else {
+        const T *p0 = (const T *)(row + off), *p1 = (const T *)(row + off1);
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            s[0][c] = p0[c];
+            s[1][c] = p1[c];
+        }
+    }
+    if (C == 2 || C == 4) {
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int c = 0; c < C - 1; c++)
+                s[t][c] = rs_premul(s[t][c], s[t][C - 1], (int)sizeof(T));
+    }
+}
+
+template <typename T, int C>
+__global__ void __launch_bounds__(DS_THREADS)
+    resize_direct_staged_kernel(rs_args a, int tx, int ry, int rstride)
+{
+    constexpr int PB = C * (int)sizeof(T); /* bytes a pixel */
+    const int prec = sizeof(T) == 2 ? RS_PREC16 : RS_PREC8;
+    const int32_t one = (int32_t)1 << prec;
+    extern __shared__ __align__(16) unsigned char sm[]; /* [2 ry][rstride]: rows sy, sy + 1 */
+    __shared__ int ys[DS_RYMAX], xs[2];
+    __shared__ int32_t yw[DS_RYMAX];
+    const int tid = threadIdx.x;
+    const int x0 = blockIdx.x * tx, nx = min(tx, a.ow - x0);
+    const int y0 = blockIdx.y * ry, ny = min(ry, a.oh - y0);
+    int32_t w;
+    if (tid < ny) {
+        ys[tid] = rs_interp_tap(y0 + tid, a.ih, a.oh, prec, &w);
+        yw[tid] = w;
+    }
+    if (tid == DS_THREADS - 1)
+        xs[0] = rs_interp_tap(x0, a.iw, a.ow, prec, &w);
+    if (tid == DS_THREADS - 33)
+        xs[1] = rs_interp_tap(x0 + nx - 1, a.iw, a.ow, prec, &w);
+    const int xl = tid % tx;
+    int32_t wx1 = 0;
+    const int sx = xl < nx ? rs_interp_tap(x0 + xl, a.iw, a.ow, prec, &wx1) : 0;
+    __syncthreads();
+    /* the span of bytes the tile's columns read, from a 16-byte boundary, in every staged row */
+    const int rowbytes = PB * a.iw, lo = (PB * xs[0]) & ~15, hi = PB * min(xs[1] + 2, a.iw);
+    const int nch = (hi - lo + 15) >> 4;
+    for (int i = tid; i < 2 * ny * nch; i += DS_THREADS) {
+        const int r = i / nch, j = i - r * nch, b0 = lo + 16 * j;
+        const int iy = min(ys[r >> 1] + (r & 1), a.ih - 1);
+        const unsigned char *src = a.in + (size_t)iy * a.in_pitch + b0;
+        unsigned char *dst = sm + (size_t)r * rstride + 16 * j;
+        if (b0 + 16 <= rowbytes) {
+            *(uint4 *)dst = __ldg((const uint4 *)src);
+        } else {
+            for (int b = 0; b < 16 && b0 + b < rowbytes; b++)
+                dst[b] = __ldg(src + b);
+        }
+    }
+    __syncthreads();
+    if (xl >= nx)
+        return;
+    const int off = PB * sx - lo, off1 = PB * min(sx + 1, a.iw - 1) - lo;
+    const int32_t wx0 = one - wx1;
+    for (int yl = tid / tx; yl < ny; yl += DS_THREADS / tx) {
+        unsigned s[2][2][C];
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+            ds_taps<T, C>(sm + (size_t)(2 * yl + r) * rstride, off, off1, s[r]);
+        const int32_t wy1 = yw[yl], wy0 = one - wy1;
+        unsigned v[C];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const unsigned h0 = di_lerp<T>(s[0][0][c], s[0][1][c], wx0, wx1);
+            const unsigned h1 = di_lerp<T>(s[1][0][c], s[1][1][c], wx0, wx1);
+            v[c] = di_lerp<T>(h0, h1, wy0, wy1);
+        }
+        rs_store<T, C>(a.out + (size_t)(y0 + yl) * a.out_pitch, x0 + xl, v);
+    }
+}
+
+/* The staged tile for the job: columns (256 for pixels of 1-2 bytes, else 128), rows (param),
+ * the stride of a staged row (from a bound on the span any tile's columns read); 0 where it
+ * does not apply (param 5, unaligned input, a span too wide for shared memory). */
+static int ds_plan(const rs_args &a, int pb, int param, int *tx, int *ry, int *rstride)
+{
+    static const int rys[] = {8, 4, 8, 16, 2};
+    if (param == 5 || (((uintptr_t)a.in | a.in_pitch) & 15) != 0)
+        return 0;
+    *tx = pb <= 2 ? 256 : 128;
+    *ry = param >= 1 && param <= 4 ? rys[param] : rys[0];
+    double px = ceil((*tx - 1) * (double)a.iw / a.ow) + 3; /* pixels from sx of the first */
+    *rstride = 16 * ((int)ceil((pb * px + 15) / 16.0) + 2);
+    while (*ry > 1 && 2 * (size_t)*ry * *rstride > DS_SMEM)
+        *ry /= 2;
+    return 2 * (size_t)*ry * *rstride <= DS_SMEM;
+}
+
 extern "C" int resize_direct_supports(const ts_job *job)
 {
     return job->op->resize.mode == TS_RESIZE_CROP ||
@@ -136,7 +254,17 @@ static ts_status direct_launch(rs_plan *p, const ts_job *job)
     if (job->op->resize.filter != TS_FILTER_INTERP)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize direct: the interp filter only");
     const rs_args &a = p->a;
-    const int ry = di_rows(job->param);
+    int tx, ry, rstride;
+    if (ds_plan(a, C * (int)sizeof(T), job->param, &tx, &ry, &rstride)) {
+        dim3 grid(gpu_div_up((size_t)a.ow, (unsigned)tx), gpu_div_up((size_t)a.oh, (unsigned)ry));
+        if (grid.y > 65535)
+            return ts_fail(TS_ERR_UNSUPPORTED, "resize direct: %d output rows", a.oh);
+        resize_direct_staged_kernel<T, C>
+            <<<grid, DS_THREADS, 2 * (size_t)ry * rstride, job->stream>>>(a, tx, ry, rstride);
+        LAUNCH_CHECK("resize_direct_staged_kernel");
+        return TS_OK;
+    }
+    ry = DI_RY;
     const int al8 = (((uintptr_t)a.in | a.in_pitch) & 7) == 0;
     dim3 grid(gpu_div_up((size_t)a.ow, DI_TX), gpu_div_up((size_t)a.oh, (unsigned)ry));
     if (grid.y > 65535)

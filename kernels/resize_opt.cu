@@ -14,8 +14,10 @@
  * Sums are the reference's, term for term: bit-identical output.
  *
  * opt: the plan (opt_plan), made once per job from its filter, format, device and weight tables:
- * the interp filter takes the direct kernel (resize_direct.cu: no tables); 8-bit images on sm_80
- * and newer the interleaved tensor-core kernel where its geometry applies (resize_mmai.cu), else
+ * the interp filter takes the direct kernel (resize_direct.cu: no tables) where it reads fewer
+ * rows than the image has (3x reductions and more), else the tables' kernels as the other
+ * filters; 8-bit images on sm_80 and newer the interleaved tensor-core kernel where its geometry
+ * applies (resize_mmai.cu), else
  * the planar one where its bands fit (resize_mma.cu); the rest (16-bit samples, older GPUs,
  * reductions too strong for the tensor-core bands) the fused kernel above. Each is also a row
  * of its own (direct, mmai, mma, fused) for --variant, the tests and the benchmark.
@@ -186,11 +188,15 @@ extern "C" ts_status resize_fused(const ts_job *job)
 
 enum opt_path { OPT_DIRECT, OPT_MMAI, OPT_MMA, OPT_FUSED };
 
-/* Which kernel takes the planned job: the first that applies, in the order of their speed. */
+/* Which kernel takes the planned job: the first that applies, in the order of their speed.
+ * interp: direct where it reads fewer input rows than there are (a vertical reduction of 3x
+ * and more: 8K -> 1080p RGB8 0.0397 ms against mmai's 0.0469 on an H100), else mmai on the
+ * tables where it applies (8K -> 4K RGB8 0.0620 ms against direct's 0.1088: at 2x both read
+ * every row, and the tensor cores' staging is the better pipeline); tools/results has the rest. */
 static opt_path opt_plan(rs_plan *p, const ts_job *job)
 {
     if (job->op->resize.filter == TS_FILTER_INTERP)
-        return OPT_DIRECT;
+        return p->a.ih >= 3 * (long)p->a.oh || !rs_mmai_applies(p, job) ? OPT_DIRECT : OPT_MMAI;
     if (rs_mmai_applies(p, job))
         return OPT_MMAI;
     if (rs_mma_applies(p, job))

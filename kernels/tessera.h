@@ -157,7 +157,7 @@ typedef enum ts_resize_filter {
     TS_FILTER_TRIANGLE, /* bilinear, support 1 */
     TS_FILTER_CUBIC,    /* Catmull-Rom (a = -0.5), support 2 */
     TS_FILTER_LANCZOS3, /* support 3, the default */
-    TS_FILTER_INTERP    /* OpenCV's INTER_LINEAR (NPP's linear): 2 taps, no antialiasing */
+    TS_FILTER_INTERP    /* OpenCV's INTER_LINEAR: 2 taps, no antialiasing */
 } ts_resize_filter;
 typedef struct ts_resize {
     ts_resize_mode mode;

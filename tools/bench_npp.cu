@@ -10,8 +10,9 @@
  *     about the horizontal axis for flip and both axes for rotate:180.
  *   - resize: nppiResize_8u_C1R/_C3R/_C4R/_16u_C1R with NPPI_INTER_LANCZOS, _LINEAR (triangle and
  *     interp), _CUBIC (box: _SUPER); timed, not compared (NPP's weights are not Pillow's; the
- *     check column gives the max difference), except interp, which samples where NPP's linear
- *     does and is compared within 2 steps (NPP's own rounding).
+ *     check column gives the max difference). NPP's linear reduction is two taps at i * in / out
+ *     (tools/npp_linear_model.cu: exact on random images): interp's work (two taps an axis, the
+ *     same rows read), half a pixel elsewhere, so interp's row is timed against it, not compared.
  *   - histograms: nppiHistogramEven_8u_C1R (256 bins) and _16u_C1R (65536 bins), with the
  *     buffer from nppiHistogramEvenGetBufferSize allocated outside the timing.
  * A status below NPP_NO_ERROR makes the row "error: ..."; warnings (above it) are noted.
@@ -222,10 +223,9 @@ static int npp_plan(const bench_group *grp, npp_job *j, const char **compare_not
                     : op->resize.filter == TS_FILTER_CUBIC    ? NPPI_INTER_CUBIC
                                                               : NPPI_INTER_SUPER;
         j->call = "nppiResize";
-        /* interp samples where NPP's linear does (two taps, no antialiasing), with its own
-         * rounding: compared within a few steps, which says what NPP computes */
         *compare_note = op->resize.filter == TS_FILTER_INTERP
-                            ? ""
+                            ? "NPP's linear samples at i * in / out, interp at its centres: timed, "
+                              "not compared"
                             : "NPP resamples with its own weights: timed, not compared";
         return 1;
     case TS_OP_HIST:
@@ -320,9 +320,6 @@ void bv_npp_rows(bench_vendor *v, const bench_group *grp, bench_rows *rows)
     else if (j.kind == NK_FILTER) /* float weights, another rounding: as a float conv variant */
         bv_check_image(v, grp, r, j.out, ts_color_channels(bench_formats[grp->fmt].channels), 2,
                        "replicate border");
-    else if (j.kind == NK_RESIZE && !*compare_note) /* interp: NPP's float weights, one rounding */
-        bv_check_image(v, grp, r, j.out, bench_formats[grp->fmt].channels, 2,
-                       "the same taps, NPP's rounding");
     else if (*compare_note) {
         r->state = BS_UNCHECKED;
         unsigned d = 0;

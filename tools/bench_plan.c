@@ -41,7 +41,7 @@ static const bench_opdef builtin_ops[] = {
     {"resize:4k:triangle", "resize:3840x2160:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:1080p", "resize:1920x1080", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:1080p:triangle", "resize:1920x1080:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
-    /* interp: two taps an axis, no antialiasing: what NPP's and OpenCV's linear resize compute */
+    /* interp: two taps an axis, no antialiasing: the work of NPP's and OpenCV's linear resize */
     {"resize:4k:interp", "resize:3840x2160:interp", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:1080p:interp", "resize:1920x1080:interp", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     /* CLAHE with OpenCV's defaults (40, 8x8): gray8 is the target, gray16 the cluster's case */
