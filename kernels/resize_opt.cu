@@ -190,9 +190,8 @@ enum opt_path { OPT_DIRECT, OPT_MMAI, OPT_MMA, OPT_FUSED };
 
 /* Which kernel takes the planned job: the first that applies, in the order of their speed.
  * interp: direct where it reads fewer input rows than there are (a vertical reduction of 3x
- * and more: 8K -> 1080p RGB8 0.0397 ms against mmai's 0.0469 on an H100), else mmai on the
- * tables where it applies (8K -> 4K RGB8 0.0620 ms against direct's 0.1088: at 2x both read
- * every row, and the tensor cores' staging is the better pipeline); tools/results has the rest. */
+ * and more), else mmai on the tables where it applies (at 2x both read every row, and mmai's
+ * pipelined staging measured faster: tools/results/nvidia-h100-resize-2026-11-26.md). */
 static opt_path opt_plan(rs_plan *p, const ts_job *job)
 {
     if (job->op->resize.filter == TS_FILTER_INTERP)
