@@ -8,17 +8,21 @@
  *   shared  a block a tile: its histogram in shared memory (16-bit: two slices of 32768 bins, the
  *           tile read once per slice), then clip, redistribution and scan in the block; the blend
  *           as naive. One block a tile leaves SMs idle when there are fewer tiles than SMs.
- *   opt     8-bit: each tile counted by several blocks (bands of rows, a histogram per warp in
- *           shared memory: hot bins do not serialize, one global add a bin a block); the block
- *           that finishes a tile last builds its LUT. The gray blend packs the four LUT bytes a
- *           pixel needs into one u32 per value in shared memory (clahe_apply_packed_kernel: one
- *           load a pixel, no int-float conversions); colour blends as naive, coalesced.
+ *   opt     8-bit: each tile counted by as many bands of rows as fill one wave of blocks, into 32
+ *           lane copies of each bin (conflict-free increments), the tile's rows read as one list
+ *           of 16-byte chunks, 4 in flight a thread; one global add a bin a block; the block that
+ *           finishes a tile last builds its LUT and writes it into the blend's cells (the four
+ *           LUT bytes a pixel blends, packed in one u32 per value). The gray blend then takes a
+ *           band of rows a block, the cells of its tile rows staged in shared memory, one load a
+ *           pixel, no int-float conversions, streaming loads and stores; colour reads the cell
+ *           entry from L2, one pixel a thread.
  */
 #include "clahe_common.cuh"
 #include "variants.h"
 
 #define CLAHE_LUT_THREADS 1024
 #define CLAHE_OPT_THREADS 512
+#define CLAHE_OPT_SMEM (256 * 32 * sizeof(uint32_t)) /* the lane copies, 32 KB */
 #define CLAHE_SLICE 32768 /* 16-bit bins a block of `shared` counts at once (128 KB) */
 
 /* ---------------------------------------------------------------- kernels */
@@ -43,7 +47,7 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
 {
     __shared__ unsigned sh[33];
     size_t t = blockIdx.x;
-    clahe_block_lut(hist + t * g.bins, g, lut + t * g.bins, sh);
+    clahe_block_lut(hist + t * g.bins, g, lut + t * g.bins, NULL, 0, 0, sh);
 }
 
 /* shared: a block a tile, the histogram in shared memory, in slices of `slice` bins. */
@@ -66,41 +70,84 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
         });
         __syncthreads();
         if (slice == g.bins) { /* the whole histogram is here: no trip through global memory */
-            clahe_block_lut(bins, g, lut + (size_t)blockIdx.x * g.bins, sh);
+            clahe_block_lut(bins, g, lut + (size_t)blockIdx.x * g.bins, NULL, 0, 0, sh);
             return;
         }
         for (int b = threadIdx.x; b < slice; b += blockDim.x)
             gh[lo + b] = bins[b];
         __syncthreads();
     }
-    clahe_block_lut(gh, g, lut + (size_t)blockIdx.x * g.bins, sh);
+    clahe_block_lut(gh, g, lut + (size_t)blockIdx.x * g.bins, NULL, 0, 0, sh);
 }
 
-/* opt (8-bit): block (tile, band) counts rows band, band + bands, ... of the tile into a
- * histogram per warp, adds their sum into the tile's global histogram; the last block of a tile
- * (a ticket per tile) builds its LUT. */
+/* opt (8-bit): block (tile, band) counts the rows [th * band / bands, th * (band + 1) / bands) of
+ * the tile into 32 lane copies of each bin (lane l adds only to word bin * 32 + l: an atomic never
+ * meets a bank conflict whatever the data, and every add is the increment ATOMS.POPC.INC), adds
+ * their sum into the tile's global histogram; the last block of a tile (a ticket per tile) builds
+ * its LUT and its share of the blend's cells. A tile whose columns lie inside 16-byte aligned rows
+ * is read as one list of 16-byte chunks, 4 loads in flight a thread. */
+#define CLAHE_OPT_UNROLL 4
 template <int CH>
 __global__ void __launch_bounds__(CLAHE_OPT_THREADS)
     clahe_tile_opt_kernel(ts_image in, clahe_geom g, int bands, uint32_t *hist, uint32_t *count,
-                          uint16_t *lut)
+                          uint16_t *lut, void *cells)
 {
-    __shared__ uint32_t warp_bins[CLAHE_OPT_THREADS / 32][256];
+    uint32_t *cnt = clahe_smem<uint32_t>(); /* [256][32] */
     __shared__ unsigned sh[33];
     __shared__ unsigned ticket;
     const int tile = blockIdx.x / bands, band = blockIdx.x % bands;
-    const int i = tile % g.tx, j = tile / g.tx, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    for (int b = threadIdx.x; b < nw * 256; b += blockDim.x)
-        (&warp_bins[0][0])[b] = 0;
+    const int i = tile % g.tx, j = tile / g.tx, lane = threadIdx.x & 31;
+    const int r0 = (int)((long long)g.th * band / bands), r1 = (int)((long long)g.th * (band + 1) / bands);
+    for (int b = threadIdx.x; b < 256 * 32 / 4; b += blockDim.x)
+        ((uint4 *)cnt)[b] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    uint32_t *mine = warp_bins[warp];
-    clahe_walk_tile<uint8_t, CH>(in, g, i, j, band * nw + warp, bands * nw,
-                                 [&](unsigned v) { atomicAdd(&mine[v], 1u); });
+    uint32_t *mine = cnt + lane;
+    const int x0 = i * g.tw;
+    const bool chunks = CH == 1 && g.tw % 16 == 0 && x0 + g.tw <= g.w &&
+                        (((size_t)in.data | in.pitch) & 15) == 0;
+    if (chunks) {
+        const int n16 = g.tw / 16;
+        const unsigned total = (unsigned)(r1 - r0) * (unsigned)n16;
+        const int dq = blockDim.x / n16, dr = blockDim.x % n16;
+        int r = threadIdx.x / n16, c = threadIdx.x % n16; /* of item threadIdx.x */
+        for (unsigned it = threadIdx.x; it < total; it += CLAHE_OPT_UNROLL * blockDim.x) {
+            uint4 q[CLAHE_OPT_UNROLL];
+#pragma unroll
+            for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
+                if (it + u * blockDim.x < total) {
+                    const uint8_t *row = clahe_row<uint8_t>(in, clahe_reflect(j * g.th + r0 + r, g.h));
+                    q[u] = __ldg((const uint4 *)(row + x0) + c);
+                }
+                c += dr;
+                r += dq;
+                if (c >= n16) {
+                    c -= n16;
+                    r++;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
+                if (it + u * blockDim.x >= total)
+                    break;
+                const unsigned w[4] = {q[u].x, q[u].y, q[u].z, q[u].w};
+#pragma unroll
+                for (int k = 0; k < 16; k++)
+                    atomicAdd(&mine[((w[k >> 2] >> (8 * (k & 3))) & 0xffu) * 32], 1u);
+            }
+        }
+    } else {
+        const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+        for (int r = r0 + warp; r < r1; r += nw)
+            clahe_walk_row<uint8_t, CH>(clahe_row<uint8_t>(in, clahe_reflect(j * g.th + r, g.h)), g,
+                                        x0, [&](unsigned v) { atomicAdd(&mine[v * 32], 1u); });
+    }
     __syncthreads();
     uint32_t *gh = hist + (size_t)tile * 256;
     for (int b = threadIdx.x; b < 256; b += blockDim.x) {
         unsigned s = 0;
-        for (int w = 0; w < nw; w++)
-            s += warp_bins[w][b];
+#pragma unroll 8
+        for (int k = 0; k < 32; k++) /* thread b reads bank (b + k) % 32 */
+            s += cnt[b * 32 + ((k + b) & 31)];
         if (s)
             atomicAdd(&gh[b], s);
     }
@@ -113,11 +160,11 @@ __global__ void __launch_bounds__(CLAHE_OPT_THREADS)
         return;
     /* the last block of the tile: every other block's adds are visible (their fence came before
      * their ticket); read them from L2 past this SM's L1 */
-    uint32_t *full = warp_bins[0];
+    uint32_t *full = cnt;
     for (int b = threadIdx.x; b < 256; b += blockDim.x)
         full[b] = __ldcg(&gh[b]);
     __syncthreads();
-    clahe_block_lut(full, g, lut + (size_t)tile * 256, sh);
+    clahe_block_lut(full, g, lut + (size_t)tile * 256, cells, i, j, sh);
 }
 
 /* ---------------------------------------------------------------- launchers */
@@ -136,7 +183,7 @@ struct NaiveRun {
         LAUNCH_CHECK("clahe_hist_naive_kernel");
         clahe_lut_kernel<<<tiles, CLAHE_LUT_THREADS, 0, st>>>(g, s.hist, s.lut);
         LAUNCH_CHECK("clahe_lut_kernel");
-        ClaheApply a = {job, g, s.lut, 0};
+        ClaheApply a = {job, g, s.lut, NULL};
         return a.run<T, CH>();
     }
 };
@@ -156,17 +203,24 @@ struct SharedRun {
             return r;
         k<<<g.tx * g.ty, CLAHE_LUT_THREADS, smem, st>>>(job->in, g, slice, s.hist, s.lut);
         LAUNCH_CHECK("clahe_tile_shared_kernel");
-        ClaheApply a = {job, g, s.lut, 0};
+        ClaheApply a = {job, g, s.lut, NULL};
         return a.run<T, CH>();
     }
 };
 
-/* Bands a tile is counted in by opt: about 4 blocks an SM in all, no band without a row. */
-static int opt_bands(const clahe_geom &g, const ts_device *dev)
+/* Bands a tile is counted in by opt: as many as fill one wave of resident blocks (a second,
+ * partial wave would cost a whole block's time), at most one a row. */
+static ts_status opt_bands(const clahe_geom &g, const ts_device *dev, const void *k, int *bands)
 {
-    int tiles = g.tx * g.ty, sms = dev && dev->sms > 0 ? dev->sms : 132;
-    int b = (4 * sms + tiles - 1) / tiles, rows = (g.th + CLAHE_OPT_THREADS / 32 - 1) / (CLAHE_OPT_THREADS / 32);
-    return b < 1 ? 1 : b > rows ? (rows < 1 ? 1 : rows) : b;
+    int per_sm = 1, tiles = g.tx * g.ty, sms = dev && dev->sms > 0 ? dev->sms : 132;
+    ts_status st = gpu_allow_smem(k, CLAHE_OPT_SMEM);
+    if (st == TS_OK)
+        st = gpu_blocks_per_sm(k, CLAHE_OPT_THREADS, CLAHE_OPT_SMEM, "clahe opt", &per_sm);
+    if (st != TS_OK)
+        return st;
+    int b = sms * per_sm / tiles;
+    *bands = b < 1 ? 1 : b > g.th ? g.th : b;
+    return TS_OK;
 }
 
 struct OptRun {
@@ -178,12 +232,17 @@ struct OptRun {
         if (sizeof(T) != 1)
             return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit only");
         cudaStream_t st = (cudaStream_t)job->stream;
-        int tiles = g.tx * g.ty, bands = opt_bands(g, job->dev);
+        void (*k)(ts_image, clahe_geom, int, uint32_t *, uint32_t *, uint16_t *, void *) =
+            clahe_tile_opt_kernel<CH>;
+        int tiles = g.tx * g.ty, bands = 1;
+        ts_status r = opt_bands(g, job->dev, (const void *)k, &bands);
+        if (r != TS_OK)
+            return r;
         CUDA_TRY(cudaMemsetAsync(s.hist, 0, clahe_hist_bytes(g), st));
-        clahe_tile_opt_kernel<CH><<<tiles * bands, CLAHE_OPT_THREADS, 0, st>>>(
-            job->in, g, bands, s.hist, s.count, s.lut);
+        k<<<tiles * bands, CLAHE_OPT_THREADS, CLAHE_OPT_SMEM, st>>>(job->in, g, bands, s.hist,
+                                                                   s.count, s.lut, s.cells);
         LAUNCH_CHECK("clahe_tile_opt_kernel");
-        ClaheApply a = {job, g, s.lut, 1};
+        ClaheApply a = {job, g, s.lut, s.cells};
         return a.run<T, CH>();
     }
 };
@@ -196,7 +255,8 @@ extern "C" size_t clahe_scratch(const ts_job *job)
 {
     if (!clahe_shape_ok(job))
         return 0;
-    return clahe_scratch_bytes(clahe_geom_of(job), 1);
+    clahe_geom g = clahe_geom_of(job);
+    return clahe_scratch_bytes(g, 1, g.bins == 256);
 }
 
 extern "C" ts_status clahe_naive(const ts_job *job)
@@ -204,7 +264,7 @@ extern "C" ts_status clahe_naive(const ts_job *job)
     if (!clahe_shape_ok(job))
         return ts_fail(TS_ERR_UNSUPPORTED, "clahe naive: not a clahe job");
     clahe_geom g = clahe_geom_of(job);
-    NaiveRun r = {job, g, clahe_bufs_of(job, g)};
+    NaiveRun r = {job, g, clahe_bufs_of(job, g, 1, 0)};
     return clahe_dispatch(job->in, r);
 }
 
@@ -213,24 +273,20 @@ extern "C" ts_status clahe_shared(const ts_job *job)
     if (!clahe_shape_ok(job))
         return ts_fail(TS_ERR_UNSUPPORTED, "clahe shared: not a clahe job");
     clahe_geom g = clahe_geom_of(job);
-    SharedRun r = {job, g, clahe_bufs_of(job, g)};
+    SharedRun r = {job, g, clahe_bufs_of(job, g, 1, 0)};
     return clahe_dispatch(job->in, r);
 }
 
 extern "C" int clahe_opt_supports(const ts_job *job)
 {
-    if (!clahe_shape_ok(job) || job->in.bytes != 1)
-        return 0;
-    clahe_geom g = clahe_geom_of(job);
-    return !job->dev || clahe_apply_smem_bytes(g, job->dev) != 0;
+    return clahe_shape_ok(job) && job->in.bytes == 1;
 }
 
 extern "C" ts_status clahe_opt(const ts_job *job)
 {
     if (!clahe_opt_supports(job))
-        return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit images with at most %zu tiles",
-                       job->dev ? job->dev->smem_per_block_optin / 256 : (size_t)0);
+        return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit images only");
     clahe_geom g = clahe_geom_of(job);
-    OptRun r = {job, g, clahe_bufs_of(job, g)};
+    OptRun r = {job, g, clahe_bufs_of(job, g, 1, 1)};
     return clahe_dispatch(job->in, r);
 }

@@ -1,8 +1,9 @@
 /* clahe_common.cuh - what the CLAHE variants (clahe.cu, clahe_cluster.cu) share: the pixel shape
  * as template parameters and the switch that picks an instantiation, the value a pixel is
  * equalized by (gray, or the luma of colour), the block-wide LUT builder (clip, redistribute, scan,
- * exactly as clahe.h), the two blend kernels (LUTs from global memory or staged in shared memory)
- * and the scratch layout. Internal to kernels/.
+ * exactly as clahe.h) that also writes the blend's cells, the blend kernels (four LUT entries
+ * from global memory; one cell entry from global memory; gray8 in bands of rows with their cells
+ * in shared memory) and the scratch layout. Internal to kernels/.
  */
 #ifndef CLAHE_COMMON_CUH
 #define CLAHE_COMMON_CUH
@@ -125,12 +126,18 @@ __device__ __forceinline__ void clahe_walk_tile(const ts_image &in, const clahe_
 /* ---------------------------------------------------------------- scratch */
 
 /* Device scratch of a job: LUTs (u16, tiles x bins), then histograms (u32, tiles x bins) and one
- * counter a tile, for the variants that count in global memory. */
+ * counter a tile, for the variants that count in global memory, then the blend's cells (see
+ * clahe_put_cells) for the variants that blend from them. */
 struct clahe_bufs {
     uint16_t *lut;
     uint32_t *hist;
     uint32_t *count;
+    void *cells; /* NULL: the blend reads the four LUTs */
 };
+
+/* 16-bit cells are 8 bytes a value, 512 KB a cell (42 MB for 8 x 8 tiles): past this the blend
+ * reads the four LUTs instead. */
+#define CLAHE_CELLS16_MAX ((size_t)64 << 20)
 
 static inline size_t clahe_lut_bytes(const clahe_geom &g)
 {
@@ -140,19 +147,31 @@ static inline size_t clahe_hist_bytes(const clahe_geom &g)
 {
     return (size_t)g.tx * g.ty * (g.bins + 1) * sizeof(uint32_t);
 }
+static inline size_t clahe_cells_bytes(const clahe_geom &g)
+{
+    size_t n = (size_t)(g.tx + 1) * (g.ty + 1) * g.bins * 4 * (g.bins == 256 ? 1 : 2);
+    return g.bins == 256 || n <= CLAHE_CELLS16_MAX ? n : 0;
+}
+static inline size_t clahe_align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-static inline clahe_bufs clahe_bufs_of(const ts_job *job, const clahe_geom &g)
+static inline clahe_bufs clahe_bufs_of(const ts_job *job, const clahe_geom &g, int with_hist,
+                                       int with_cells)
 {
     clahe_bufs s;
-    s.lut = (uint16_t *)job->scratch;
-    s.hist = (uint32_t *)((char *)job->scratch + ((clahe_lut_bytes(g) + 255) & ~(size_t)255));
-    s.count = s.hist + (size_t)g.tx * g.ty * g.bins;
+    char *p = (char *)job->scratch;
+    s.lut = (uint16_t *)p;
+    p += clahe_align256(clahe_lut_bytes(g));
+    s.hist = with_hist ? (uint32_t *)p : NULL;
+    s.count = with_hist ? s.hist + (size_t)g.tx * g.ty * g.bins : NULL;
+    p += with_hist ? clahe_align256(clahe_hist_bytes(g)) : 0;
+    s.cells = with_cells && clahe_cells_bytes(g) ? (void *)p : NULL;
     return s;
 }
 
-static inline size_t clahe_scratch_bytes(const clahe_geom &g, int with_hist)
+static inline size_t clahe_scratch_bytes(const clahe_geom &g, int with_hist, int with_cells)
 {
-    return ((clahe_lut_bytes(g) + 255) & ~(size_t)255) + (with_hist ? clahe_hist_bytes(g) : 0);
+    return clahe_align256(clahe_lut_bytes(g)) + (with_hist ? clahe_align256(clahe_hist_bytes(g)) : 0) +
+           (with_cells ? clahe_cells_bytes(g) : 0);
 }
 
 static inline clahe_geom clahe_geom_of(const ts_job *job)
@@ -237,30 +256,70 @@ __device__ __forceinline__ unsigned clahe_block_slice_sum(const uint32_t *hist, 
     return total;
 }
 
-/* The LUT entries [first, first + n) from the slice hist[0, n), the cdf before the slice being
- * `carry`: in rounds of blockDim.x bins, coalesced and free of bank conflicts. */
+/* The blend's cells: cell (cx, cy), cx in 0..tx and cy in 0..ty, is the region between two tile
+ * centres across and two down; a pixel there blends the LUTs of tiles x1 = max(cx - 1, 0),
+ * x2 = min(cx, tx - 1) (likewise y1, y2). For each value v a cell keeps the four entries packed
+ * together, at positions 0: (x1, y1), 1: (x2, y1), 2: (x1, y2), 3: (x2, y2): 8-bit bytes of a u32,
+ * 16-bit u16s of 8 bytes. So the blend reads one entry a pixel, not four. Tile (i, j) feeds the
+ * cells cx in {i, i + 1}, cy in {j, j + 1} (the edge ones at two positions): it writes its own
+ * entries there once its LUT is known, and every position has one writer. */
+__device__ __forceinline__ void clahe_put_cells(void *cells, const clahe_geom &g, int ti, int tj,
+                                                int v, unsigned val)
+{
+    const int cw = g.tx + 1;
+#pragma unroll
+    for (int dy = 0; dy < 2; dy++) {
+        const int cy = tj + dy, y1 = cy > 0 ? cy - 1 : 0, y2 = cy < g.ty ? cy : g.ty - 1;
+#pragma unroll
+        for (int dx = 0; dx < 2; dx++) {
+            const int cx = ti + dx, x1 = cx > 0 ? cx - 1 : 0, x2 = cx < g.tx ? cx : g.tx - 1;
+            const size_t e = ((size_t)(cy * cw + cx) * g.bins + v) * 4;
+            const bool at[4] = {y1 == tj && x1 == ti, y1 == tj && x2 == ti, y2 == tj && x1 == ti,
+                                y2 == tj && x2 == ti};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                if (!at[k])
+                    continue;
+                if (g.bins == 256)
+                    ((uint8_t *)cells)[e + k] = (uint8_t)val;
+                else
+                    ((uint16_t *)cells)[e + k] = (uint16_t)val;
+            }
+        }
+    }
+}
+
+/* The LUT entries [first, first + n) of tile (ti, tj) from the slice hist[0, n), the cdf before
+ * the slice being `carry`: in rounds of blockDim.x bins, coalesced and free of bank conflicts.
+ * Written to `lut` and, when not NULL, to the blend's `cells`. */
 __device__ __forceinline__ void clahe_block_lut_slice(const uint32_t *hist, int n, int first,
                                                       unsigned carry, const clahe_geom &g,
                                                       const clahe_spread &s, uint16_t *lut,
-                                                      unsigned *sh)
+                                                      void *cells, int ti, int tj, unsigned *sh)
 {
     for (int base = 0; base < n; base += blockDim.x) {
         int i = base + threadIdx.x;
         unsigned a = i < n ? clahe_adjusted(hist[i], first + i, g.clip, s) : 0u, total;
         unsigned incl = clahe_block_scan(a, sh, &total);
-        if (i < n)
-            lut[first + i] = (uint16_t)clahe_lut_value((long long)(carry + incl), g.scale, g.maxv);
+        if (i < n) {
+            unsigned v = clahe_lut_value((long long)(carry + incl), g.scale, g.maxv);
+            if (lut)
+                lut[first + i] = (uint16_t)v;
+            if (cells)
+                clahe_put_cells(cells, g, ti, tj, first + i, v);
+        }
         carry += total;
     }
 }
 
-/* The whole LUT of one tile from its histogram (global or shared), by one block. */
+/* The whole LUT of tile (ti, tj) from its histogram (global or shared), by one block. */
 __device__ __forceinline__ void clahe_block_lut(const uint32_t *hist, const clahe_geom &g,
-                                                uint16_t *lut, unsigned *sh)
+                                                uint16_t *lut, void *cells, int ti, int tj,
+                                                unsigned *sh)
 {
     unsigned clipped = clahe_block_clipped(hist, g.bins, g.clip, sh);
     clahe_spread s = clahe_spread_of((long long)clipped, g.bins);
-    clahe_block_lut_slice(hist, g.bins, 0, 0u, g, s, lut, sh);
+    clahe_block_lut_slice(hist, g.bins, 0, 0u, g, s, lut, cells, ti, tj, sh);
 }
 
 /* ---------------------------------------------------------------- the blend */
@@ -284,82 +343,14 @@ __global__ void clahe_apply_kernel(ts_image in, ts_image out, clahe_geom g, cons
     }
 }
 
-/* 8-bit: every tile's LUT staged once a block as bytes in shared memory; a block walks rows with
- * a grid stride, each thread 16 neighbouring pixels whose horizontal weights stay in registers
- * (gray: one 16-byte load and store). */
-#define CLAHE_APPLY_PX 16
-template <int CH>
-__global__ void __launch_bounds__(256)
-    clahe_apply_smem_kernel(ts_image in, ts_image out, clahe_geom g, const uint16_t *lut)
-{
-    uint8_t *sl = clahe_smem<uint8_t>();
-    const int n = g.tx * g.ty * 256;
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        sl[i] = (uint8_t)lut[i];
-    __syncthreads();
-    const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * CLAHE_APPLY_PX;
-    if (x0 >= g.w)
-        return;
-    int o1[CLAHE_APPLY_PX], o2[CLAHE_APPLY_PX];
-    float xa[CLAHE_APPLY_PX];
-#pragma unroll
-    for (int k = 0; k < CLAHE_APPLY_PX; k++) {
-        clahe_axis ax = clahe_axis_of(x0 + k, g.inv_tw, g.tx);
-        o1[k] = ax.t1 * 256;
-        o2[k] = ax.t2 * 256;
-        xa[k] = ax.a;
-    }
-    const bool full = x0 + CLAHE_APPLY_PX <= g.w;
-    for (int y = blockIdx.y; y < g.h; y += gridDim.y) {
-        clahe_axis ay = clahe_axis_of(y, g.inv_th, g.ty);
-        const uint8_t *l1 = sl + ay.t1 * g.tx * 256, *l2 = sl + ay.t2 * g.tx * 256;
-        const uint8_t *row = clahe_row<uint8_t>(in, y);
-        uint8_t *orow = (uint8_t *)out.data + (size_t)y * out.pitch;
-        if (CH == 1 && full && (((size_t)(row + x0) | (size_t)(orow + x0)) & 15) == 0) {
-            uint4 p = *(const uint4 *)(row + x0), q;
-            const unsigned *pw = &p.x;
-            unsigned *qw = &q.x;
-#pragma unroll
-            for (int w = 0; w < 4; w++) {
-                unsigned r = 0;
-#pragma unroll
-                for (int s = 0; s < 4; s++) {
-                    const int k = w * 4 + s, v = (int)((pw[w] >> (8 * s)) & 0xffu);
-                    unsigned b = clahe_blend(l1[o1[k] + v], l1[o2[k] + v], l2[o1[k] + v],
-                                             l2[o2[k] + v], xa[k], ay.a, 255);
-                    r |= b << (8 * s);
-                }
-                qw[w] = r;
-            }
-            *(uint4 *)(orow + x0) = q;
-            continue;
-        }
-#pragma unroll
-        for (int k = 0; k < CLAHE_APPLY_PX; k++) {
-            if (x0 + k >= g.w)
-                break;
-            int v = (int)clahe_value<uint8_t, CH>(row, x0 + k);
-            unsigned r = clahe_blend(l1[o1[k] + v], l1[o2[k] + v], l2[o1[k] + v], l2[o2[k] + v],
-                                     xa[k], ay.a, 255);
-            clahe_store<uint8_t, CH>(row, orow, x0 + k, r, 255);
-        }
-    }
-}
-
-/* 8-bit, the fast blend: a "cell" (cx, cy), 0..tx x 0..ty, is the pair of tile columns and the
- * pair of tile rows between two tile centres; for each value v it holds the four LUT bytes a
- * pixel there blends, packed in one u32, so a pixel costs one shared-memory load instead of four.
- * The bytes become floats exactly by the 2^23 trick (0x4B000000 | b is 2^23 + b) and the result
- * rounds half to even by adding 1.5 * 2^23, the rounding rintf does: the same value as
- * clahe_blend, with no integer-float conversion instructions (quarter rate). A thread does 8
- * neighbouring pixels of 4 rows (gray: 8-byte loads, the 4 loads in flight together). */
-#define CLAHE_PK_PX 8
-#define CLAHE_PK_ROWS 4
-#define CLAHE_PK_THREADS 512
-
+/* The blend from the cells (clahe_put_cells): one entry a pixel. The bytes of an 8-bit entry
+ * become floats exactly by the 2^23 trick (0x4B000000 | b is 2^23 + b) and the result rounds
+ * half to even by adding 1.5 * 2^23, the rounding rintf does: the same value as clahe_blend, with
+ * no integer-float conversion instructions (quarter rate). */
 __device__ __forceinline__ float clahe_byte_f(unsigned p, int k)
 {
-    return __fsub_rn(__uint_as_float(0x4B000000u | ((p >> (8 * k)) & 0xffu)), 8388608.0f);
+    /* one byte permute makes 0x4B0000bb: byte k of p under the exponent byte of 0x4B000000 */
+    return __fsub_rn(__uint_as_float(__byte_perm(p, 0x4B000000u, 0x7440u | (unsigned)k)), 8388608.0f);
 }
 
 __device__ __forceinline__ unsigned clahe_blend_packed(unsigned p, float xa, float xa1, float ya,
@@ -372,150 +363,191 @@ __device__ __forceinline__ unsigned clahe_blend_packed(unsigned p, float xa, flo
     return q > 255u ? 255u : q;
 }
 
-template <int CH>
-__global__ void __launch_bounds__(CLAHE_PK_THREADS)
-    clahe_apply_packed_kernel(ts_image in, ts_image out, clahe_geom g, const uint16_t *lut)
+/* Any shape: one thread a pixel, its cell entry read from global memory (L2); the rows of a
+ * grid stride, so the blocks in flight share the cells of a few tile rows. */
+template <class T, int CH>
+__global__ void __launch_bounds__(128)
+    clahe_apply_cells_kernel(ts_image in, ts_image out, clahe_geom g, const void *cells)
 {
-    uint32_t *cells = clahe_smem<uint32_t>();
-    const int cw = g.tx + 1, n = cw * (g.ty + 1) * 256;
-    for (int e = threadIdx.x; e < n; e += blockDim.x) {
-        int c = e >> 8, v = e & 255, cx = c % cw, cy = c / cw;
-        int x1 = cx > 0 ? cx - 1 : 0, x2 = cx < g.tx ? cx : g.tx - 1;
-        int y1 = cy > 0 ? cy - 1 : 0, y2 = cy < g.ty ? cy : g.ty - 1;
-        const uint16_t *r1 = lut + (size_t)y1 * g.tx * 256, *r2 = lut + (size_t)y2 * g.tx * 256;
-        cells[e] = (uint32_t)r1[x1 * 256 + v] | (uint32_t)r1[x2 * 256 + v] << 8 |
-                   (uint32_t)r2[x1 * 256 + v] << 16 | (uint32_t)r2[x2 * 256 + v] << 24;
-    }
-    __syncthreads();
-    const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * CLAHE_PK_PX;
-    if (x0 >= g.w)
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, cw = g.tx + 1;
+    if (x >= g.w)
         return;
-    int co[CLAHE_PK_PX];
-    float xa[CLAHE_PK_PX], xa1[CLAHE_PK_PX];
+    clahe_axis ax = clahe_axis_of(x, g.inv_tw, g.tx);
+    for (int y = blockIdx.y; y < g.h; y += gridDim.y) {
+        clahe_axis ay = clahe_axis_of(y, g.inv_th, g.ty);
+        const T *row = clahe_row<T>(in, y);
+        unsigned v = clahe_value<T, CH>(row, x), l[4];
+        size_t e = (size_t)(ay.cell * cw + ax.cell) * g.bins + v;
+        if (sizeof(T) == 1) {
+            uint32_t q = __ldg((const uint32_t *)cells + e);
 #pragma unroll
-    for (int k = 0; k < CLAHE_PK_PX; k++) {
-        clahe_axis ax = clahe_axis_of(x0 + k < g.w ? x0 + k : g.w - 1, g.inv_tw, g.tx);
-        co[k] = ax.cell * 256;
-        xa[k] = ax.a;
-        xa1[k] = __fsub_rn(1.0f, ax.a);
+            for (int k = 0; k < 4; k++)
+                l[k] = (q >> (8 * k)) & 0xffu;
+        } else {
+            uint2 q = __ldg((const uint2 *)cells + e);
+            l[0] = q.x & 0xffffu, l[1] = q.x >> 16, l[2] = q.y & 0xffffu, l[3] = q.y >> 16;
+        }
+        unsigned r = clahe_blend(l[0], l[1], l[2], l[3], ax.a, ay.a, g.maxv);
+        clahe_store<T, CH>(row, (T *)((unsigned char *)out.data + (size_t)y * out.pitch), x, r, g.maxv);
     }
-    const bool vec = CH == 1 && x0 + CLAHE_PK_PX <= g.w && ((in.pitch | out.pitch) & 7) == 0 &&
-                     (((size_t)in.data | (size_t)out.data) & 7) == 0;
-    for (int y0 = blockIdx.y * CLAHE_PK_ROWS; y0 < g.h; y0 += gridDim.y * CLAHE_PK_ROWS) {
-        if (vec) {
-            uint2 p[CLAHE_PK_ROWS];
+}
+
+/* Gray8: a block a band of `rows` consecutive rows, so it needs the cells of a few tile rows
+ * (`wrows` at most), staged in shared memory with 16-byte copies. A thread does 8 neighbouring
+ * pixels (one 8-byte load and store, streaming: the image is not read again, the output not
+ * soon) whose horizontal weights stay in registers, 4 rows' loads in flight at once; 8 pixels,
+ * not 16, keep a thread under 64 registers, so 32 warps an SM hide the shared-memory and float
+ * latencies (16 took 123 registers, 15 warps an SM: H100, 8K, 54 us). */
+#define CLAHE_BAND_PX 8
+#define CLAHE_BAND_ROWS 4
+#define CLAHE_BAND_THREADS 256
+
+__device__ __forceinline__ uint2 clahe_blend8(uint2 p, const uint32_t *cr, const int *co,
+                                              const float *xa, float ya, float ya1)
+{
+    const unsigned pw[2] = {p.x, p.y};
+    unsigned q[2];
 #pragma unroll
-            for (int r = 0; r < CLAHE_PK_ROWS; r++)
-                if (y0 + r < g.h)
-                    p[r] = *(const uint2 *)(clahe_row<uint8_t>(in, y0 + r) + x0);
+    for (int w = 0; w < 2; w++) {
+        unsigned o = 0;
 #pragma unroll
-            for (int r = 0; r < CLAHE_PK_ROWS; r++) {
-                const int y = y0 + r;
-                if (y >= g.h)
-                    break;
-                clahe_axis ay = clahe_axis_of(y, g.inv_th, g.ty);
-                const float ya1 = __fsub_rn(1.0f, ay.a);
-                const uint32_t *cr = cells + ay.cell * cw * 256;
-                const unsigned pw[2] = {p[r].x, p[r].y};
-                unsigned q[2];
+        for (int b = 0; b < 4; b++) {
+            const int k = w * 4 + b;
+            unsigned e = cr[co[k] + __byte_perm(pw[w], 0u, 0x4440u | (unsigned)b)];
+            o |= clahe_blend_packed(e, xa[k], __fsub_rn(1.0f, xa[k]), ya, ya1) << (8 * b);
+        }
+        q[w] = o;
+    }
+    return make_uint2(q[0], q[1]);
+}
+
+static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, 4)
+    clahe_blend_band_kernel(ts_image in, ts_image out, clahe_geom g, const uint32_t *cells,
+                            int rows, int wrows)
+{
+    uint32_t *win = clahe_smem<uint32_t>();
+    const int cw = g.tx + 1, y0 = blockIdx.x * rows, y1 = y0 + rows < g.h ? y0 + rows : g.h;
+    if (y0 >= g.h)
+        return;
+    const int cy0 = clahe_axis_of(y0, g.inv_th, g.ty).cell;
+    int ncy = clahe_axis_of(y1 - 1, g.inv_th, g.ty).cell - cy0 + 1;
+    ncy = ncy < wrows ? ncy : wrows; /* never clamps: the host sized wrows for `rows` */
+    const uint4 *src = (const uint4 *)(cells + (size_t)cy0 * cw * 256);
+    for (int e = threadIdx.x; e < ncy * cw * 64; e += blockDim.x)
+        ((uint4 *)win)[e] = src[e];
+    __syncthreads();
+    const int nc = (g.w + CLAHE_BAND_PX - 1) / CLAHE_BAND_PX;
+    const bool vec = (((size_t)in.data | (size_t)out.data | in.pitch | out.pitch) & 7) == 0;
+    for (int c = threadIdx.x; c < nc; c += blockDim.x) {
+        const int x0 = c * CLAHE_BAND_PX;
+        int co[CLAHE_BAND_PX];
+        float xa[CLAHE_BAND_PX];
 #pragma unroll
-                for (int w = 0; w < 2; w++) {
-                    unsigned o = 0;
+        for (int k = 0; k < CLAHE_BAND_PX; k++) {
+            clahe_axis ax = clahe_axis_of(x0 + k < g.w ? x0 + k : g.w - 1, g.inv_tw, g.tx);
+            co[k] = ax.cell * 256;
+            xa[k] = ax.a;
+        }
+        if (vec && x0 + CLAHE_BAND_PX <= g.w) {
+            for (int y = y0; y < y1; y += CLAHE_BAND_ROWS) {
+                uint2 p[CLAHE_BAND_ROWS];
 #pragma unroll
-                    for (int s2 = 0; s2 < 4; s2++) {
-                        const int k = w * 4 + s2;
-                        unsigned b = clahe_blend_packed(cr[co[k] + ((pw[w] >> (8 * s2)) & 0xffu)],
-                                                        xa[k], xa1[k], ay.a, ya1);
-                        o |= b << (8 * s2);
-                    }
-                    q[w] = o;
+                for (int r = 0; r < CLAHE_BAND_ROWS; r++)
+                    if (y + r < y1)
+                        p[r] = __ldcs((const uint2 *)(clahe_row<uint8_t>(in, y + r) + x0));
+#pragma unroll
+                for (int r = 0; r < CLAHE_BAND_ROWS; r++) {
+                    if (y + r >= y1)
+                        break;
+                    clahe_axis ay = clahe_axis_of(y + r, g.inv_th, g.ty);
+                    const uint32_t *cr = win + (ay.cell - cy0) * cw * 256;
+                    uint2 q = clahe_blend8(p[r], cr, co, xa, ay.a, __fsub_rn(1.0f, ay.a));
+                    __stcs((uint2 *)((uint8_t *)out.data + (size_t)(y + r) * out.pitch + x0), q);
                 }
-                *(uint2 *)((uint8_t *)out.data + (size_t)y * out.pitch + x0) = make_uint2(q[0], q[1]);
             }
             continue;
         }
-        for (int r = 0; r < CLAHE_PK_ROWS && y0 + r < g.h; r++) {
-            const int y = y0 + r;
+        for (int y = y0; y < y1; y++) { /* the image's last pixels, or rows not 8-byte aligned */
             clahe_axis ay = clahe_axis_of(y, g.inv_th, g.ty);
             const float ya1 = __fsub_rn(1.0f, ay.a);
-            const uint32_t *cr = cells + ay.cell * cw * 256;
+            const uint32_t *cr = win + (ay.cell - cy0) * cw * 256;
             const uint8_t *row = clahe_row<uint8_t>(in, y);
             uint8_t *orow = (uint8_t *)out.data + (size_t)y * out.pitch;
 #pragma unroll
-            for (int k = 0; k < CLAHE_PK_PX; k++) {
+            for (int k = 0; k < CLAHE_BAND_PX; k++) {
                 if (x0 + k >= g.w)
                     break;
-                unsigned v = clahe_value<uint8_t, CH>(row, x0 + k);
-                unsigned b = clahe_blend_packed(cr[co[k] + v], xa[k], xa1[k], ay.a, ya1);
-                clahe_store<uint8_t, CH>(row, orow, x0 + k, b, 255);
+                orow[x0 + k] = (uint8_t)clahe_blend_packed(cr[co[k] + row[x0 + k]], xa[k],
+                                                           __fsub_rn(1.0f, xa[k]), ay.a, ya1);
             }
         }
     }
 }
 
-static inline size_t clahe_packed_bytes(const clahe_geom &g, const ts_device *dev)
-{
-    size_t n = (size_t)(g.tx + 1) * (g.ty + 1) * 256 * sizeof(uint32_t);
-    if (g.bins != 256 || !dev || n > dev->smem_per_block_optin)
-        return 0;
-    return n;
-}
-
-/* Bytes of shared memory the staged blend needs, 0 when it cannot run (16-bit, too many tiles). */
-static inline size_t clahe_apply_smem_bytes(const clahe_geom &g, const ts_device *dev)
-{
-    size_t n = (size_t)g.tx * g.ty * 256;
-    if (g.bins != 256 || !dev || n > dev->smem_per_block_optin)
-        return 0;
-    return n;
-}
-
-/* The blend of a job whose LUTs are in `lut`: staged in shared memory where `staged` and it
- * fits, else from global memory. */
+/* The blend of a job: from the cells where the variant built them (gray8: the banded kernel),
+ * else from the four LUTs in global memory. */
 struct ClaheApply {
     const ts_job *job;
     clahe_geom g;
     const uint16_t *lut;
-    int staged;
+    const void *cells;
     template <class T, int CH> ts_status run()
     {
+        if (cells && sizeof(T) == 1 && CH == 1)
+            return band();
+        return generic<T, CH>();
+    }
+
+    /* One thread a pixel: from the cells, else the four LUTs. */
+    template <class T, int CH> ts_status generic()
+    {
         cudaStream_t st = (cudaStream_t)job->stream;
-        /* staged LUTs pay for gray only: a colour pixel's samples are 3-4 bytes apart, and the
-         * one-pixel-a-thread kernel reads them coalesced (H100, 8K RGB8: 0.32 ms against 0.97) */
-        size_t pk = staged && CH == 1 ? clahe_packed_bytes(g, job->dev) : 0;
-        if (sizeof(T) == 1 && pk) {
-            void (*k)(ts_image, ts_image, clahe_geom, const uint16_t *) = clahe_apply_packed_kernel<CH>;
-            ts_status s = gpu_allow_smem((const void *)k, pk);
-            int per_sm = 1;
-            if (s == TS_OK)
-                s = gpu_blocks_per_sm((const void *)k, CLAHE_PK_THREADS, pk, "clahe blend", &per_sm);
-            if (s != TS_OK)
-                return s;
-            unsigned gx = gpu_div_up((size_t)g.w, CLAHE_PK_THREADS * CLAHE_PK_PX);
-            long long rows = (g.h + CLAHE_PK_ROWS - 1) / CLAHE_PK_ROWS;
-            long long want = (long long)(job->dev->sms > 0 ? job->dev->sms : 132) * per_sm / gx;
-            unsigned gy = (unsigned)(want < 1 ? 1 : want > rows ? rows : want > 65535 ? 65535 : want);
-            k<<<dim3(gx, gy), CLAHE_PK_THREADS, pk, st>>>(job->in, job->out, g, lut);
-            LAUNCH_CHECK("clahe_apply_packed_kernel");
-            return TS_OK;
-        }
-        size_t smem = staged && CH == 1 ? clahe_apply_smem_bytes(g, job->dev) : 0;
-        if (sizeof(T) == 1 && smem) {
-            void (*k)(ts_image, ts_image, clahe_geom, const uint16_t *) = clahe_apply_smem_kernel<CH>;
-            ts_status s = gpu_allow_smem((const void *)k, smem);
-            if (s != TS_OK)
-                return s;
-            unsigned gx = gpu_div_up((size_t)g.w, 256 * CLAHE_APPLY_PX);
-            long long want = (long long)(job->dev->sms > 0 ? job->dev->sms : 132) * 8 / gx;
-            unsigned gy = (unsigned)(want < 1 ? 1 : want > g.h ? g.h : want > 65535 ? 65535 : want);
-            k<<<dim3(gx, gy), 256, smem, st>>>(job->in, job->out, g, lut);
-            LAUNCH_CHECK("clahe_apply_smem_kernel");
-            return TS_OK;
-        }
         unsigned gy = (unsigned)(g.h > 65535 ? 65535 : g.h);
-        clahe_apply_kernel<T, CH><<<dim3(gpu_div_up((size_t)g.w, 128), gy), 128, 0, st>>>(
-            job->in, job->out, g, lut);
+        dim3 grid(gpu_div_up((size_t)g.w, 128), gy);
+        if (cells) {
+            clahe_apply_cells_kernel<T, CH><<<grid, 128, 0, st>>>(job->in, job->out, g, cells);
+            LAUNCH_CHECK("clahe_apply_cells_kernel");
+            return TS_OK;
+        }
+        clahe_apply_kernel<T, CH><<<grid, 128, 0, st>>>(job->in, job->out, g, lut);
         LAUNCH_CHECK("clahe_apply_kernel");
+        return TS_OK;
+    }
+
+    /* Bands of rows, one wave of blocks; a band spans at most rows / (th - 1) + 2 cell rows
+     * (the float axis may move a tile centre by a row). */
+    ts_status band()
+    {
+        const int nc = (g.w + CLAHE_BAND_PX - 1) / CLAHE_BAND_PX;
+        const int iters = (nc + CLAHE_BAND_THREADS - 1) / CLAHE_BAND_THREADS;
+        const int threads = (nc + iters - 1) / iters;
+        const int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 132;
+        const int cw = g.tx + 1, th1 = g.th > 1 ? g.th - 1 : 1;
+        const void *k = (const void *)clahe_blend_band_kernel;
+        /* the attribute for the largest window; occupancy for a band within a tile row (a window
+         * of up to 3 cell rows), then the rows that fill one wave and their window */
+        const size_t row_bytes = (size_t)cw * 256 * sizeof(uint32_t);
+        const size_t optin = job->dev ? job->dev->smem_per_block_optin : 48 * 1024;
+        const size_t most = (size_t)(g.ty + 1) * row_bytes < optin ? (size_t)(g.ty + 1) * row_bytes : optin;
+        int wrows = g.ty + 1 < 3 ? g.ty + 1 : 3, per_sm = 1;
+        if ((size_t)wrows * row_bytes > most)
+            return generic<uint8_t, 1>();
+        ts_status s = gpu_allow_smem(k, most);
+        if (s == TS_OK)
+            s = gpu_blocks_per_sm(k, threads, (size_t)wrows * row_bytes, "clahe blend", &per_sm);
+        if (s != TS_OK)
+            return s;
+        long long want = (long long)sms * per_sm;
+        int rows = (int)((g.h + want - 1) / want);
+        rows = rows < 1 ? 1 : rows;
+        int nb = (g.h + rows - 1) / rows;
+        wrows = rows / th1 + 2 < g.ty + 1 ? rows / th1 + 2 : g.ty + 1;
+        size_t smem = (size_t)wrows * row_bytes;
+        if (smem > most)
+            return generic<uint8_t, 1>();
+        clahe_blend_band_kernel<<<nb, threads, smem, (cudaStream_t)job->stream>>>(
+            job->in, job->out, g, (const uint32_t *)cells, rows, wrows);
+        LAUNCH_CHECK("clahe_blend_band_kernel");
         return TS_OK;
     }
 };

@@ -244,29 +244,14 @@ struct ClusterCount {
     template <int B, int CH, bool L> ts_status run()
     {
         void (*kernel)(ts_image, unsigned, uint32_t *) = hist_cluster_kernel<B, CH, L>;
-        size_t smem = (size_t)per_block * sizeof(uint32_t);
-        cudaLaunchAttribute attr[1] = {};
-        cudaLaunchConfig_t cfg = {};
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)k;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.gridDim = dim3((unsigned)k);
-        cfg.blockDim = dim3(BLOCK_THREADS);
-        cfg.dynamicSmemBytes = smem;
-        cfg.stream = (cudaStream_t)job->stream;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        ts_status st = gpu_allow_smem((const void *)kernel, smem);
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg;
+        int clusters = 0;
+        ts_status st = gpu_cluster_config((const void *)kernel, k, BLOCK_THREADS,
+                                          (size_t)per_block * sizeof(uint32_t), job->stream,
+                                          "hist cluster", &cfg, &attr, &clusters);
         if (st != TS_OK)
             return st;
-        if (k > HIST_PORTABLE_CLUSTER)
-            CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        int clusters = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
-        if (clusters < 1)
-            return ts_fail(TS_ERR_UNSUPPORTED, "hist cluster: no cluster of %d blocks with %zu bytes "
-                           "of shared memory each fits this GPU", k, smem);
         /* One wave of clusters, and no more blocks than give each thread a pixel. */
         int want = (blocks_for_pixels(job, BLOCK_THREADS) + k - 1) / k;
         cfg.gridDim = dim3((unsigned)(min_int(clusters, want < 1 ? 1 : want) * k));

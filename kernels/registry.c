@@ -172,12 +172,14 @@ static const ts_variant table[] = {
             "two slices), one LUT write; the blend as naive",
      .supports = clahe_supports, .scratch = clahe_scratch, .run = clahe_shared},
     {.family = TS_FAM_CLAHE, .name = "cluster", .min_cc = 90, .auto_rank = 3,
-     .why = "a thread-block cluster a tile: K SMs read it, the histogram (16-bit: 65536 bins over "
-            "the cluster) and the LUT's clip and scan in distributed shared memory (param = K)",
+     .why = "a thread-block cluster a tile: K SMs read it, the histogram (16-bit: packed counters "
+            "merged through DSMEM) and the LUT's clip and scan in distributed shared memory, "
+            "the LUT straight into the blend's cells (param = K)",
      .supports = clahe_cluster_supports, .scratch = clahe_cluster_scratch, .run = clahe_cluster},
     {.family = TS_FAM_CLAHE, .name = "opt", .min_cc = 75, .auto_rank = 4,
-     .why = "8-bit: a tile counted by bands of blocks with a histogram per warp, the last one "
-            "builds the LUT; gray blends from the 4 LUT bytes packed per value in shared memory",
+     .why = "8-bit: a tile counted by one wave of bands into lane copies (conflict-free), the last "
+            "block builds the LUT into packed cells; gray blends a band of rows a block, one "
+            "shared-memory load a pixel",
      .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
 #endif
 };

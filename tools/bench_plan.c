@@ -15,6 +15,7 @@
 #define Q_RGBA BF_BIT(BF_RGBA8)
 #define Q_G8 BF_BIT(BF_GRAY8)
 #define Q_G16 BF_BIT(BF_GRAY16)
+#define Q_RGB16 BF_BIT(BF_RGB16)
 
 /* quick/headline formats: the ones the performance targets name (RGB8 conv and equalize, RGBA8
  * geometry, 16-bit histograms; 8-bit histograms against CUB). An op row is
@@ -35,7 +36,8 @@ static const bench_opdef builtin_ops[] = {
     {"hist", NULL, BD_UNIFORM, BF_ALL, Q_G16 | Q_RGBA, Q_G16 | Q_G8 | Q_RGBA},
     {"hist:narrow", NULL, BD_BAND, Q_G16, Q_G16, Q_G16},
     OP("equalize", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB),
-    OP("equalize:rgb", BD_UNIFORM, Q_RGB | Q_RGBA, Q_RGB, Q_RGB),
+    /* RGB16: 3 x 65536 bins, more than one block holds (the cluster rung's case) */
+    OP("equalize:rgb", BD_UNIFORM, Q_RGB | Q_RGBA | Q_RGB16, Q_RGB | Q_RGB16, Q_RGB | Q_RGB16),
     /* resize to fixed sizes: at the 8K input (--quick) these are 8K -> 4K and 8K -> 1080p */
     {"resize:4k", "resize:3840x2160", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:4k:triangle", "resize:3840x2160:triangle", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
@@ -45,7 +47,7 @@ static const bench_opdef builtin_ops[] = {
     {"resize:4k:interp", "resize:3840x2160:interp", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     {"resize:1080p:interp", "resize:1920x1080:interp", BD_UNIFORM, BF_ALL, Q_RGB, Q_RGB},
     /* CLAHE with OpenCV's defaults (40, 8x8): gray8 is the target, gray16 the cluster's case */
-    OP("clahe", BD_UNIFORM, BF_ALL, Q_G8 | Q_G16 | Q_RGB, Q_G8 | Q_G16),
+    OP("clahe", BD_UNIFORM, BF_ALL | Q_RGB16, Q_G8 | Q_G16 | Q_RGB, Q_G8 | Q_G16),
 };
 #undef OP
 #define N_BUILTIN (sizeof builtin_ops / sizeof builtin_ops[0])
@@ -87,7 +89,7 @@ static void usage(FILE *f)
             "usage: bench [options]\n"
             "Times every variant of tessera's variant table, vendor baselines (cuDNN, CUB, NPP)\n"
             "and a device-to-device copy of the same bytes, at 1920x1080, 3840x2160, 7680x4320\n"
-            "for gray8, rgb8, rgba8, gray16. Prints a markdown table and a headline block.\n\n"
+            "for gray8, rgb8, rgba8, gray16 (rgb16 where an op names it). Prints a markdown table and a headline block.\n\n"
             "  --quick          7680x4320 only, the formats the targets name, 10 runs\n"
             "  --op LIST        ops or families, comma-separated: conv, geom, hist, equalize,\n"
             "                   gauss (all gauss:K), gauss:5, rotate:90, hist:narrow, or any op\n"
@@ -100,12 +102,13 @@ static void usage(FILE *f)
             "                   cluster/2 a cluster size, pipe/16 a conv strip height)\n"
             "                   cpu, and the vendors cudnn, cub, npp)\n"
             "  --size LIST      WxH, 1080p, 4k, 8k\n"
-            "  --format LIST    gray8, rgb8, rgba8, gray16\n"
+            "  --format LIST    gray8, rgb8, rgba8, gray16, rgb16\n"
             "  --runs N         timed runs per row, median reported (default 20; --quick 10)\n"
             "  --csv FILE       write one CSV row per measurement\n"
             "  --md FILE        write the headline and the full table as markdown\n"
             "  --no-vendor      no cuDNN/CUB/NPP rows\n"
-            "  --sweep          run the hist variants cluster and opt with job->param 1,2,4,8,16\n"
+            "  --sweep          run the hist/equalize variants cluster and opt and clahe's cluster\n"
+            "                   with job->param 1,2,4,8,16\n"
             "                   (cluster: the cluster size; default on, off with --quick)\n"
             "  --no-sweep       no sweep\n"
             "  --cpu            also time the CPU variants (at 1920x1080 only)\n"
@@ -173,7 +176,7 @@ int bench_params(int sweep, ts_op_kind kind, const char *name, int *out)
     int n = 0;
     if (bench_wanted(name, 0))
         n = add_param(out, n, 0);
-    if (sweep && ((kind == TS_OP_HIST && is_swept(name)) ||
+    if (sweep && (((kind == TS_OP_HIST || kind == TS_OP_EQUALIZE) && is_swept(name)) ||
                   (kind == TS_OP_CLAHE && !strcmp(name, "cluster"))))
         for (size_t k = 0; k < sizeof sweep_params / sizeof sweep_params[0]; k++)
             if (bench_wanted(name, sweep_params[k]))
@@ -388,7 +391,7 @@ static void plan_formats(bench_plan *p, const char *arg)
             while (f < BF_COUNT && strcmp(bench_formats[f].name, it[k].name))
                 f++;
             if (f == BF_COUNT)
-                bench_die("--format %s: one of gray8, rgb8, rgba8, gray16", it[k].name);
+                bench_die("--format %s: one of gray8, rgb8, rgba8, gray16, rgb16", it[k].name);
             mask |= BF_BIT(f);
         }
     }

@@ -14,7 +14,7 @@
 #include <string.h>
 
 const bench_format bench_formats[BF_COUNT] = {
-    {"gray8", 1, 1}, {"rgb8", 3, 1}, {"rgba8", 4, 1}, {"gray16", 1, 2}};
+    {"gray8", 1, 1}, {"rgb8", 3, 1}, {"rgba8", 4, 1}, {"gray16", 1, 2}, {"rgb16", 3, 2}};
 
 void bench_text(char *dst, size_t len, const char *fmt, ...)
 {

@@ -40,11 +40,11 @@ if has sanitize; then
 fi
 if has bench; then
     log "bench clahe" | tee "$OUT/bench.log"
-    timeout ${BENCH_TIMEOUT:-240} build/bench --op clahe --size ${BENCH_SIZES:-8k,1080p} \
-        --format ${BENCH_FORMATS:-gray8,gray16,rgb8} --sweep --runs 20 \
+    timeout ${BENCH_TIMEOUT:-240} build/bench --op ${BENCH_OPS:-clahe,equalize:rgb} --size ${BENCH_SIZES:-8k,1080p} \
+        --format ${BENCH_FORMATS:-gray8,gray16,rgb8,rgb16} --sweep --runs 20 \
         --md "$OUT/bench.md" --csv "$OUT/bench.csv" >>"$OUT/bench.log" 2>&1
     echo "bench exit $?" | tee -a "$OUT/bench.log"
-    grep -E "^\| clahe" "$OUT/bench.md" | head -60
+    grep -E "^\| (clahe|equalize)" "$OUT/bench.md" | head -80
 fi
 if has cv2; then
     log "OpenCV CPU CLAHE" | tee "$OUT/cv2.log"
