@@ -214,17 +214,6 @@ i=0; while [ $i -lt 200 ]; do mk $((5 + i)) $((3 + i % 7)) $((1 + i % 4)) $((8 +
 run --headless -q -j 1 -o "$T/j1" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 1 batch" 0
 run --headless -q -j 8 -o "$T/j8" --ops "sharpen,rotate:270,equalize" "$T/many"; expect "--jobs 8 batch" 0
 [ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/j8" && md5sum * | LC_ALL=C sort)" ] && ok "--jobs 8 gives the bytes of --jobs 1" || bad "--jobs 8 gives the bytes of --jobs 1"
-# the start-up lane (forced on here: it runs on hosts with a GPU): the first K inputs on the CPU,
-# K from the cores alone, so -j changes nothing; the report names exactly those
-NC=$(nproc 2>/dev/null || echo 1); LK=$((3 * (NC > 1 ? NC - 1 : 1))); [ "$LK" -gt 128 ] && LK=128
-mkdir -p "$T/lane1" "$T/lane8"
-export TESSERA_STARTUP_LANE=3
-run --headless -q -j 1 -o "$T/lane1" --ops "sharpen,rotate:270,equalize" --report "$T/lane1.json" "$T/many"; expect "start-up lane, --jobs 1" 0
-run --headless -q -j 8 -o "$T/lane8" --ops "sharpen,rotate:270,equalize" --report "$T/lane8.json" "$T/many"; expect "start-up lane, --jobs 8" 0
-unset TESSERA_STARTUP_LANE
-[ "$(cd "$T/j1" && md5sum * | LC_ALL=C sort)" = "$(cd "$T/lane8" && md5sum * | LC_ALL=C sort)" ] && [ "$(sum "$T/lane1")" = "$(sum "$T/lane8")" ] && ok "start-up lane: the bytes of --jobs 1 for any --jobs" || bad "start-up lane: the bytes of --jobs 1 for any --jobs"
-n1=$(grep -o '"lane": "start-up"' "$T/lane1.json" | wc -l); n8=$(grep -o '"lane": "start-up"' "$T/lane8.json" | wc -l)
-[ "$n1" -eq "$LK" ] && [ "$n8" -eq "$LK" ] && ok "start-up lane: --report marks the first $LK inputs" || bad "start-up lane: --report marks the first $LK inputs (got $n1 and $n8)"
 # run to run and -j 16: the same bytes, and the same messages and report records in input order
 mkdir -p "$T/j16a" "$T/j16b"
 run --headless -j 16 -o "$T/j16a" --ops "sharpen,rotate:270,equalize" "$T/bad/text.png" "$T/many" "$T/in/ga16.png"; cp "$T/err" "$T/j16a.err"

@@ -41,7 +41,6 @@ typedef struct item {
     int device;         /* index into batch.devs of the worker that did it; -1: none */
     int width, height, channels, bytes;
     const char *decode_path; /* "cpu" (the nvJPEG codec: "engine", "cuda") */
-    int in_lane;        /* converted by the start-up lane, on the CPU (headless.c) */
     double ms[ST_COUNT];
     double cpu[ST_COUNT]; /* host CPU time of each stage (thread clocks; summed over retries) */
     unsigned merged;    /* bit s: stage s was timed together with stage s + 1 */
@@ -118,11 +117,6 @@ typedef struct batch {
     device_slot *devs;
     int n_devs;
     int workers;            /* worker threads (at most --jobs; fewer for a shorter batch) */
-    long lane;              /* inputs 0..lane-1 go to the start-up lane (headless.c); 0: none */
-    int lane_threads;
-    int hold_retire;        /* the lane runs before --report is open: its items wait in the ring */
-    int lane_images;        /* written by the lane (guarded by lock) */
-    double lane_mpix;
     ts_pipeline **own;      /* CPU: one per worker */
     int n_own;
     int progress;           /* draw a progress bar on stderr */

@@ -97,8 +97,6 @@ static void report_image(FILE *f, const batch *b, const item *it)
     }
     fprintf(f, ", \"device\": %d, \"decode_path\": ", it->device >= 0 ? b->devs[it->device].id : -1);
     json_str(f, it->decode_path);
-    if (it->in_lane) /* converted on the CPU while the GPU came up (headless.c) */
-        fprintf(f, ", \"lane\": \"start-up\"");
     fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d", it->width,
             it->height, it->channels, it->bytes * 8);
     /* the fields of earlier reports, kept: load = read + decode, save = encode + write */
@@ -216,7 +214,7 @@ static void say_notices(const batch *b, const char *text)
 
 void batch_retire(batch *b)
 {
-    while (!b->hold_retire && b->retired < b->pulled) {
+    while (b->retired < b->pulled) {
         item *it = batch_item(b, b->retired);
         if (it->state != IT_DONE)
             return;
@@ -269,8 +267,8 @@ void batch_print_item_timings(const batch *b, const item *it)
         return;
     int gpu = it->device >= 0 && b->devs[it->device].id >= 0; /* the CPU: no device, no transfers */
     char *name = app_escape(it->input);
-    printf("%s  %dx%d %dch %d-bit, decode %s%s", name, it->width, it->height, it->channels,
-           it->bytes * 8, it->decode_path, it->in_lane ? " (start-up lane)" : "");
+    printf("%s  %dx%d %dch %d-bit, decode %s", name, it->width, it->height, it->channels,
+           it->bytes * 8, it->decode_path);
     if (gpu)
         printf(", device %d", b->devs[it->device].id);
     printf(":");
@@ -375,9 +373,6 @@ void batch_print_summary(const batch *b)
     app_warn("%ld image%s written to %s in %.2f s (%s%s): %.1f images/s, %.1f MP/s", done,
             done == 1 ? "" : "s", o->output, b->secs, dev ? "GPU " : "CPU", dev ? dev->name : "",
             done / s, mpix / s);
-    if (b->lane_images)
-        app_warn("  %d image%s converted on the CPU while the GPU started (the start-up lane, "
-                 "%d threads)", b->lane_images, b->lane_images == 1 ? "" : "s", b->lane_threads);
     for (int d = 0; d < b->n_devs && b->n_devs > 1; d++)
         app_warn("  device %d: %d images, %.1f images/s, %.1f MP/s", b->devs[d].id,
                 b->devs[d].images, b->devs[d].images / s, b->devs[d].mpix / s);

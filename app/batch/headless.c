@@ -17,7 +17,6 @@
  * of their own (sigwait), so removing the temp files never races with a worker creating one.
  * Failures are collected and printed in input order at the end, one line each.
  */
-#define _GNU_SOURCE /* sched_getaffinity: the cores this process may use */
 #include "batch.h"
 #include "batch_source.h"
 #include "photo.h"
@@ -26,7 +25,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,7 +251,7 @@ static void feed(batch *b)
 static item *next_planned(batch *b)
 {
     for (;;) {
-        if (b->dispatched >= b->pulled) /* beyond it: the start-up lane's inputs are ahead */
+        if (b->dispatched >= b->pulled)
             feed(b);
         if (b->dispatched >= b->pulled)
             return NULL;
@@ -310,19 +308,15 @@ static int next_work(batch *b, sched *s, worker_arg *w, staged *job, int *n_deco
  * at the head of the ring is retired. Lock held. */
 static void finish(batch *b, sched *s, item *it)
 {
-    if (s)
-        s->in_flight--;
+    s->in_flight--;
     b->finished++;
     it->state = IT_DONE;
     if (it->ok && !b->first_written)
         b->first_written = now_ms() - b->t0;
-    if (it->ok && it->device >= 0) {
+    if (it->ok) {
         device_slot *d = &b->devs[it->device];
         d->images++;
         d->mpix += (double)it->width * it->height / 1e6;
-    } else if (it->ok) { /* the start-up lane's */
-        b->lane_images++;
-        b->lane_mpix += (double)it->width * it->height / 1e6;
     }
     if (b->progress)
         draw_progress(b, path_base(it->input));
@@ -408,178 +402,6 @@ static void *worker(void *arg)
     batch_gpu_worker_destroy(w->gpu);
     w->gpu = NULL;
     return NULL;
-}
-
-/* ---------------------------------------------------------------- the start-up lane */
-
-/* While the GPU comes up (its context and pipeline, nvJPEG's first handle: ~0.5 s on an H100
- * host), the host's cores have nothing to do. Two ways to spend them, both deciding which images
- * the CPU makes from the batch and the cores this process may use alone, never from timing or
- * -j, so that the outputs are the same bytes run to run:
- *   - a short batch (known complete at the start, at most SMALL_PER_CORE images a core but one)
- *     runs on the CPU alone, with no GPU start-up at all: 8 MP photos cost ~95 ms of CPU each
- *     there, so on 16 cores 30 of them are written before the GPU would have decoded one;
- *   - the start-up lane (TESSERA_STARTUP_LANE=N: N images a core but one; off by default): the
- *     first inputs converted whole on the CPU, one thread a core but one, while the GPU workers
- *     start after them; --report marks them ("lane": "start-up"). Measured on an H100 host with
- *     16 cores (2026-11-26, N 4, 8 MP photos): 120 camera photos 1.03 s against 0.92 s without,
- *     600 1.44 against 1.32, 600 progressive 3.53 against 3.62: the CPU path's ~95 ms an image
- *     against the GPU path's ~15 ms of host CPU, and the lane slows the GPU's own start-up by
- *     ~0.1 s, so it costs more than it saves there; it stays for hosts with slower GPU
- *     start-up and for the tests.
- * Both only with the automatic backend on a host with an NVIDIA device node (elsewhere every
- * image is on the CPU anyway). */
-#define SMALL_PER_CORE 2
-#define LANE_MAX_THREADS 64
-#define LANE_MAX 128 /* at most half the item ring's smallest size: the GPU workers need room */
-
-typedef struct lane {
-    batch *b;
-    long next;        /* the next input to take (batch lock) */
-    double t0, t_end; /* ms from the batch's start: its threads' start, the last one's end */
-    pthread_t tid[LANE_MAX_THREADS];
-    int n;
-} lane;
-
-static int usable_cores(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    return cpu_count();
-}
-
-/* The short-batch limit (small = 1) or the lane's K (small = 0) for this batch; 0: none. */
-static long cpu_share(const app_options *o, int small)
-{
-    long per_core = small ? SMALL_PER_CORE : 0;
-    const char *e = getenv("TESSERA_STARTUP_LANE"); /* the lane: images a core (tests, hosts) */
-    if (!small && e && parse_long(e, 0, 64, &per_core) != 0)
-        per_core = 0;
-    int forced = !small && e != NULL;
-    if (o->backend == TS_BACKEND_CPU ||
-        (!forced && (o->backend != TS_BACKEND_AUTO || access("/dev/nvidiactl", F_OK) != 0)))
-        return 0;
-    if (small && getenv("TESSERA_SMALL_BATCH_CPU") && !strcmp(getenv("TESSERA_SMALL_BATCH_CPU"), "0"))
-        return 0; /* measurements: the GPU whatever the batch */
-    int cores = usable_cores();
-    long k = per_core * (cores > 1 ? cores - 1 : 1);
-    return k < LANE_MAX ? k : LANE_MAX;
-}
-
-/* The lane's next input (lock held); NULL when its share is done. */
-static item *lane_next(batch *b, lane *l)
-{
-    while (l->next < b->lane) {
-        if (l->next >= b->pulled)
-            feed(b);
-        if (l->next >= b->pulled) {
-            if (b->src_done) {
-                b->lane = l->next; /* the batch was shorter than the lane */
-                break;
-            }
-            struct timespec ts; /* a streaming source: its next names come in their time */
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 10 * 1000000;
-            if (ts.tv_nsec >= 1000000000)
-                ts.tv_sec++, ts.tv_nsec -= 1000000000;
-            pthread_cond_timedwait(&b->wake, &b->lock, &ts);
-            continue;
-        }
-        item *it = batch_item(b, l->next++);
-        if (it->state == IT_PLANNED) {
-            it->state = IT_WORKING;
-            return it;
-        }
-    }
-    return NULL;
-}
-
-/* One input, start to end, on the CPU; 0 when written. */
-static int lane_convert(batch *b, ts_pipeline *p, item *it)
-{
-    device_slot cpu = {.id = -1};
-    decode_slot slot;
-    memset(&slot, 0, sizeof slot);
-    slot.it = it;
-    it->t_start = now_ms();
-    it->in_lane = 1;
-    it->device = -1;
-    stage_decode(b, NULL, &slot, 1);
-    if (slot.st != TS_OK)
-        return -1;
-    ts_image out;
-    size_t cap = 0;
-    int on_device = 0;
-    double c0 = thread_cpu_ms();
-    int failed = stage_ops(b, it, &cpu, p, NULL, &slot.im, &slot.cap, &on_device, &out, &cap);
-    it->cpu[ST_OPS] += thread_cpu_ms() - c0;
-    if (failed || stage_encode(b, it, NULL, &cpu, &out, &cap, 0))
-        return -1;
-    it->total_ms = now_ms() - it->t_start;
-    append_notice(it, it->input, it->rep.notice);
-    it->ok = 1;
-    return 0;
-}
-
-static void *lane_worker(void *arg)
-{
-    lane *l = arg;
-    batch *b = l->b;
-    ts_pipeline *p = NULL;
-    char msg[256];
-    if (ts_pipeline_create(&p, TS_BACKEND_CPU, msg, sizeof msg) != TS_OK)
-        p = NULL;
-    else
-        ts_pipeline_set_max_pixels(p, b->o->max_pixels);
-    pthread_mutex_lock(&b->lock);
-    item *it;
-    while ((it = lane_next(b, l)) != NULL) {
-        pthread_mutex_unlock(&b->lock);
-        if (p)
-            lane_convert(b, p, it);
-        else
-            item_error(it, "%s: %s", it->input, ts_error_detail());
-        pthread_mutex_lock(&b->lock);
-        finish(b, NULL, it);
-        pthread_cond_broadcast(&b->wake);
-    }
-    l->t_end = now_ms() - b->t0;
-    pthread_mutex_unlock(&b->lock);
-    ts_pipeline_destroy(p);
-    return NULL;
-}
-
-/* Starts the lane's threads on inputs 0..b->lane-1; the GPU workers begin after them. */
-static void lane_start(batch *b, lane *l)
-{
-    memset(l, 0, sizeof *l);
-    l->b = b;
-    if (b->lane <= 0)
-        return;
-    b->dispatched = b->lane;
-    int want = usable_cores() - 1;
-    want = want < 1 ? 1 : want > LANE_MAX_THREADS ? LANE_MAX_THREADS : want;
-    want = want > b->lane ? (int)b->lane : want;
-    l->t0 = now_ms() - b->t0;
-    for (int i = 0; i < want; i++)
-        if (pthread_create(&l->tid[l->n], NULL, lane_worker, l) == 0)
-            l->n++;
-    if (l->n == 0) /* no thread: this one does the lane's share first */
-        lane_worker(l);
-    b->lane_threads = l->n ? l->n : 1;
-}
-
-static void lane_join(batch *b, lane *l)
-{
-    for (int i = 0; i < l->n; i++)
-        pthread_join(l->tid[i], NULL);
-    if (b->lane > 0)
-        batch_mark(b, "start-up lane (CPU)", -1, l->t0, l->t_end);
-    l->n = 0;
-    pthread_mutex_lock(&b->lock);
-    feed(b);
-    pthread_mutex_unlock(&b->lock);
 }
 
 /* ---------------------------------------------------------------- signals */
@@ -692,50 +514,29 @@ static int run_batch(const app_options *o)
     b.workers = workers;
     /* the CPU reference's convolution shares what the workers leave: all of --jobs for one image */
     ts_ref_set_threads(o->jobs / workers);
-    app_options on_cpu;
-    long small = cpu_share(o, 1);
-    if (small > 0 && b.src_done && b.n <= small) {
-        /* a short batch: the CPU alone, no GPU start-up to wait for */
-        on_cpu = *o;
-        on_cpu.backend = TS_BACKEND_CPU;
-        b.o = o = &on_cpu;
-        batch_mark(&b, "a short batch: on the CPU alone", -1, 0, 0);
-    }
-    b.lane = cpu_share(o, 0);
-    struct rusage r0, r1;
-    getrusage(RUSAGE_SELF, &r0);
-    double t_work = now_ms();
-    lane ln;
-    b.hold_retire = b.lane > 0; /* until --report is open, which wants the device's name */
-    lane_start(&b, &ln);
+    /* Not done, measured (H100 host, 2026-11-26; tools/results/nvidia-h100-batch-2026-11-26b.md):
+     * a short batch on the CPU alone (30 photos 0.62 s against 0.92 s) and the first inputs on
+     * the CPU while the GPU starts (slower: 120 photos 1.03 s against 0.92 s). Both choose the
+     * CPU for an image by the batch's length or position, so a file's bytes would depend on the
+     * batch it came in, and --shard's shards would no longer add up to the one-process run. */
     double t_open = now_ms();
     if (batch_open_pipelines(&b, workers) != 0) {
-        b.hold_retire = 0;
-        lane_join(&b, &ln);
-        batch_gpu_close(&b);
         batch_close_pipelines(&b);
         rc = 1;
         goto out;
     }
     b.setup_open_ms = now_ms() - t_open;
     batch_gpu_open(&b);
-    int report_failed = o->report && batch_report_open(&b) != 0;
-    pthread_mutex_lock(&b.lock);
-    b.hold_retire = 0;
-    feed(&b);
-    pthread_mutex_unlock(&b.lock);
-    if (report_failed) {
-        lane_join(&b, &ln);
+    if (o->report && batch_report_open(&b) != 0) {
         batch_gpu_close(&b);
         batch_close_pipelines(&b);
         rc = 1;
         goto out;
     }
     b.progress = !o->quiet && isatty(2) && !(b.src_done && b.n <= 1);
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
     run_workers(&b, workers);
-    lane_join(&b, &ln);
-    if (b.lane > 0) /* the work began with the lane, before the GPU's start-up */
-        b.secs = (now_ms() - t_work) / 1000;
     getrusage(RUSAGE_SELF, &r1);
     b.host_cpu_ms = (tv_ms(r1.ru_utime) - tv_ms(r0.ru_utime)) + (tv_ms(r1.ru_stime) - tv_ms(r0.ru_stime));
     b.skipped = b.src->skipped;
