@@ -126,7 +126,8 @@ __global__ void __launch_bounds__(DI_TX) resize_direct_kernel(rs_args a, int ry,
 
 #define DS_THREADS 256
 #define DS_RYMAX 16          /* output rows a tile, at most */
-#define DS_SMEM (48 * 1024)  /* the default per-block limit: no opt-in needed */
+#define DS_SMEM (48 * 1024 - 256) /* the default per-block limit (no opt-in needed), less the
+                                    kernel's static arrays: 49,088 + 136 bytes failed to launch */
 
 /* The taps of the staged row at `row` (shared memory, 16-byte aligned), sx's bytes at off:
  * 8-bit by the two aligned 64-bit words around them, 16-bit by element; premultiplied. */
