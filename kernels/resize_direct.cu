@@ -29,6 +29,32 @@
 #define DI_RU 4     /* output rows a thread loads at once (16 loads in flight, 8-bit) */
 #define DI_RY 8     /* output rows a block */
 
+/* The two 8-bit taps' C bytes each from the aligned 64-bit words lo, hi, starting o bytes in. */
+template <int C>
+__device__ __forceinline__ void di_unpack8(unsigned long long lo, unsigned long long hi, int o,
+                                           unsigned (&s)[2][C])
+{
+    const unsigned long long v = o ? (lo >> (8 * o)) | (hi << (64 - 8 * o)) : lo;
+#pragma unroll
+    for (int t = 0; t < 2; t++)
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            s[t][c] = (unsigned)(v >> (8 * (C * t + c))) & 255u;
+}
+
+/* Both taps premultiplied by their alpha where the image has one. */
+template <typename T, int C>
+__device__ __forceinline__ void di_premul(unsigned (&s)[2][C])
+{
+    if (C == 2 || C == 4) {
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int c = 0; c < C - 1; c++)
+                s[t][c] = rs_premul(s[t][c], s[t][C - 1], (int)sizeof(T));
+    }
+}
+
 /* The two taps (sx, sx + 1) of row `row`, channel c of tap t in s[t][c], premultiplied where the
  * image has alpha. wide: the 16 bytes from sx's aligned 8-byte word lie inside the row. */
 template <typename T, int C>
@@ -36,15 +62,9 @@ __device__ __forceinline__ void di_taps(const unsigned char *row, int sx, int iw
                                         unsigned (&s)[2][C])
 {
     if (sizeof(T) == 1 && wide) {
-        const int b = C * sx, base = b & ~7, o = b - base;
+        const int b = C * sx, base = b & ~7;
         const unsigned long long *p = (const unsigned long long *)(row + base);
-        const unsigned long long lo = __ldg(p), hi = __ldg(p + 1);
-        const unsigned long long v = o ? (lo >> (8 * o)) | (hi << (64 - 8 * o)) : lo;
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int c = 0; c < C; c++)
-                s[t][c] = (unsigned)(v >> (8 * (C * t + c))) & 255u;
+        di_unpack8<C>(__ldg(p), __ldg(p + 1), b - base, s);
     } else {
         const T *p = (const T *)row;
         const int x1 = min(sx + 1, iw - 1);
@@ -54,13 +74,7 @@ __device__ __forceinline__ void di_taps(const unsigned char *row, int sx, int iw
             s[1][c] = __ldg(p + (size_t)x1 * C + c);
         }
     }
-    if (C == 2 || C == 4) {
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int c = 0; c < C - 1; c++)
-                s[t][c] = rs_premul(s[t][c], s[t][C - 1], (int)sizeof(T));
-    }
+    di_premul<T, C>(s);
 }
 
 /* One sample of a pass: (w0 a + w1 b + half) >> prec, clamped, as the reference rounds. */
@@ -136,15 +150,9 @@ __device__ __forceinline__ void ds_taps(const unsigned char *row, int off, int o
                                         unsigned (&s)[2][C])
 {
     if (sizeof(T) == 1) {
-        const int base = off & ~7, o = off - base;
-        const unsigned long long lo = *(const unsigned long long *)(row + base),
-                                 hi = *(const unsigned long long *)(row + base + 8);
-        const unsigned long long v = o ? (lo >> (8 * o)) | (hi << (64 - 8 * o)) : lo;
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int c = 0; c < C; c++)
-                s[t][c] = (unsigned)(v >> (8 * (C * t + c))) & 255u;
+        const int base = off & ~7;
+        di_unpack8<C>(*(const unsigned long long *)(row + base),
+                      *(const unsigned long long *)(row + base + 8), off - base, s);
     } else {
         const T *p0 = (const T *)(row + off), *p1 = (const T *)(row + off1);
 #pragma unroll
@@ -153,13 +161,7 @@ __device__ __forceinline__ void ds_taps(const unsigned char *row, int off, int o
             s[1][c] = p1[c];
         }
     }
-    if (C == 2 || C == 4) {
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int c = 0; c < C - 1; c++)
-                s[t][c] = rs_premul(s[t][c], s[t][C - 1], (int)sizeof(T));
-    }
+    di_premul<T, C>(s);
 }
 
 template <typename T, int C>

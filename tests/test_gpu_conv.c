@@ -297,6 +297,28 @@ TEST(gpu_conv_strip_paths)
     }
 }
 
+/* Variant v on `op` over `in` at each job->param of params[0..np) against the reference; 0 when
+ * every run matched, -1 after saying what failed (a refusal too). */
+static int check_params(const ts_variant *v, const ts_op *op, const ts_image *in,
+                        const int *params, size_t np)
+{
+    ts_image want;
+    if (ts_ref_conv(op, in, &want) != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", op->text, ts_error_detail());
+        return -1;
+    }
+    int bad = 0;
+    for (size_t k = 0; k < np && !bad; k++) {
+        int r = check_variant(v, op, in, &want, params[k]);
+        if (r == 0)
+            tst_fail(__FILE__, __LINE__, "%s refused %s on %d ch %d-bit", v->name, op->text,
+                     in->channels, 8 * in->bytes);
+        bad = r <= 0;
+    }
+    ts_image_free(&want);
+    return bad ? -1 : 0;
+}
+
 /* mmasep's strips take mmapipe's three paths (border, steady, general) with its separable rows:
  * gauss:5 and gauss:7 (and a wide sigma) on the channel counts it takes, at the default strip
  * height and at heights that move strips between the paths (10, 20: steady at K = 5; 14, 28: at
@@ -313,23 +335,9 @@ TEST(gpu_conv_mmasep_strip_paths)
     for (int ch = 2; ch <= 4; ch++) {
         ts_image in = tu_random_image(1101, 101, ch, 1, &st);
         for (int f = 0; f < 3; f++) {
-            ts_image want;
             if (ch == 2 && f == 0)
                 continue; /* gauss:5 on 2 channels: one k-step, refused */
-            if (ts_ref_conv(&ops[f], &in, &want) != TS_OK) {
-                tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", ops[f].text,
-                         ts_error_detail());
-                ts_image_free(&in);
-                return;
-            }
-            int bad = 0;
-            for (size_t k = 0; k < sizeof params / sizeof params[0] && !bad; k++) {
-                int r = check_variant(v, &ops[f], &in, &want, params[k]);
-                CHECKF(r != 0, "mmasep refused %s on %d ch", ops[f].text, ch);
-                bad = r <= 0;
-            }
-            ts_image_free(&want);
-            if (bad) {
+            if (check_params(v, &ops[f], &in, params, sizeof params / sizeof params[0])) {
                 ts_image_free(&in);
                 return;
             }
@@ -357,21 +365,7 @@ TEST(gpu_conv_runsum_segments)
         for (int bytes = 1; bytes <= 2; bytes++) {
             ts_image in = tu_random_image(1101, 61, ch, bytes, &st);
             for (int f = 0; f < 5; f++) {
-                ts_image want;
-                if (ts_ref_conv(&ops[f], &in, &want) != TS_OK) {
-                    tst_fail(__FILE__, __LINE__, "reference failed on %s: %s", ops[f].text,
-                             ts_error_detail());
-                    ts_image_free(&in);
-                    return;
-                }
-                int bad = 0;
-                for (size_t k = 0; k < sizeof params / sizeof params[0] && !bad; k++) {
-                    int r = check_variant(v, &ops[f], &in, &want, params[k]);
-                    CHECKF(r != 0, "runsum refused %s on %d ch %d-bit", ops[f].text, ch, 8 * bytes);
-                    bad = r <= 0;
-                }
-                ts_image_free(&want);
-                if (bad) {
+                if (check_params(v, &ops[f], &in, params, sizeof params / sizeof params[0])) {
                     ts_image_free(&in);
                     return;
                 }
