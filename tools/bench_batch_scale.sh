@@ -10,8 +10,7 @@
 # Usage: bash tools/bench_batch_scale.sh OUTDIR [CORPUS]   (CORPUS default .carry/corpus)
 # Environment: TESSERA (build/tessera), PYTHON (python3), ONE ("camera:120 camera:600
 # shipped:120 shipped:600"), MULTI (4800: camera images for the every-GPU rows; 0: none),
-# SYNCS ("spin block"), OPENCV (1; 0: no OpenCV rows), LANES ("on": the start-up lane as it
-# comes; "off": TESSERA_STARTUP_LANE=0; "on off": both rows).
+# SYNCS ("spin block"), OPENCV (1; 0: no OpenCV rows).
 # Writes OUTDIR/scale.md (the table), OUTDIR/scale.log (every command's output), timings.txt.
 set -u
 OUT=${1:?usage: bench_batch_scale.sh OUTDIR [CORPUS]}
@@ -22,7 +21,6 @@ ONE=${ONE:-camera:120 camera:600 shipped:120 shipped:600}
 MULTI=${MULTI:-4800}
 SYNCS=${SYNCS:-spin block}
 OPENCV=${OPENCV:-1}
-LANES=${LANES:-on}
 OPS=gauss:5,equalize,rotate:90
 mkdir -p "$OUT"
 LOG=$OUT/scale.log
@@ -61,9 +59,9 @@ tessera_row() {
     t=$( { time env TESSERA_CUDA_SYNC="$sync" $pre "$TESSERA" --headless -q --force -o "$W/out" \
         --ops "$OPS" --format jpg --quality 90 --report "$W/r.json" --timings "$@" \
         >"$W/timings.txt" 2>>"$LOG"; } 2>&1 | tail -1)
-    echo "== $row sync=$sync lane=${LANE:-on}: $t (real user sys)" >>"$LOG"
-    { echo "== $row sync=$sync lane=${LANE:-on}"; grep -v "^/" "$W/timings.txt"; } >>"$OUT/timings.txt"
-    "$PYTHON" - "$W/r.json" "$n" "$row" "$sync, lane ${LANE:-on}" "$t" <<'PY' >>"$MD"
+    echo "== $row sync=$sync: $t (real user sys)" >>"$LOG"
+    { echo "== $row sync=$sync"; grep -v "^/" "$W/timings.txt"; } >>"$OUT/timings.txt"
+    "$PYTHON" - "$W/r.json" "$n" "$row" "$sync" "$t" <<'PY' >>"$MD"
 import json, sys
 r = json.load(open(sys.argv[1]))
 n, row, sync = int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -96,10 +94,7 @@ for spec in $ONE; do
     make_set "$c" "$n" "$d"
     [ "$OPENCV" = 1 ] && opencv_row "$c $n, 1 GPU" "$n" "$d"
     for s in $SYNCS; do
-        for LANE in $LANES; do
-            lv=""; [ "$LANE" = off ] && lv="TESSERA_STARTUP_LANE=0"
-            tessera_row "$c $n, 1 GPU" "$n" "env CUDA_VISIBLE_DEVICES=0 $lv taskset -c 0-15" "$s" -j 16 "$d"
-        done
+        tessera_row "$c $n, 1 GPU" "$n" "env CUDA_VISIBLE_DEVICES=0 taskset -c 0-15" "$s" -j 16 "$d"
     done
     rm -rf "$d"
 done
