@@ -287,11 +287,22 @@ st = i["stages_ms"]
 assert list(st) == ["read+decode", "upload", "ops", "download", "encode+write"], st
 assert st["read+decode"] > 0 and st["encode+write"] > 0, st
 assert i["total_ms"] >= i["load_ms"] + i["save_ms"], i
+cpu = r["host_cpu_stage_ms"]
+assert list(cpu) == ["read", "decode", "upload", "ops", "download", "encode", "write"], cpu
+assert all(v >= 0 for v in cpu.values()) and sum(cpu.values()) <= r["host_cpu_ms"] + 1, (cpu, r["host_cpu_ms"])
 PY
 fi
 run --headless -o "$T/rp" --format jpg --backend cpu --timings "$T/rp/keep.png"
 grep -q "decode cpu:.*read+decode .*encode+write .*total" "$T/out" && ok "--timings gives the decode path and each stage" || bad "--timings gives the decode path and each stage"
 ! grep -q "device -1\|upload\|nvJPEG\|^setup:" "$T/out" && ok "--timings on the CPU names no device, transfer or GPU set-up" || bad "--timings on the CPU names no device, transfer or GPU set-up"
+# the host CPU per stage: the decode and the encode cost something, the stages add up to no more
+# than the process's CPU over the work
+line=$(grep "^host CPU by stage" "$T/out"); total=$(sed -n 's/^host CPU: \([0-9]*\) ms over the work.*/\1/p' "$T/out")
+dec=$(echo "$line" | sed -n 's/.* decode \([0-9.]*\),.*/\1/p'); enc=$(echo "$line" | sed -n 's/.* encode \([0-9.]*\),.*/\1/p')
+rest=$(echo "$line" | sed -n 's/.*outside the stages \(-\{0,1\}[0-9.]*\)$/\1/p')
+awk -v d="$dec" -v e="$enc" -v r="$rest" -v t="$total" 'BEGIN { exit !(d > 0 && e > 0 && r > -1 && t >= 0) }' &&
+    ok "--timings: host CPU per stage (decode $dec ms, encode $enc ms, outside $rest ms)" ||
+    bad "--timings: host CPU per stage ($line; total $total)"
 grep -q "^start-up (ms from the start)" "$T/out" && grep -q "first output written" "$T/out" && grep -q "^host CPU: [0-9]* ms over the work, [0-9.]* ms per image" "$T/out" && ok "--timings: the start-up timeline and host CPU per image" || bad "--timings: the start-up timeline and host CPU per image"
 grep -q "images/s, .* MP/s" "$T/err" && ok "the summary gives images/s and MP/s" || bad "the summary gives images/s and MP/s"
 if "$TESSERA" --list 2>/dev/null | grep -q "^backend: GPU" && /usr/bin/python3 -c 'import json' 2>/dev/null; then
