@@ -110,11 +110,32 @@ static void copy_plane(const uint8_t *p, int stride, int bits, ts_image *out)
 
 static int is_type(const unsigned char *p, const char *t) { return memcmp(p, t, 4) == 0; }
 
+/* floor(sqrt(v)) by bisection, v < 2^62 */
+static uint64_t sqrt_u64(uint64_t v)
+{
+    uint64_t lo = 0, hi = (uint64_t)1 << 31;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi + 1) / 2;
+        if (mid * mid <= v)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 /* 1 when every box (ISO BMFF) of [start, end) fits in its parent, down to the item boxes in
  * 'meta' and the property boxes in 'iprp'/'ipco'. libheif 1.15 sizes its buffers by a box's
  * declared size: a 200-byte file whose 'idat' says 4 GB made it allocate 4 GB (fuzz_heif). Each
- * step moves on by at least 8 bytes; the depth is bounded. */
-static int boxes_fit(const unsigned char *b, size_t start, size_t end, int depth)
+ * step moves on by at least 8 bytes; the depth is bounded. *ispe_max: the largest width x height
+ * any 'ispe' property declares (every item's: tiles, alpha, thumbnails). */
+static int boxes_fit(const unsigned char *b, size_t start, size_t end, int depth,
+                     uint64_t *ispe_max)
 {
     size_t i = start;
     while (i < end) {
@@ -136,10 +157,15 @@ static int boxes_fit(const unsigned char *b, size_t start, size_t end, int depth
         if (size < head || size > end - i)
             return 0;
         const unsigned char *t = b + i + 4;
+        if (is_type(t, "ispe") && size >= head + 12) { /* version and flags, width, height */
+            uint64_t area = (uint64_t)be32(b + i + head + 4) * be32(b + i + head + 8);
+            *ispe_max = area > *ispe_max ? area : *ispe_max;
+        }
         size_t kids = is_type(t, "meta") ? head + 4 /* a full box: version and flags */
                       : is_type(t, "iprp") || is_type(t, "ipco") || is_type(t, "dinf") ? head
                                                                                         : 0;
-        if (kids && depth < 3 && (size < kids || !boxes_fit(b, i + kids, i + (size_t)size, depth + 1)))
+        if (kids && depth < 3 &&
+            (size < kids || !boxes_fit(b, i + kids, i + (size_t)size, depth + 1, ispe_max)))
             return 0;
         i += (size_t)size;
     }
@@ -151,7 +177,8 @@ ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *nam
                            size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (!boxes_fit(buf, 0, len, 0))
+    uint64_t ispe_max = 0;
+    if (!boxes_fit(buf, 0, len, 0, &ispe_max))
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (a box runs past its end: cut "
                          "or damaged file)", name);
     struct heif_context *ctx = heif_context_alloc();
@@ -179,6 +206,24 @@ ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *nam
     if ((st = tsio_check_limit(w > 0 ? (uint64_t)w : 0, ht > 0 ? (uint64_t)ht : 0, max_pixels,
                                err, errlen)) != TS_OK)
         goto done;
+    /* No item may be much larger than the image it makes: a grid's tiles are smaller than the
+     * grid (a 1x1 grid's one tile may overhang it a little). */
+    if (ispe_max > max_pixels || ispe_max > 4 * (uint64_t)w * (uint64_t)ht + (1u << 20)) {
+        st = tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (an item of %llu pixels in an "
+                       "image of %dx%d)", name, (unsigned long long)ispe_max, w, ht);
+        goto done;
+    }
+    /* libheif bounds what a grid's own header may claim by a side only (below: the primary's
+     * longer side), so a long thin primary lets a grid claim that side squared: a 749-byte file
+     * of fuzz_heif said 16x53772 with 64x64 tiles, libheif 1.15 took 5.3 GB and tessera crashed
+     * (signal 11). That square is held to 4x the pixel limit: a side of at most 32768 by default. */
+    uint64_t side = (uint64_t)(w > ht ? w : ht);
+    if (side * side > 4 * max_pixels) {
+        st = tsio_fail(err, errlen, TS_ERR_TOO_LARGE, "%s is %dx%d: a side over %llu is refused "
+                       "for HEIF (twice the square root of the pixel limit)", name, w, ht,
+                       (unsigned long long)(2 * sqrt_u64(max_pixels)));
+        goto done;
+    }
     /* Nothing decoded may be wider or taller than the primary image says it is ('ispe'): a grid
      * whose own header claims more (a 749-byte file: 16x12 by 'ispe', 4096x3072 by its grid)
      * made libheif 1.15 take 5 GB and crash in heif_decode_image (fuzz_heif). libheif refuses a
