@@ -251,9 +251,9 @@ static void feed(batch *b)
 static item *next_planned(batch *b)
 {
     for (;;) {
-        if (b->dispatched >= b->pulled)
+        if (b->dispatched == b->pulled)
             feed(b);
-        if (b->dispatched >= b->pulled)
+        if (b->dispatched == b->pulled)
             return NULL;
         item *it = batch_item(b, b->dispatched);
         if (it->state == IT_PLANNED)
@@ -296,7 +296,7 @@ static int next_work(batch *b, sched *s, worker_arg *w, staged *job, int *n_deco
             }
             return W_DECODE;
         }
-        if (b->src_done && b->dispatched >= b->pulled && s->in_flight == 0) {
+        if (b->src_done && b->dispatched == b->pulled && s->in_flight == 0) {
             feed(b);
             return W_DONE;
         }

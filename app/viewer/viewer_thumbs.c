@@ -227,8 +227,47 @@ static unsigned char *read_head(const char *path, size_t *len)
     return buf;
 }
 
-ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max_pixels,
-                        ts_image *out, char *err, size_t errlen)
+/* A worker's nvJPEG context and the device image it decodes into (gpu_way). */
+typedef struct thumb_gpu {
+    gj_ctx *ctx;
+    gj_result res;
+    ts_stream stream;
+} thumb_gpu;
+
+/* The file's bytes decoded by nvJPEG on the device and made a thumbnail there by the resize op,
+ * downloaded into *small, with the file's metadata; TS_ERR_UNSUPPORTED when nvJPEG refuses it
+ * (libjpeg's reduced decode takes it then). */
+static ts_status gpu_thumb(thumb_gpu *g, ts_pipeline *p, const unsigned char *buf, size_t len,
+                           int size, tsio_meta *meta, ts_image *small)
+{
+    ts_status st = gj_decode_batch(g->ctx, &buf, &len, 1, &g->res);
+    if (st == TS_OK && g->res.status == TS_OK)
+        st = ts_gpu_sync(g->stream);
+    else if (st == TS_OK)
+        st = TS_ERR_UNSUPPORTED;
+    if (st == TS_OK && tsio_codec_jpeg()->meta_read(buf, len, meta) != TS_OK)
+        st = TS_ERR_UNSUPPORTED;
+    char text[48], err[256];
+    ts_chain chain;
+    ts_run_report rep;
+    snprintf(text, sizeof text, "thumbnail:%d:cubic", size); /* as the CPU way's below */
+    if (st == TS_OK && (st = ts_chain_parse(text, &chain, err, sizeof err)) == TS_OK) {
+        st = ts_pipeline_run_dev(p, &chain, &g->res.d_im, small, &rep, NULL);
+        ts_chain_free(&chain);
+    }
+    if (st != TS_OK) {
+        tsio_meta_free(meta);
+        memset(meta, 0, sizeof *meta);
+        return TS_ERR_UNSUPPORTED;
+    }
+    return TS_OK;
+}
+
+/* vw_thumb_make, with nvJPEG's decode in place of libjpeg's reduced one when g is given (then
+ * *by_gpu says whether it took the file). */
+static ts_status thumb_make(ts_pipeline *p, thumb_gpu *g, const char *path, int size,
+                            uint64_t max_pixels, ts_image *out, char *err, size_t errlen,
+                            int *by_gpu)
 {
     ts_image im = {0}, small = {0};
     tsio_meta meta = {0};
@@ -247,7 +286,10 @@ ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max
         buf = NULL;
     if (exif)
         st = TS_OK;
-    else if (buf) {
+    else if (buf && g && gpu_thumb(g, p, buf, len, size, &meta, &im) == TS_OK) {
+        st = TS_OK; /* already small: upright below (the same picture, 1/500 of the pixels) */
+        *by_gpu = 1;
+    } else if (buf) {
         tsio_reduced info;
         st = tsio_jpeg_decode_reduced(buf, len, max_pixels, size, size, &meta, &info, &im, err,
                                       errlen);
@@ -289,60 +331,10 @@ ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max
     return st;
 }
 
-/* The GPU's way: the whole JPEG decoded by nvJPEG on the device, the resize op there, the
- * thumbnail downloaded, then turned upright. TS_ERR_UNSUPPORTED: not for this way (not a JPEG,
- * a camera's EXIF thumbnail is cheaper, nvJPEG refused it): the CPU's way takes it. */
-typedef struct thumb_gpu {
-    gj_ctx *ctx;
-    gj_result res;
-    ts_stream stream;
-} thumb_gpu;
-
-static ts_status thumb_make_gpu(thumb_gpu *g, ts_pipeline *p, const char *path, int size,
-                                uint64_t max_pixels, ts_image *out)
+ts_status vw_thumb_make(ts_pipeline *p, const char *path, int size, uint64_t max_pixels,
+                        ts_image *out, char *err, size_t errlen)
 {
-    size_t len = 0;
-    ts_image ex = {0}, small = {0};
-    tsio_meta meta = {0};
-    char err[256];
-    unsigned char *buf = read_head(path, &len);
-    int exif = buf && exif_thumbnail(buf, len, size, &ex, &meta);
-    free(buf);
-    ts_image_free(&ex);
-    tsio_meta_free(&meta);
-    memset(&meta, 0, sizeof meta);
-    if (exif || tsio_read_file(path, max_pixels, tsio_codec_jpeg(), &buf, &len, NULL, err,
-                               sizeof err) != TS_OK)
-        return TS_ERR_UNSUPPORTED;
-    const unsigned char *data = buf;
-    ts_status st = gj_decode_batch(g->ctx, &data, &len, 1, &g->res);
-    if (st == TS_OK && g->res.status == TS_OK)
-        st = ts_gpu_sync(g->stream);
-    else if (st == TS_OK)
-        st = TS_ERR_UNSUPPORTED;
-    if (st == TS_OK && tsio_codec_jpeg()->meta_read(buf, len, &meta) != TS_OK)
-        st = TS_ERR_UNSUPPORTED;
-    free(buf);
-    if (st != TS_OK) {
-        tsio_meta_free(&meta);
-        return TS_ERR_UNSUPPORTED;
-    }
-    char text[48];
-    ts_chain chain;
-    ts_run_report rep;
-    snprintf(text, sizeof text, "thumbnail:%d:cubic", size); /* as vw_thumb_make's */
-    if ((st = ts_chain_parse(text, &chain, err, sizeof err)) == TS_OK) {
-        st = ts_pipeline_run_dev(p, &chain, &g->res.d_im, &small, &rep, NULL);
-        ts_chain_free(&chain);
-    }
-    int orientation;
-    if (st == TS_OK) /* upright after the resize: the same picture, 1/500 of the pixels */
-        photo_orient_image(p, &small, &meta, &orientation);
-    tsio_meta_free(&meta);
-    if (st == TS_OK)
-        st = to_rgb8(&small, out);
-    ts_image_free(&small);
-    return st == TS_OK ? TS_OK : TS_ERR_UNSUPPORTED;
+    return thumb_make(p, NULL, path, size, max_pixels, out, err, errlen, NULL);
 }
 
 /* nvJPEG's device part for the workers, on its own thread: a GPU pipeline makes the device
@@ -442,15 +434,14 @@ static void make_one(vw_thumbs *t, ts_pipeline **pp, thumb_gpu *g, int i, ts_ima
     ts_pipeline *p = worker_pipeline(t, pp);
     if (!p)
         return;
-    int by_gpu = gpu_way(t, p, g) == 0 &&
-                 thumb_make_gpu(g, p, t->path[i], VW_THUMB_SIZE, t->max_pixels, im) == TS_OK;
+    int by_gpu = 0;
+    if (thumb_make(p, gpu_way(t, p, g) == 0 ? g : NULL, t->path[i], VW_THUMB_SIZE, t->max_pixels,
+                   im, err, sizeof err, &by_gpu) != TS_OK)
+        return; /* the cell says the file cannot be shown; opening it shows why */
     if (by_gpu) {
         pthread_mutex_lock(&t->mu);
         t->made_gpu++;
         pthread_mutex_unlock(&t->mu);
-    } else if (vw_thumb_make(p, t->path[i], VW_THUMB_SIZE, t->max_pixels, im, err,
-                             sizeof err) != TS_OK) {
-        return; /* the cell says the file cannot be shown; opening it shows why */
     }
     if (keyed)
         vw_thumb_cache_write(file, abs, size, mtime, im);
