@@ -398,6 +398,13 @@ PY
         skip "GPU JPEG->PNG close to the CPU's" "no numpy/PIL for /usr/bin/python3"
     fi
     rm -f "$T/jp/zz_trunc.jpg"
+    # nvJPEG's memory: the pool and the kept pinned blocks change no byte against its default
+    # allocators, and --timings counts the allocations
+    run --headless -j 3 -o "$T/ga_pool" --format jpg --ops "gauss:3" --timings "$T/jp"
+    expect "GPU JPEG batch, nvJPEG memory from the pool" 0
+    grep -q "^nvJPEG memory (pool): device [1-9]" "$T/out" && ok "--timings counts nvJPEG's allocations" || bad "--timings counts nvJPEG's allocations ($(grep "nvJPEG memory" "$T/out"))"
+    TESSERA_NVJPEG_ALLOC=sync run --headless -j 3 -o "$T/ga_sync" --format jpg --ops "gauss:3" "$T/jp"
+    [ "$(sum "$T/ga_pool")" = "$(sum "$T/ga_sync")" ] && ok "nvJPEG's pool and its default allocators write the same bytes" || bad "nvJPEG's pool and its default allocators write the same bytes"
     # a listed device that is not there is skipped with a message; the others do the batch
     mkdir -p "$T/gd"
     run --headless -j 2 -o "$T/gd" --format jpg --devices 0,63 --ops flip "$T/jp"

@@ -15,6 +15,7 @@
  * order, pitch or row would differ by tens to hundreds.
  */
 #include "gpu_jpeg.h"
+#include "gpu_jpeg_int.h"
 #include "jpeg_ref.h"
 #include "testutil.h"
 
@@ -317,6 +318,51 @@ static void decode_all_kinds(const gj_opts *opts)
 }
 
 TEST(gpu_jpeg_decode_matches_libjpeg) { decode_all_kinds(NULL); }
+
+#ifdef GJ_ENABLED
+/* nvJPEG's pinned allocator keeps a freed block and hands it to a later request it fits, never
+ * to one much larger; and every call is counted. */
+TEST(gpu_jpeg_pinned_blocks_kept)
+{
+    GJ_CTX_OR_SKIP(env, NULL); /* the kept blocks live while a device part is open */
+    gj_alloc_counts a0, a1;
+    gj_alloc_counts_get(&a0);
+    if (strcmp(a0.mode, "pool") != 0) {
+        env_close(&env);
+        SKIP("TESSERA_NVJPEG_ALLOC=sync: nothing is kept");
+    }
+    size_t n = ((size_t)3 << 20) + 12345;
+    void *p = NULL, *q = NULL, *r = NULL;
+    CHECK(gj_pinned_alloc.pinned_malloc(NULL, &p, n, 0) == 0 && p);
+    memset(p, 0x5a, n); /* host memory, all of it */
+    CHECK(gj_pinned_alloc.pinned_free(NULL, p, n, 0) == 0);
+    CHECK(gj_pinned_alloc.pinned_malloc(NULL, &q, n - 345, 0) == 0);
+    CHECK(q == p); /* fits: the kept block */
+    CHECK(gj_pinned_alloc.pinned_malloc(NULL, &r, 8 * n, 0) == 0 && r);
+    CHECK(r != p); /* larger: a new one */
+    gj_alloc_counts_get(&a1);
+    CHECK(a1.pinned_reused == a0.pinned_reused + 1);
+    CHECK(a1.n[1][0] == a0.n[1][0] + 3 && a1.n[1][1] == a0.n[1][1] + 1);
+    CHECK(gj_pinned_alloc.pinned_free(NULL, q, n - 345, 0) == 0);
+    CHECK(gj_pinned_alloc.pinned_free(NULL, r, 8 * n, 0) == 0);
+    /* device memory goes through the pool: a decode counts its allocations */
+    uint64_t rng = tu_seed() ^ 0x3c6ef372u;
+    ts_image im = photo_like(640, 480, 3, &rng);
+    size_t len = 0;
+    unsigned char *jpg = make_jpeg(&im, 90, SUB_420, 1, &len);
+    ts_image_free(&im);
+    CHECK(jpg != NULL);
+    gj_result res[1];
+    memset(res, 0, sizeof res);
+    const unsigned char *data[1] = {jpg};
+    CHECK(gj_decode_batch(env.ctx, data, &len, 1, res) == TS_OK && res[0].status == TS_OK);
+    gj_alloc_counts_get(&a0);
+    CHECKF(a0.n[0][0] > 0 && a0.bytes[0] > 0, "device allocations %ld", a0.n[0][0]);
+    gj_results_free(res, 1);
+    free(jpg);
+    env_close(&env);
+}
+#endif
 
 TEST(gpu_jpeg_decode_without_engines)
 {

@@ -10,7 +10,9 @@
 # Usage: bash tools/bench_batch_scale.sh OUTDIR [CORPUS]   (CORPUS default .carry/corpus)
 # Environment: TESSERA (build/tessera), PYTHON (python3), ONE ("camera:120 camera:600
 # shipped:120 shipped:600"), MULTI (4800: camera images for the every-GPU rows; 0: none),
-# SYNCS ("spin block"), OPENCV (1; 0: no OpenCV rows).
+# SYNCS ("spin block"), OPENCV (1; 0: no OpenCV rows), TORCH (0; 1: torchvision's GPU rows beside
+# OpenCV's), THUMB (0; N: thumbnail:256 of N camera photos, tessera against libvips' thumbnail with
+# 16 threads, tools/bench_batch_vips.py: pyvips importable).
 # Writes OUTDIR/scale.md (the table), OUTDIR/scale.log (every command's output), timings.txt.
 set -u
 OUT=${1:?usage: bench_batch_scale.sh OUTDIR [CORPUS]}
@@ -21,6 +23,8 @@ ONE=${ONE:-camera:120 camera:600 shipped:120 shipped:600}
 MULTI=${MULTI:-4800}
 SYNCS=${SYNCS:-spin block}
 OPENCV=${OPENCV:-1}
+TORCH=${TORCH:-0}
+THUMB=${THUMB:-0}
 OPS=gauss:5,equalize,rotate:90
 mkdir -p "$OUT"
 LOG=$OUT/scale.log
@@ -73,15 +77,20 @@ print(f"| {row} | tessera ({sync}) | {ok}/{n} | {real:.2f} | {n / real:.1f} | {n
 PY
 }
 
-opencv_row() { # ROW N DIR
-    rm -rf "$W/cvout"
+peer_row() { # ROW N DIR NAME SCRIPT ARGS...: a peer's timed loop, one GPU and 16 cores
+    local row=$1 n=$2 dir=$3 name=$4 script=$5
+    shift 5
+    rm -rf "$W/peerout"
     local line
-    line=$(CUDA_VISIBLE_DEVICES=0 taskset -c 0-15 "$PYTHON" tools/bench_batch_cv2.py --threads 16 \
-        --format jpg --quality 90 -o "$W/cvout" "$3" 2>>"$LOG" | grep '^RESULT')
+    line=$(CUDA_VISIBLE_DEVICES=0 taskset -c 0-15 "$PYTHON" "$script" "$@" -o "$W/peerout" "$dir" \
+        2>>"$LOG" | grep '^RESULT')
     echo "$line" >>"$LOG"
     local ips
     ips=$(echo "$line" | sed -n 's/.*images_per_s=\([0-9.]*\).*/\1/p')
-    echo "| $1 | opencv-16 (timed loop) | $2 | - | ${ips:-?} | - | - | - |" >>"$MD"
+    echo "| $row | $name (timed loop) | $n | - | ${ips:-?} | - | - | - |" >>"$MD"
+}
+opencv_row() { # ROW N DIR
+    peer_row "$1" "$2" "$3" opencv-16 tools/bench_batch_cv2.py --threads 16 --format jpg --quality 90
 }
 
 {
@@ -93,11 +102,24 @@ for spec in $ONE; do
     d="$W/in_${c}_$n"
     make_set "$c" "$n" "$d"
     [ "$OPENCV" = 1 ] && opencv_row "$c $n, 1 GPU" "$n" "$d"
+    [ "$TORCH" = 1 ] && peer_row "$c $n, 1 GPU" "$n" "$d" torchvision tools/bench_batch_torch.py \
+        --format jpg --quality 90
     for s in $SYNCS; do
         tessera_row "$c $n, 1 GPU" "$n" "env CUDA_VISIBLE_DEVICES=0 taskset -c 0-15" "$s" -j 16 "$d"
     done
     rm -rf "$d"
 done
+if [ "$THUMB" -gt 0 ]; then
+    d="$W/in_thumb"
+    make_set camera "$THUMB" "$d"
+    peer_row "thumbnail:256 of camera $THUMB, 1 GPU" "$THUMB" "$d" libvips-16 \
+        tools/bench_batch_vips.py --threads 16 --size 256 --quality 90
+    for s in $SYNCS; do
+        OPS=thumbnail:256 tessera_row "thumbnail:256 of camera $THUMB, 1 GPU" "$THUMB" \
+            "env CUDA_VISIBLE_DEVICES=0 taskset -c 0-15" "$s" -j 16 "$d"
+    done
+    rm -rf "$d"
+fi
 if [ "$MULTI" -gt 0 ] && [ "$NGPU" -ge 2 ]; then
     d="$W/in_multi"
     make_set camera "$MULTI" "$d"

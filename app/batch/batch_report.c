@@ -3,6 +3,7 @@
  * and the summary (images/s and MP/s, per device).
  */
 #include "batch.h"
+#include "gpu_jpeg.h"
 #include "batch_stream.h"
 #include "photo.h"
 #include "util.h"
@@ -340,6 +341,14 @@ void batch_print_timings(const batch *b)
                "warm-up %.1f ms, slowest worker's codec context %.1f ms\n",
                b->setup_open_ms, b->setup_load_ms, b->setup_codec_ms, b->setup_warm_ms,
                b->setup_worker_ms);
+    if (b->gpu_codec) {
+        gj_alloc_counts a;
+        gj_alloc_counts_get(&a);
+        printf("nvJPEG memory (%s): device %ld allocations, %.0f MB, %.1f ms, %ld frees %.1f ms; "
+               "pinned %ld allocations (%ld reused), %.0f MB, %.1f ms, %ld frees %.1f ms\n",
+               a.mode, a.n[0][0], a.bytes[0] / 1e6, a.ms[0][0], a.n[0][1], a.ms[0][1], a.n[1][0],
+               a.pinned_reused, a.bytes[1] / 1e6, a.ms[1][0], a.n[1][1], a.ms[1][1]);
+    }
     print_timeline(b);
     long done = b->written > 0 ? b->written : 1;
     printf("host CPU: %.0f ms over the work, %.2f ms per image written\n", b->host_cpu_ms,

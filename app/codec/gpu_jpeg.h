@@ -89,6 +89,21 @@ typedef struct gj_setup_times {
 } gj_setup_times;
 void gj_dev_setup_times(const gj_dev *dev, gj_setup_times *t);
 
+/* nvJPEG's own allocations in this process, counted (every handle and buffer gets this module's
+ * allocators): calls, bytes and the wall ms spent in them, device and pinned host memory, both
+ * the allocations and the frees. A batch's first images grow every decoder state's buffers.
+ * By default device memory comes stream-ordered from the device's pool and freed pinned blocks
+ * are kept for reuse (gpu_jpeg.c says why); $TESSERA_NVJPEG_ALLOC=sync gives nvJPEG's default
+ * allocators' behaviour (cudaMalloc/cudaFree, cudaHostAlloc/cudaFreeHost) for measurements. */
+typedef struct gj_alloc_counts {
+    long n[2][2];     /* [0 device, 1 pinned][0 alloc, 1 free] */
+    double bytes[2];  /* allocated */
+    double ms[2][2];  /* wall ms in those calls, summed over threads */
+    long pinned_reused; /* pinned allocations served by a kept block */
+    const char *mode; /* "sync" or "pool" */
+} gj_alloc_counts;
+void gj_alloc_counts_get(gj_alloc_counts *c);
+
 /* One per GPU worker thread: decoder states, the encoder state, pinned and device buffers,
  * streams, on `dev` (its device must be current). `stream` is where decoded images are ready (and
  * where encode runs); `opts` may be NULL (its no_engine is honoured only by gj_ctx_create: the

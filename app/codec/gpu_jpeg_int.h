@@ -22,7 +22,7 @@ static inline double gj_clock_ms(clockid_t clock)
 /* Every library function this module uses, in one list: the loader resolves them all before the
  * library counts as available, and gj_probe checks the same list in the CPU build. */
 #define GJ_SYMS(X)                                                                                 \
-    X(nvjpegCreateEx) X(nvjpegDestroy) X(nvjpegGetHardwareDecoderInfo)                             \
+    X(nvjpegCreateEx) X(nvjpegCreateExV2) X(nvjpegDestroy) X(nvjpegGetHardwareDecoderInfo)                             \
     X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy) X(nvjpegDecodeBatchedInitialize)            \
     X(nvjpegDecodeBatched) X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamCreate)               \
     X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParse) X(nvjpegJpegStreamParseHeader)             \
@@ -30,8 +30,8 @@ static inline double gj_clock_ms(clockid_t clock)
     X(nvjpegJpegStreamGetJpegEncoding) X(nvjpegJpegStreamGetSamplePrecision)                       \
     X(nvjpegDecoderCreate) X(nvjpegDecoderDestroy) X(nvjpegDecoderJpegSupported)                   \
     X(nvjpegDecoderStateCreate) X(nvjpegDecodeParamsCreate) X(nvjpegDecodeParamsDestroy)           \
-    X(nvjpegDecodeParamsSetOutputFormat) X(nvjpegBufferPinnedCreate) X(nvjpegBufferPinnedDestroy)  \
-    X(nvjpegBufferDeviceCreate) X(nvjpegBufferDeviceDestroy) X(nvjpegStateAttachPinnedBuffer)      \
+    X(nvjpegDecodeParamsSetOutputFormat) X(nvjpegBufferPinnedCreateV2)                \
+    X(nvjpegBufferPinnedDestroy) X(nvjpegBufferDeviceCreateV2) X(nvjpegBufferDeviceDestroy) X(nvjpegStateAttachPinnedBuffer)      \
     X(nvjpegStateAttachDeviceBuffer) X(nvjpegDecodeJpegHost) X(nvjpegDecodeJpegTransferToDevice)   \
     X(nvjpegDecodeJpegDevice) X(nvjpegEncoderStateCreate) X(nvjpegEncoderStateDestroy)             \
     X(nvjpegEncoderParamsCreate) X(nvjpegEncoderParamsDestroy) X(nvjpegEncoderParamsSetQuality)    \
@@ -114,6 +114,13 @@ struct gj_ctx {
     nvjpegEncoderParams_t encp;
     gj_huffman huffman;  /* opts->huffman */
 };
+
+/* nvJPEG's allocators (gpu_jpeg.c): every handle and buffer of this module is made with them. */
+extern nvjpegDevAllocatorV2_t gj_dev_alloc;
+extern nvjpegPinnedAllocatorV2_t gj_pinned_alloc;
+/* Sets the allocation mode ($TESSERA_NVJPEG_ALLOC) once per process, and in pool mode keeps the
+ * current device's pool from handing memory back between uses. */
+void gj_alloc_init(void);
 
 /* A fresh decoder state k for slot s, with the slot's pinned and device buffers attached. */
 nvjpegStatus_t gj_state_make(gj_ctx *c, slot *s, int k);
