@@ -153,11 +153,12 @@ static const ts_variant table[] = {
      .supports = resize_mmai_supports, .scratch = resize_scratch, .run = resize_mmai},
     {.family = TS_FAM_RESIZE, .name = "direct", .min_cc = 75, .auto_rank = 0,
      .why = "the interp filter alone: two taps an axis computed in the kernel, no tables, only "
-            "the rows sampled are read, staged by 16-byte loads (param: rows a tile; 5: gather)",
+            "the rows sampled are read; whole factors straight into registers by 16-byte loads, "
+            "else staged (param: 1-4 rows a tile, 5 gather, 6-8 rows a thread, 9-10 loop)",
      .supports = resize_direct_supports, .scratch = NULL, .run = resize_direct},
     {.family = TS_FAM_RESIZE, .name = "opt", .min_cc = 75, .auto_rank = 3,
-     .why = "a plan per job: direct for interp reductions of 3x and more, else mmai where its "
-            "geometry applies (8-bit, sm_80+), else mma, else fused (direct for interp)",
+     .why = "a plan per job: direct for interp at whole factors or reductions of 3x and more, "
+            "else mmai where its geometry applies (8-bit, sm_80+), else mma, else fused",
      .supports = resize_opt_supports, .scratch = resize_scratch, .run = resize_opt},
 #endif
     /* ---- clahe (ref_clahe.c, clahe.cu, clahe_cluster.cu) */

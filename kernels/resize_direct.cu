@@ -1,22 +1,26 @@
 /* resize_direct.cu - the `direct` row of the resize ladder: the interp filter (OpenCV's
  * INTER_LINEAR: two taps an axis whatever the scale, no antialiasing) with no weight tables at
- * all, opt's choice for that filter at reductions of 3x and more (at 2x every row is read and
- * mmai's pipeline on the tables is faster: tools/results/nvidia-h100-resize-2026-11-26.md).
+ * all, opt's choice for that filter at whole factors (the even kernel below) and at other
+ * reductions of 3x and more (below 3x its staged tile is slower than mmai's pipeline on the
+ * tables: tools/results/nvidia-h100-resize-2026-11-26.md).
  *
  * The other rows read their weights from tables the host builds and uploads into the job's
  * scratch; for two taps an axis that upload (a pageable copy the host waits on) and the table
  * reads cost more than the arithmetic. Here the taps are computed in the kernel
  * (rs_interp_tap: exact integers, the reference's). Only the input rows the outputs sample are
  * read: at a 4x reduction half the rows, so the kernel moves less than a copy of the image.
- *   staged (the default): a block makes a tile of TX columns x RY rows; it stages the 2 RY input
+ *   staged (the default elsewhere): a block makes a tile of TX columns x RY rows; it stages the 2 RY input
  *     rows its rows sample, over the span of bytes its columns read, in shared memory with
  *     16-byte loads (whole sectors, coalesced), then each thread makes its column's outputs
  *     from there: 8-bit taps by two aligned 64-bit shared loads shifted into place;
  *   gather (param 5, and where the span does not fit or the image is not 16-byte aligned): a
  *     thread per output column loads its taps from global memory itself, DI_RU rows at a time.
+ *   even (resize_direct_even.cu; the default where it applies): whole factors on both axes.
  * Both passes round as the reference does (horizontal per input row, then vertical), alpha
  * premultiplied per tap and unpremultiplied at the store: bit-identical to ref_resize.c.
- * job->param 1..4 picks the output rows of a staged tile (4, 8, 16, 2; default 8), 5 gather.
+ * job->param 1..4 picks the output rows of a staged tile (4, 8, 16, 2; default 8), 5 gather;
+ * 6..10 the even kernel's forms (resize_direct_even.cu); where even does not apply, 0 and 6..10
+ * take the staged tile.
  */
 #include "resize_gpu.cuh"
 #include "variants.h"
@@ -42,19 +46,6 @@ __device__ __forceinline__ void di_unpack8(unsigned long long lo, unsigned long 
             s[t][c] = (unsigned)(v >> (8 * (C * t + c))) & 255u;
 }
 
-/* Both taps premultiplied by their alpha where the image has one. */
-template <typename T, int C>
-__device__ __forceinline__ void di_premul(unsigned (&s)[2][C])
-{
-    if (C == 2 || C == 4) {
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int c = 0; c < C - 1; c++)
-                s[t][c] = rs_premul(s[t][c], s[t][C - 1], (int)sizeof(T));
-    }
-}
-
 /* The two taps (sx, sx + 1) of row `row`, channel c of tap t in s[t][c], premultiplied where the
  * image has alpha. wide: the 16 bytes from sx's aligned 8-byte word lie inside the row. */
 template <typename T, int C>
@@ -75,14 +66,6 @@ __device__ __forceinline__ void di_taps(const unsigned char *row, int sx, int iw
         }
     }
     di_premul<T, C>(s);
-}
-
-/* One sample of a pass: (w0 a + w1 b + half) >> prec, clamped, as the reference rounds. */
-template <typename T>
-__device__ __forceinline__ unsigned di_lerp(unsigned a, unsigned b, int32_t w0, int32_t w1)
-{
-    typedef typename rs_acc<T>::type acc_t;
-    return rs_round<T>(rs_half<T>() + (acc_t)a * w0 + (acc_t)b * w1);
 }
 
 template <typename T, int C>
@@ -257,6 +240,8 @@ static ts_status direct_launch(rs_plan *p, const ts_job *job)
     if (job->op->resize.filter != TS_FILTER_INTERP)
         return ts_fail(TS_ERR_UNSUPPORTED, "resize direct: the interp filter only");
     const rs_args &a = p->a;
+    if ((job->param == 0 || job->param >= 6) && rs_direct_even(a, (int)sizeof(T)))
+        return rs_direct_even_launch(a, (int)sizeof(T), C, job->param, job->dev, job->stream);
     int tx, ry, rstride;
     if (ds_plan(a, C * (int)sizeof(T), job->param, &tx, &ry, &rstride)) {
         dim3 grid(gpu_div_up((size_t)a.ow, (unsigned)tx), gpu_div_up((size_t)a.oh, (unsigned)ry));

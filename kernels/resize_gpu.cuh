@@ -87,8 +87,13 @@ ts_status rs_mma_run(const rs_plan *p, const ts_job *job, int *done);
 int rs_mmai_applies(rs_plan *p, const ts_job *job);
 ts_status rs_mmai_launch(rs_plan *p, const ts_job *job);
 size_t rs_mmai_frag_bound(int ow, int oh, int C);
-/* resize_direct.cu, the interp filter with its taps computed in the kernel (no tables). */
+/* resize_direct.cu, the interp filter with its taps computed in the kernel (no tables);
+ * rs_direct_even: whether its whole-factor kernel takes the job (8K -> 4K, -> 1080p). */
 ts_status rs_direct_launch(rs_plan *p, const ts_job *job);
+int rs_direct_even(const rs_args &a, int bytes);
+/* resize_direct_even.cu: that kernel on a job rs_direct_even takes (param: direct's 0, 6..10). */
+ts_status rs_direct_even_launch(const rs_args &a, int bytes, int channels, int param,
+                                const ts_device *dev, ts_stream stream);
 /* The widest k-chunk count (32 inputs) a band of n outputs may span: a bound from the sizes,
  * for supports() (the launch computes the exact one). */
 #define RS_MMA_NK 4 /* k-chunks of 32 inputs that one band of 8 or 16 outputs may span */
@@ -138,6 +143,28 @@ template <typename T>
 __device__ __forceinline__ typename rs_acc<T>::type rs_half()
 {
     return (typename rs_acc<T>::type)1 << ((sizeof(T) == 2 ? RS_PREC16 : RS_PREC8) - 1);
+}
+
+/* The interp filter's two taps (resize_direct.cu, resize_direct_even.cu): both premultiplied by
+ * their alpha where the image has one. */
+template <typename T, int C>
+__device__ __forceinline__ void di_premul(unsigned (&s)[2][C])
+{
+    if (C == 2 || C == 4) {
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int c = 0; c < C - 1; c++)
+                s[t][c] = rs_premul(s[t][c], s[t][C - 1], (int)sizeof(T));
+    }
+}
+
+/* One sample of a pass: (w0 a + w1 b + half) >> prec, clamped, as the reference rounds. */
+template <typename T>
+__device__ __forceinline__ unsigned di_lerp(unsigned a, unsigned b, int32_t w0, int32_t w1)
+{
+    typedef typename rs_acc<T>::type acc_t;
+    return rs_round<T>(rs_half<T>() + (acc_t)a * w0 + (acc_t)b * w1);
 }
 
 /* Stores an output pixel, unpremultiplied when the image has alpha. */

@@ -189,13 +189,17 @@ extern "C" ts_status resize_fused(const ts_job *job)
 enum opt_path { OPT_DIRECT, OPT_MMAI, OPT_MMA, OPT_FUSED };
 
 /* Which kernel takes the planned job: the first that applies, in the order of their speed.
- * interp: direct where it reads fewer input rows than there are (a vertical reduction of 3x
- * and more), else mmai on the tables where it applies (at 2x both read every row, and mmai's
- * pipelined staging measured faster: tools/results/nvidia-h100-resize-2026-11-26.md). */
+ * interp: direct where its whole-factor kernel applies (registers only: 8K -> 4K and -> 1080p)
+ * or where it reads fewer input rows than there are (a vertical reduction of 3x and more), else
+ * mmai on the tables where it applies (at 2x both read every row, and mmai's pipelined staging
+ * measured faster than direct's staged tile: tools/results/nvidia-h100-resize-2026-11-26.md). */
 static opt_path opt_plan(rs_plan *p, const ts_job *job)
 {
     if (job->op->resize.filter == TS_FILTER_INTERP)
-        return p->a.ih >= 3 * (long)p->a.oh || !rs_mmai_applies(p, job) ? OPT_DIRECT : OPT_MMAI;
+        return rs_direct_even(p->a, job->in.bytes) || p->a.ih >= 3 * (long)p->a.oh ||
+                       !rs_mmai_applies(p, job)
+                   ? OPT_DIRECT
+                   : OPT_MMAI;
     if (rs_mmai_applies(p, job))
         return OPT_MMAI;
     if (rs_mma_applies(p, job))

@@ -277,6 +277,49 @@ TEST(gpu_resize_interp_odd_sizes_every_format)
     }
 }
 
+/* direct's kernels by job->param (0 and 6..10: the even kernel, at whole factors, with 1 to 8
+ * output rows a thread, 10 its loop form; 1..4 the staged tile, 5 the gather) at whole factors 2, 4, 8, 16 (odd
+ * vertical factors read one row), at a width the even kernel refuses, every format. */
+TEST(gpu_resize_direct_every_param_whole_factors)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *direct = ts_variant_find(TS_FAM_RESIZE, "direct");
+    CHECK(direct != NULL);
+    if (!direct || !tu_variant_selected("direct"))
+        return;
+    uint64_t rng = tu_seed() ^ 0xe7e2;
+    static const int cases[][4] = {{64, 32, 32, 16}, {128, 12, 32, 3},  {256, 9, 32, 3},
+                                   {4096, 3, 256, 3}, {48, 5, 24, 5},    {40, 8, 20, 4},
+                                   {32, 6, 16, 6},    {96, 64, 24, 16}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (int f = 0; f < N_FORMATS; f++) {
+            ts_image in = tu_random_image(cases[k][0], cases[k][1], formats[f][0], formats[f][1], &rng);
+            char text[80];
+            snprintf(text, sizeof text, "resize:%dx%d:interp", cases[k][2], cases[k][3]);
+            ts_op op = tu_op(text);
+            ts_image want;
+            CHECK(ts_ref_op(&op, &in, &want) == TS_OK);
+            for (int param = 0; param <= 10; param++) {
+                ts_image got;
+                ts_status st = tu_gpu_run(direct, &op, &in, &got, param);
+                CHECKF(st == TS_OK, "direct/%d %s on %dx%dx%d/%d: %s", param, text, in.width,
+                       in.height, in.channels, 8 * in.bytes, ts_error_detail());
+                if (st != TS_OK)
+                    continue;
+                int x = 0, y = 0, c = 0;
+                long d = tu_max_diff(&got, &want, &x, &y, &c);
+                CHECKF(d == 0, "direct/%d %s, %d channel(s) of %d bits (TESSERA_SEED=%llu): at (%d, "
+                       "%d) channel %d got %u, want %u", param, text, in.channels, 8 * in.bytes,
+                       (unsigned long long)tu_seed(), x, y, c, d < 0 ? 0 : ts_get(&got, x, y, c),
+                       d < 0 ? 0 : ts_get(&want, x, y, c));
+                ts_image_free(&got);
+            }
+            ts_image_free(&want);
+            ts_image_free(&in);
+        }
+    }
+}
+
 /* opt keeps the weight fragments of recent geometries on the device (resize_mmai.cu's plan
  * cache): each job runs twice on new pixels (the second from the cache), over more geometries
  * than the cache holds, so slots are rewritten and rebuilt on the way. */
