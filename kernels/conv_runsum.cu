@@ -7,8 +7,10 @@
  * all) and walks a segment of rows down it, G rows at a time:
  *   - column pass: each thread keeps the column sums of its 4 samples in registers and moves them
  *     down a row by adding the entering input row (y + r) and subtracting the leaving one
- *     (y - r - 1, read K + 1 rows earlier by this block: an L1 or L2 hit); all 2G loads of a group
- *     are issued before the first is used. 8-bit sums are packed two to a register (16-bit lanes:
+ *     (y - r - 1, read K + 1 rows earlier by this block). 8-bit input on 16-byte aligned rows (sm_80)
+ *     takes the ring path below: the rows come through a cp.async ring in shared memory, one
+ *     group ahead; 16-bit and unaligned rows load from global memory, a group's 2G loads issued
+ *     one group ahead, during the row pass of the group before. 8-bit sums are packed two to a register (16-bit lanes:
  *     K * 255 < 2^16, and a lane never borrows, its sum holding the leaving sample), so a word of
  *     4 samples costs two adds; the G rows of sums go to shared memory (u16 for 8-bit input, else
  *     u32) with one 8- or 16-byte store;
@@ -24,8 +26,8 @@
  * Rows and columns outside the image are the clamped ones (border replicate): a column sum of a
  * sample past a side is that of the replicated pixel, and the sliding sums add and subtract the
  * clamped rows, so the sum stays the reference's. Sums stay exact in 32 bits (31 * 31 * 65535 <
- * 2^31). Segments of `hs` rows (job->param, else about 2K: rs_launch) start with a full K-row
- * column sum.
+ * 2^31). Segments of `hs` rows (job->param, else rs_launch's and rr_launch's defaults) start
+ * with a full K-row column sum.
  *
  * Shared-memory banks: buffer rows of 1028 elements (514 or 1028 words: rows 2 or 4 banks apart)
  * and consecutive threads on consecutive rows keep the row pass at 2-way conflicts or fewer.
@@ -202,17 +204,23 @@ __global__ void __launch_bounds__(RS_THREADS, rs_min_blocks(B, CH))
                                         : rs_load_any<B, CH>(p, y, q0));
             }
 
+        /* the fast path's loads run one group ahead: a group's 2G rows are issued before the
+         * row pass of the group before, so that pass hides their latency */
+        rs_vec<B> e[G], l[G];
+        auto load_group = [&](int yg) {
+#pragma unroll
+            for (int g = 0; g < G; g++)
+                if (yg + g < y1) {
+                    const int y = yg + g;
+                    e[g] = rs_load_in<B>(cin + (size_t)min(y + r, p.height - 1) * p.in_pitch);
+                    l[g] = rs_load_in<B>(cin + (size_t)max(y - r - 1, 0) * p.in_pitch);
+                }
+        };
+        if (col && fast)
+            load_group(y0);
         for (int yg = y0; yg < y1; yg += G) {
             const int ng = min(G, y1 - yg);
             if (col && fast) { /* column pass: rows yg .. yg + ng - 1 into the buffer */
-                rs_vec<B> e[G], l[G];
-#pragma unroll
-                for (int g = 0; g < G; g++)
-                    if (g < ng) {
-                        const int y = yg + g;
-                        e[g] = rs_load_in<B>(cin + (size_t)min(y + r, p.height - 1) * p.in_pitch);
-                        l[g] = rs_load_in<B>(cin + (size_t)max(y - r - 1, 0) * p.in_pitch);
-                    }
 #pragma unroll
                 for (int g = 0; g < G; g++)
                     if (g < ng) {
@@ -229,6 +237,8 @@ __global__ void __launch_bounds__(RS_THREADS, rs_min_blocks(B, CH))
                 }
             }
             __syncthreads();
+            if (col && fast && yg + G < y1)
+                load_group(yg + G);
 
             /* row pass: job j -> row g = j mod G, run j / G (neighbouring threads on
              * neighbouring rows: fewer bank conflicts) */
@@ -294,6 +304,211 @@ __global__ void __launch_bounds__(RS_THREADS, rs_min_blocks(B, CH))
     }
 }
 
+/* ---------------------------------------------------------------- the ring path (8-bit, sm_80)
+ * The same column and row passes, with the input rows coming through a ring of RR rows of the
+ * strip in shared memory, filled by cp.async (16-byte chunks, no registers held) RR_D groups
+ * ahead, so a group's loads fly while the group before is summed; the leaving row of a column sum
+ * is read back from the ring instead of L1/L2. Each thread copies one 16-byte chunk of every
+ * fourth row (its address work hoisted out of the rows), and the column pass of the strip's
+ * inner threads is a plain 32-bit shared load per row. Virtual row v (y0 - r - 1 ... y1 - 1 + r,
+ * clamped into the image when copied) sits in slot (v - y0 + r + 1) mod RR; the strip's staged
+ * bytes start 16-byte aligned at a0 (off = 0..15 bytes before the first needed sample); chunks
+ * outside the image row are not copied, and the threads at the image's sides read the clamped
+ * sample's byte instead. One group in flight and 3 blocks an SM (80 registers, no spill on the
+ * box path; the ring and buffer are 64 KB at K = 15 on RGB): more warps to hide the shared-memory
+ * and barrier waits, the kernel being bound by issue latency, not by DRAM
+ * (tools/results/nvidia-h100-box-2026-11-27.md). */
+/* Ring rows: the rows a column pass reads (its group, K + G), and D groups loading. */
+static int rr_rows(int k, int g, int d) { return (d + 1) * g + k; }
+static size_t rr_smem(int k, int g, int d)
+{
+    return (size_t)rr_rows(k, g, d) * RS_NS + (size_t)g * RS_BP * 2;
+}
+#define RR_SEG 96 /* default segment rows */
+static int rr_strip_pixels(int r, int ch) { return (RS_NS - 15 - 2 * r * ch) / ch / 16 * 16; }
+
+template <int CH, int G, bool FD, int RR_D, int MINB>
+__global__ void __launch_bounds__(RS_THREADS, MINB)
+    conv_runsum_ring_kernel(const __grid_constant__ conv_params p, int P, int hs, int nx, long long ntiles, int RR)
+{
+#if __CUDA_ARCH__ >= 800
+    constexpr int B = 1;
+    typedef uint16_t CS;
+    constexpr int CF = (CH == 2 || CH == 4) ? CH - 1 : CH;
+    constexpr int RUN = rs_run(CH);
+    constexpr int NOW = RUN * CH * B / 4;
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    unsigned char *ring = conv_smem;               /* RR rows x RS_NS bytes */
+    CS *buf = (CS *)(conv_smem + (size_t)RR * RS_NS); /* G rows x RS_BP */
+    const int t = threadIdx.x, r = p.r, k = p.k, maxv = p.maxv;
+    const conv_div dv = p.div;
+
+    for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const int x0 = (int)(tile % nx) * P, y0 = (int)(tile / nx) * hs;
+        const int y1 = min(y0 + hs, p.height), np = min(P, p.width - x0);
+        const int qs = (x0 - r) * CH, a0 = conv_floor_div(qs, 16) * 16, off = qs - a0;
+        const int nb = off + (np + 2 * r) * CH;      /* staged bytes, <= RS_NS */
+        const int nw = (nb + RS_VS - 1) / RS_VS;     /* column-pass threads */
+        const int nch = (nb + 15) / 16;              /* 16-byte chunks a row */
+        const int jpr = (np + RUN - 1) / RUN;
+        const int q0 = a0 + RS_VS * t;
+        const bool col = t < nw, fast = q0 >= 0 && q0 + RS_VS <= p.wch;
+        const int vb = y0 - r - 1; /* virtual row in slot 0 */
+
+        /* rows [v, v + n) into slots from s (wrapping): this thread copies chunk t mod 64 (16
+         * bytes at b) of rows t / 64, t / 64 + 4, ...; chunks past the strip or outside the image
+         * row are not copied, the one across the row's end is zero-filled past it */
+        const int cc = t & 63, b = a0 + 16 * cc;
+        const bool cvalid = cc < nch && b >= 0 && b < p.wch;
+        const int nbytes = min(16, p.wch - b);
+        const unsigned char *csrc = p.in + b;
+        const uint32_t cdst = (uint32_t)__cvta_generic_to_shared(ring) + 16 * cc;
+        auto issue = [&](int v, int n, int s) {
+            if (cvalid)
+                for (int i = t >> 6; i < n; i += RS_THREADS / 64) {
+                    int sl = s + i;
+                    sl = sl >= RR ? sl - RR : sl;
+                    const int y = min(max(v + i, 0), p.height - 1);
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(cdst + sl * RS_NS),
+                                 "l"(csrc + (size_t)y * p.in_pitch), "r"(nbytes)
+                                 : "memory");
+                }
+        };
+        /* the 4 samples of this thread from ring slot sl */
+        auto word = [&](int sl) {
+            rs_vec<B> v;
+            const unsigned char *row = ring + (size_t)sl * RS_NS;
+            if (fast) {
+                v.w[0] = *(const uint32_t *)(row + RS_VS * t);
+            } else {
+                v.w[0] = 0;
+#pragma unroll
+                for (int j = 0; j < RS_VS; j++) {
+                    const int q = q0 + j, x = conv_floor_div(q, CH), c = q - x * CH;
+                    v.w[0] |= (uint32_t)row[min(max(x, 0), p.width - 1) * CH + c - a0] << (8 * j);
+                }
+            }
+            return v;
+        };
+        auto group_rows = [&](int n) { return max(0, min(G, y1 - y0 - n * G)); };
+
+        /* the window of row y0 - 1 and group 0's entering rows, then groups 1 .. RR_D - 1 */
+        issue(vb, k + group_rows(0), 0);
+        conv_cp_commit();
+#pragma unroll
+        for (int d = 1; d < RR_D; d++) {
+            issue(y0 + d * G + r, group_rows(d), d * G + k);
+            conv_cp_commit();
+        }
+
+        rs_cols<B> cs;
+        rs_cols_clear<B>(cs);
+        int rb = 0; /* slot of group n's first leaving row: n G mod RR */
+        for (int n = 0, yg = y0; yg < y1; n++, yg += G) {
+            const int ng = min(G, y1 - yg);
+            conv_cp_wait<RR_D - 1>(); /* group n's rows have landed (this thread's copies) */
+            __syncthreads();          /* everyone's; the buffer's last row pass is done */
+            if (n == 0 && col)
+                for (int i = 0; i < k; i++)
+                    rs_cols_add<B>(cs, word(i));
+            {
+                int s = rb + RR_D * G + k;
+                s = s >= RR ? s - RR : s;
+                issue(yg + RR_D * G + r, group_rows(n + RR_D), s);
+                conv_cp_commit();
+            }
+            if (col && fast) { /* column pass: rows yg .. yg + ng - 1 into the buffer */
+                const uint32_t *wl = (const uint32_t *)ring + t;
+#pragma unroll
+                for (int g = 0; g < G; g++)
+                    if (g < ng) {
+                        int sl = rb + g, se = rb + g + k;
+                        sl = sl >= RR ? sl - RR : sl;
+                        se = se >= RR ? se - RR : se;
+                        rs_vec<B> e, l;
+                        e.w[0] = wl[se * (RS_NS / 4)];
+                        l.w[0] = wl[sl * (RS_NS / 4)];
+                        rs_cols_step<B>(cs, e, l);
+                        rs_cols_store<B>(buf + RS_VS * t + g * RS_BP, cs);
+                    }
+            } else if (col) { /* the strip's sides: the clamped samples */
+#pragma unroll 1
+                for (int g = 0; g < ng; g++) {
+                    int sl = rb + g, se = rb + g + k;
+                    sl = sl >= RR ? sl - RR : sl;
+                    se = se >= RR ? se - RR : se;
+                    rs_cols_step<B>(cs, word(se), word(sl));
+                    rs_cols_store<B>(buf + RS_VS * t + g * RS_BP, cs);
+                }
+            }
+            rb += G;
+            rb = rb >= RR ? rb - RR : rb;
+            __syncthreads();
+
+            for (int j = t; j < G * jpr; j += RS_THREADS) {
+                const int g = j % G, run = j / G;
+                if (g >= ng)
+                    continue;
+                const int i0 = run * RUN, y = yg + g;
+                const CS *lv = buf + g * RS_BP + off + i0 * CH;
+                const CS *en = lv + k * CH;
+                uint32_t acc[CF];
+#pragma unroll
+                for (int c = 0; c < CF; c++)
+                    acc[c] = 0;
+#pragma unroll 4
+                for (int i = 0; i < k; i++)
+#pragma unroll
+                    for (int c = 0; c < CF; c++)
+                        acc[c] += lv[i * CH + c];
+                uint32_t o[NOW];
+#pragma unroll
+                for (int w = 0; w < NOW; w++)
+                    o[w] = 0;
+#pragma unroll
+                for (int i = 0; i < RUN; i++) {
+#pragma unroll
+                    for (int c = 0; c < CF; c++) {
+                        const int s = i * CH + c, w = s / 4, sh = (s % 4) * 8;
+                        o[w] |= rs_finish<FD>(dv, maxv, acc[c]) << sh;
+                        if (i + 1 < RUN)
+                            acc[c] += (uint32_t)en[i * CH + c] - (uint32_t)lv[i * CH + c];
+                    }
+                }
+                unsigned char *orow = p.out + (size_t)y * p.out_pitch + (size_t)(x0 + i0) * CH;
+                const unsigned char *irow = p.in + (size_t)y * p.in_pitch + (size_t)(x0 + i0) * CH;
+                if (i0 + RUN <= np) {
+#pragma unroll
+                    for (int v = 0; v < NOW / 4; v++) {
+                        uint4 q = make_uint4(o[4 * v], o[4 * v + 1], o[4 * v + 2], o[4 * v + 3]);
+                        if constexpr (CF < CH) {
+                            const uint4 a = __ldg((const uint4 *)irow + v);
+                            q.x |= a.x & rs_amask<B, CH>(4 * v);
+                            q.y |= a.y & rs_amask<B, CH>(4 * v + 1);
+                            q.z |= a.z & rs_amask<B, CH>(4 * v + 2);
+                            q.w |= a.w & rs_amask<B, CH>(4 * v + 3);
+                        }
+                        ((uint4 *)orow)[v] = q;
+                    }
+                } else {
+                    const int ns = (min(i0 + RUN, np) - i0) * CH;
+#pragma unroll
+                    for (int s = 0; s < RUN * CH; s++)
+                        if (s < ns) {
+                            uint32_t v = (o[s / 4] >> ((s % 4) * 8)) & 0xFFu;
+                            if (CF < CH && s % CH == CH - 1)
+                                v = irow[s];
+                            orow[s] = (unsigned char)v;
+                        }
+                }
+            }
+        }
+        conv_cp_wait<0>(); /* nothing of this tile's copies outlives it (the empty groups) */
+        __syncthreads();   /* the next tile's copies overwrite the ring, its column pass the buffer */
+    }
+#endif
+}
+
 /* ---------------------------------------------------------------- host side */
 
 /* A box-like filter: one exact output whose weights are all 1 (box:K, kernel files of ones). */
@@ -333,10 +548,52 @@ template <int B, int CH, bool FD> static ts_status rs_launch(const ts_job *job, 
     return TS_OK;
 }
 
+/* The ring path takes 8-bit jobs on 16-byte aligned rows, sm_80 and its shared memory. */
+static bool rr_takes(const ts_job *job, const conv_params &p, int g)
+{
+    return p.bytes == 1 && p.vec_ok && (!job->dev || job->dev->cc >= 80) &&
+           rr_smem(p.k, g, 1) <= conv_smem_limit(job);
+}
+
+/* D groups of rows in flight, MINB blocks an SM (the register cap): 1 and 3 (the build that also
+ * hoisted the copies' address work) ran faster than 2 and 2, the two changes not separated
+ * (tools/results/nvidia-h100-box-2026-11-27.md) */
+template <int CH, bool FD, int D, int MINB>
+static ts_status rr_launch(const ts_job *job, const conv_params &p)
+{
+    constexpr int G = rs_group(1, CH);
+    const int P = rr_strip_pixels(p.r, CH), RR = rr_rows(p.k, G, D);
+    const size_t smem = rr_smem(p.k, G, D);
+    auto kernel = conv_runsum_ring_kernel<CH, G, FD, D, MINB>;
+    ts_status st = gpu_allow_smem((const void *)kernel, smem);
+    if (st != TS_OK)
+        return st;
+    int resident = 0;
+    st = gpu_resident_blocks((const void *)kernel, RS_THREADS, smem, job->dev, "conv runsum", &resident);
+    if (st != TS_OK)
+        return st;
+    const int nx = (p.width + P - 1) / P;
+    /* segment rows: job->param, else RR_SEG, or one wave of tiles where that is shorter (gray
+     * rows make few strips: 96 rows would leave SMs without a block); a segment's K starting rows
+     * cost little against 96, and tiles several times the resident blocks balance the SMs (8K RGB8, box:3 and box:15: 96 rows 0.1848
+     * and 0.2006 ms, 192 rows 0.1883 and 0.2046: tools/results/nvidia-h100-box-2026-11-27.md) */
+    const int nseg = resident / nx > 1 ? resident / nx : 1; /* one wave of tiles */
+    const int h1 = conv_round_up((p.height + nseg - 1) / nseg, G);
+    const int hs = job->param > 0 ? job->param : h1 < RR_SEG ? h1 : RR_SEG;
+    const long long ntiles = (long long)nx * ((p.height + hs - 1) / hs);
+    kernel<<<gpu_grid(ntiles < resident ? ntiles : resident), RS_THREADS, smem,
+             (cudaStream_t)job->stream>>>(p, P, hs, nx, ntiles, RR);
+    LAUNCH_CHECK("conv_runsum_ring_kernel");
+    return TS_OK;
+}
+
 template <int B, int CH> static ts_status rs_pick(const ts_job *job, const conv_params &p)
 {
     /* the multiply-high alone: an odd divisor (no tie) at least the taps (no saturation) */
     const bool fd = p.div.magic && (p.div.d & 1) && p.div.d >= p.k * p.k;
+    if constexpr (B == 1)
+        if (rr_takes(job, p, rs_group(1, CH)))
+            return fd ? rr_launch<CH, true, 1, 3>(job, p) : rr_launch<CH, false, 1, 3>(job, p);
     return fd ? rs_launch<B, CH, true>(job, p) : rs_launch<B, CH, false>(job, p);
 }
 
