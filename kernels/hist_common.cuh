@@ -133,6 +133,37 @@ template <int B, int CH> struct HistUnit {
     }
 };
 
+/* The equalized unit of u: each colour sample through its histogram's LUT (LUMA: y from R, G, B
+ * through the one LUT, applied with km_luma_apply to each colour sample); alpha copied. */
+template <int B, int CH, bool LUMA>
+__device__ __forceinline__ HistUnit<B, CH> hist_map_unit(const HistUnit<B, CH> &u, const uint16_t *lut)
+{
+    typedef HistShape<B, CH, LUMA> S;
+    HistUnit<B, CH> o;
+    o.clear();
+#pragma unroll
+    for (int p = 0; p < HistUnit<B, CH>::PIX; p++) {
+        unsigned s[CH];
+#pragma unroll
+        for (int c = 0; c < CH; c++)
+            s[c] = u.sample(p * CH + c);
+        if (LUMA) {
+            int32_t sum = km_luma_sum(s[0], s[1], s[2]);
+            uint32_t ly = lut[km_luma_of_sum(sum)];
+#pragma unroll
+            for (int c = 0; c < 3; c++)
+                o.put(p * CH + c, km_luma_apply(s[c], sum, ly, S::MAXV));
+        } else {
+#pragma unroll
+            for (int c = 0; c < S::CC; c++)
+                o.put(p * CH + c, lut[(unsigned)c * S::BINS + s[c]]);
+        }
+        if (CH == 2 || CH == 4)
+            o.put(p * CH + CH - 1, s[CH - 1]);
+    }
+    return o;
+}
+
 /* The units of an image: `per_row` units a row (the last one maybe short), `total` in all
  * (< 2^31 since units hold at least one pixel: see HIST_MAX_PIXELS). */
 struct HistUnits {
@@ -167,6 +198,20 @@ __device__ __forceinline__ const unsigned char *hist_unit_at(const ts_image &im,
     int left = u.row_bytes - (int)(x * UB);
     *nbytes = left < UB ? left : UB;
     return (const unsigned char *)im.data + (size_t)y * im.pitch + (size_t)x * UB;
+}
+
+/* Unit j of the walk (one long row when u.flat_bytes), its bytes in *nb. */
+template <int B, int CH>
+__device__ __forceinline__ unsigned char *hist_walk_unit(const ts_image &im, const HistUnits &u,
+                                                         unsigned j, int *nb)
+{
+    constexpr int UB = HistUnit<B, CH>::BYTES;
+    if (u.flat_bytes) {
+        size_t off = (size_t)j * UB, left = u.flat_bytes - off;
+        *nb = left < (size_t)UB ? (int)left : UB;
+        return (unsigned char *)im.data + off;
+    }
+    return const_cast<unsigned char *>(hist_unit_at<B, CH>(im, u, j, nb));
 }
 
 /* Calls f(unit, nbytes, index) for the units of a grid stride, UNR at a time: the loads of UNR
@@ -261,6 +306,38 @@ static inline bool hist_vec_ok_walk(const ts_image *im, const HistUnits &u)
     return u.flat_bytes ? (uintptr_t)im->data % 16 == 0 : hist_vec_ok(im);
 }
 
+/* The values of the first npix pixels of a unit, each added to lane copy `mine` of its local bin
+ * (global bin - lo; only those below slice_bins when CHECK). Every add is of the constant 1,
+ * which compiles to the shared-memory increment ATOMS.POPC.INC: on an H200 twice the rate of adds
+ * of a variable amount (two 16-bit counters a word, adding 1 << 16 or 1, ran at half the speed
+ * for the same number of atomics, so packing the lane copies to fit more blocks lost). Without
+ * CHECK (a whole unit, one slice) the adds are straight-line code: with a branch around each,
+ * the compiler wrapped every atomic in a convergence barrier (BSSY/BSYNC) and recomputed the
+ * shared window's base, and the kernel ran at 57% of the speed. */
+template <int CH, bool LUMA, bool CHECK>
+__device__ __forceinline__ void opt8_count(const HistUnit<1, CH> &u, int npix, uint32_t *mine,
+                                           unsigned lo, unsigned slice_bins)
+{
+    typedef HistShape<1, CH, LUMA> S;
+#pragma unroll
+    for (int p = 0; p < HistUnit<1, CH>::PIX; p++) {
+        if (CHECK && p >= npix)
+            break;
+        unsigned s[CH];
+#pragma unroll
+        for (int c = 0; c < CH; c++)
+            s[c] = u.sample(p * CH + c);
+#pragma unroll
+        for (int h = 0; h < S::NH; h++) {
+            unsigned l = (unsigned)h * 256u + hist_value<1, CH, LUMA>(s, h);
+            if (!CHECK)
+                atomicAdd(&mine[l * HIST_LANES], 1u);
+            else if (l - lo < slice_bins) /* wraps above slice_bins when l < lo */
+                atomicAdd(&mine[(l - lo) * HIST_LANES], 1u);
+        }
+    }
+}
+
 /* Calls op.template run<B, CH, LUMA>() for the image's shape (LUMA only for colour). */
 template <class Op> static ts_status hist_dispatch(const ts_image &im, ts_hist_mode mode, Op &op)
 {
@@ -289,5 +366,11 @@ ts_status hist_check_job(const ts_job *job);
 /* TS_OP_HIST: count into job->hist with `count`; TS_OP_EQUALIZE: count into scratch, then the
  * LUT and apply kernels. `extra_bytes`: what `count` needs past the equalize scratch. */
 ts_status hist_run_job(const ts_job *job, hist_count_fn count, size_t extra_bytes);
+
+/* `opt`'s one-kernel 8-bit equalize (hist_opt_eq8.cu): whether it takes the job, and the run.
+ * Its scratch: the equalize scratch (histogram; the LUT unused), then the barrier's counter. */
+#define HIST_EQ8_ARRIVE_BYTES 256
+bool hist_opt_eq8_runs(const ts_job *job);
+ts_status hist_opt_eq8(const ts_job *job);
 
 #endif /* HIST_COMMON_CUH */

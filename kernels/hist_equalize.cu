@@ -165,28 +165,7 @@ __global__ void __launch_bounds__(APPLY_THREADS)
     constexpr int UNR = U::NVEC == 1 ? 2 : 1;
     constexpr bool PIPE = U::NVEC == 1; /* 3 x 48 bytes of registers would spill at 64 a thread */
     hist_for_units_pipelined<B, CH, UNR, PIPE>(in, units, vec, [&](const U &u, int nbytes, unsigned i) {
-        U o;
-        o.clear();
-#pragma unroll
-        for (int p = 0; p < U::PIX; p++) {
-            unsigned s[CH];
-#pragma unroll
-            for (int c = 0; c < CH; c++)
-                s[c] = u.sample(p * CH + c);
-            if (LUMA) {
-                int32_t sum = km_luma_sum(s[0], s[1], s[2]);
-                uint32_t ly = lut[km_luma_of_sum(sum)];
-#pragma unroll
-                for (int c = 0; c < 3; c++)
-                    o.put(p * CH + c, km_luma_apply(s[c], sum, ly, S::MAXV));
-            } else {
-#pragma unroll
-                for (int c = 0; c < S::CC; c++)
-                    o.put(p * CH + c, lut[(unsigned)c * S::BINS + s[c]]);
-            }
-            if (CH == 2 || CH == 4)
-                o.put(p * CH + CH - 1, s[CH - 1]);
-        }
+        U o = hist_map_unit<B, CH, LUMA>(u, lut);
         int nb;
         unsigned char *dst = units.flat_bytes
                                  ? (unsigned char *)out.data + (size_t)i * U::BYTES

@@ -4,15 +4,14 @@
  * cluster, so half or more of its adds cross to another SM. Here every add stays in the block's
  * own shared memory, and any GPU from sm_75 runs it (the pre-sm_90 path `auto` needs):
  *   - 16-bit: two 16-bit counters per word (bins 2k and 2k+1), so 65536 bins take 128 KB and fit
- *     one block. An add whose counter wraps past 65535 (the atomic returns the old word, so the
- *     adding thread sees it) moves 65536 counts to the global histogram, takes back the carry it
- *     pushed into the neighbour counter, and accounts for that neighbour's own wrap up or down:
- *     every counter's true count = its final field + the net 65536s spilled, exactly.
- *     Equal neighbours in a thread's unit are added as one run (a smooth or one-valued image
- *     then costs about what a uniform one does: one 32-way conflicting atomic instead of eight
- *     spread ones). Each block writes its packed histogram (< 65536 a field) as a partial to
- *     scratch; a second kernel sums the partials per bin: 132 x 128 KB of plain, coalesced
- *     traffic that stays in L2, instead of 8.6 M global atomics.
+ *     one block. The counts go up in rounds of at most 61440 pixels a block; between rounds a
+ *     drain moves each field's multiples of 4096 to the global histogram. A field thus never
+ *     passes 65535, so an add needs no wrap check and no returned value (before: each add
+ *     returned the old word to catch a wrap, and runs of equal neighbours were merged: slower
+ *     on every image but a smooth one). A unit of one value is still one add. Each block writes
+ *     its packed histogram (< 65536 a field) as a partial to scratch; a second kernel sums the
+ *     partials per bin: 132 x 128 KB of plain, coalesced traffic that stays in L2, instead of
+ *     8.6 M global atomics.
  *   - 8-bit: 32 copies of each counter, one per lane, at word (bin * 32 + lane): lane l only ever
  *     touches bank l, so an atomic instruction never has a bank or address conflict whatever the
  *     data (a one-valued image included); the merge reads the copies diagonally (conflict-free)
@@ -26,6 +25,14 @@
  *     registers; a persistent grid of resident blocks (the occupancy API) covers all SMs.
  *   - Bins that do not fit one block (3 x 65536 16-bit: 384 KB) are cut into slices like
  *     `shared` (2 slices of 192 KB on sm_90), each slice's blocks reading the whole image.
+ *   - 8-bit equalize with one histogram (luma, gray; job->param 0): one cooperative kernel, one
+ *     1024-thread block an SM: count (lane copies) while keeping each thread's first units in
+ *     the shared memory the counters leave free, a grid barrier, the LUT built by every block,
+ *     then the apply: the units read last first, backwards, while the L2 still holds them, then
+ *     the kept ones (no read at all). The image crosses DRAM 3 times less what the SMs and the
+ *     L2 hold (hist_opt_eq8.cu). Three histograms (96 KB of lane copies) leave too
+ *     little room and one block an SM counts slower, and RGBA8 measured slower at 8K (see
+ *     hist_opt_eq8_runs): they keep the three kernels.
  * job->param, when non-zero, forces the number of slices (the benchmark sweeps 1..16): more,
  * smaller slices put more blocks on an SM but read the image more often; the default is the
  * fewest that fit. `supports` refuses a count that does not divide the bins or fit a block.
@@ -33,41 +40,7 @@
 #include "hist_common.cuh"
 #include "variants.h"
 
-#define NONE 0xFFFFFFFFu
-
 /* ---------------------------------------------------------------- 8-bit: lane copies */
-
-/* The values of the first npix pixels of a unit, each added to lane copy `mine` of its local bin
- * (global bin - lo; only those below slice_bins when CHECK). Every add is of the constant 1,
- * which compiles to the shared-memory increment ATOMS.POPC.INC: on an H200 twice the rate of adds
- * of a variable amount (two 16-bit counters a word, adding 1 << 16 or 1, ran at half the speed
- * for the same number of atomics, so packing the lane copies to fit more blocks lost). Without
- * CHECK (a whole unit, one slice) the adds are straight-line code: with a branch around each,
- * the compiler wrapped every atomic in a convergence barrier (BSSY/BSYNC) and recomputed the
- * shared window's base, and the kernel ran at 57% of the speed. */
-template <int CH, bool LUMA, bool CHECK>
-__device__ __forceinline__ void opt8_count(const HistUnit<1, CH> &u, int npix, uint32_t *mine,
-                                           unsigned lo, unsigned slice_bins)
-{
-    typedef HistShape<1, CH, LUMA> S;
-#pragma unroll
-    for (int p = 0; p < HistUnit<1, CH>::PIX; p++) {
-        if (CHECK && p >= npix)
-            break;
-        unsigned s[CH];
-#pragma unroll
-        for (int c = 0; c < CH; c++)
-            s[c] = u.sample(p * CH + c);
-#pragma unroll
-        for (int h = 0; h < S::NH; h++) {
-            unsigned l = (unsigned)h * 256u + hist_value<1, CH, LUMA>(s, h);
-            if (!CHECK)
-                atomicAdd(&mine[l * HIST_LANES], 1u);
-            else if (l - lo < slice_bins) /* wraps above slice_bins when l < lo */
-                atomicAdd(&mine[(l - lo) * HIST_LANES], 1u);
-        }
-    }
-}
 
 /* Lane l's copy of local bin b is the word b * 32 + l. SLICED: the bins are cut into slices
  * (blockIdx.y picks one; only the benchmark's forced slice counts). */
@@ -103,22 +76,53 @@ __global__ void __launch_bounds__(HIST_OPT8_THREADS, 2)
 
 /* ---------------------------------------------------------------- 16-bit: packed counters */
 
-/* The add of `amt` to local bin `key` returned `old` (the whole word) and wrapped a counter:
- * move whole 65536s to the global bins so that field + spills stays each bin's count. */
-__device__ __noinline__ void packed_wrapped(uint32_t *words, uint32_t *hist, unsigned lo,
-                                            unsigned key, unsigned amt, uint32_t old)
+/* Counts go up in rounds: a round adds at most HIST_OPT16_ROUND counts to any one 16-bit field
+ * (a block counts no more pixels than that in it), and a drain between rounds moves every field's
+ * multiples of 4096 to the global histogram, leaving each below 4096. So no field ever passes
+ * 4095 + 61440 = 65535: the adds need no wrap check, so no returned value to wait for. */
+#define HIST_OPT16_ROUND 61440u
+#define HIST_OPT16_KEEP 0x0FFFu
+
+/* The units a thread counts between two drains: a block's pixels in one round fit the bound. */
+template <int CH> struct Opt16Round {
+    static constexpr unsigned UNITS = HIST_OPT16_ROUND / (HIST_OPT16_THREADS * HistUnit<2, CH>::PIX);
+    static_assert(UNITS >= 1, "a round holds a unit a thread");
+};
+
+/* Adds the unit's values of histogram h that fall in this slice [lo, lo + slice_bins) to the packed
+ * words (bins 2k and 2k + 1 in word k's low and high half). A unit of one value is one add. */
+template <int CH, bool LUMA>
+__device__ __forceinline__ void opt16_count(const HistUnit<2, CH> &u, int npix, uint32_t *words,
+                                            unsigned lo, unsigned slice_bins)
 {
-    const unsigned g = lo + key;
-    if (key & 1) { /* high counter: the carry out of bit 31 is simply lost */
-        atomicAdd(&hist[g], 65536u);
-        return;
+    typedef HistShape<2, CH, LUMA> S;
+    typedef HistUnit<2, CH> U;
+#pragma unroll
+    for (int h = 0; h < S::NH; h++) {
+        /* Block-uniform: skip a histogram that this slice holds no bin of. */
+        if ((unsigned)h * 65536u + 65536u <= lo || (unsigned)h * 65536u >= lo + slice_bins)
+            continue;
+        unsigned key[U::PIX];
+        bool one = npix == U::PIX;
+#pragma unroll
+        for (int p = 0; p < U::PIX; p++) {
+            unsigned s[CH];
+#pragma unroll
+            for (int c = 0; c < CH; c++)
+                s[c] = u.sample(p * CH + c);
+            key[p] = (unsigned)h * 65536u + hist_value<2, CH, LUMA>(s, h) - lo; /* wraps when below */
+            one = one && key[p] == key[0];
+        }
+        if (one) {
+            if (key[0] < slice_bins)
+                atomicAdd(&words[key[0] >> 1], key[0] & 1 ? (unsigned)U::PIX << 16 : (unsigned)U::PIX);
+            continue;
+        }
+#pragma unroll
+        for (int p = 0; p < U::PIX; p++)
+            if (p < npix && key[p] < slice_bins)
+                atomicAdd(&words[key[p] >> 1], key[p] & 1 ? 1u << 16 : 1u);
     }
-    atomicAdd(&hist[g], 65536u); /* low counter wrapped and carried 1 into the high one */
-    if ((old >> 16) == 0xFFFFu)  /* that carry wrapped the high counter upwards */
-        atomicAdd(&hist[g + 1], 65536u);
-    uint32_t old2 = atomicSub(&words[key >> 1], 0x10000u); /* take the carry back */
-    if ((old2 >> 16) == 0)       /* which wrapped the high counter downwards */
-        atomicAdd(&hist[g + 1], 0u - 65536u);
 }
 
 template <int CH, bool LUMA>
@@ -126,89 +130,102 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
     hist_opt16_kernel(ts_image im, HistUnits units, bool vec, unsigned slice_bins, uint32_t *hist,
                       uint32_t *partial)
 {
-    typedef HistShape<2, CH, LUMA> S;
     typedef HistUnit<2, CH> U;
+    constexpr unsigned R = Opt16Round<CH>::UNITS;
     uint32_t *words = hist_smem<uint32_t>(); /* slice_bins / 2 words */
     uint4 *words4 = hist_smem<uint4>();
-    const unsigned lo = blockIdx.y * slice_bins, nwords = slice_bins / 2;
-    for (unsigned i = threadIdx.x; i < nwords / 4; i += blockDim.x)
+    const unsigned lo = blockIdx.y * slice_bins, nwords = slice_bins / 2, T = blockDim.x;
+    for (unsigned i = threadIdx.x; i < nwords / 4; i += T)
         words4[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    constexpr int UNR = U::NVEC == 1 ? 2 : 1;
-    hist_for_units<2, CH, UNR>(im, units, vec, [&](const U &u, int nbytes, unsigned) {
-        const int npix = nbytes / (2 * CH);
-#pragma unroll
-        for (int h = 0; h < S::NH; h++) {
-            /* Block-uniform: skip a histogram that this slice holds no bin of. */
-            if ((unsigned)h * 65536u + 65536u <= lo || (unsigned)h * 65536u >= lo + slice_bins)
-                continue;
-            unsigned key[U::PIX];
-#pragma unroll
-            for (int p = 0; p < U::PIX; p++) {
-                unsigned s[CH];
-#pragma unroll
-                for (int c = 0; c < CH; c++)
-                    s[c] = u.sample(p * CH + c);
-                unsigned l = (unsigned)h * 65536u + hist_value<2, CH, LUMA>(s, h) - lo;
-                key[p] = p < npix && l < slice_bins ? l : NONE;
-            }
-            /* Runs of equal keys become one add; all adds go out before any result is looked at. */
-            unsigned amt[U::PIX];
-            uint32_t old[U::PIX];
-            unsigned run = 1;
-#pragma unroll
-            for (int p = 0; p < U::PIX; p++) {
-                bool end = p == U::PIX - 1 || key[p + 1 < U::PIX ? p + 1 : p] != key[p];
-                amt[p] = end && key[p] != NONE ? run : 0;
-                run = end ? 1 : run + 1;
-                old[p] = 0;
-                if (amt[p])
-                    old[p] = atomicAdd(&words[key[p] >> 1], key[p] & 1 ? amt[p] << 16 : amt[p]);
-            }
-#pragma unroll
-            for (int p = 0; p < U::PIX; p++) {
-                unsigned field = key[p] & 1 ? old[p] >> 16 : old[p] & 0xFFFFu;
-                if (amt[p] && field + amt[p] > 0xFFFFu)
-                    packed_wrapped(words, hist, lo, key[p], amt[p], old[p]);
-            }
+    const unsigned stride = gridDim.x * T, n = units.walked(), first = blockIdx.x * T + threadIdx.x;
+    /* every thread of the block goes through the rounds of its thread 0, which walks the most */
+    const unsigned b0 = blockIdx.x * T;
+    const unsigned iters0 = b0 < n ? (n - b0 + stride - 1) / stride : 0;
+    const unsigned rounds = (iters0 + R - 1) / R;
+    auto load = [&](U &a, unsigned k) -> int {
+        unsigned j = first + k * stride; /* < n + stride < 2^32 */
+        if (j >= n) {
+            a.clear();
+            return 0;
         }
-    });
-    __syncthreads();
-    /* Every field is now < 65536 (wraps went to global memory): the words are this block's
+        int nb;
+        const unsigned char *p = hist_walk_unit<2, CH>(im, units, j, &nb);
+        a.load(p, nb, vec);
+        return nb;
+    };
+    U cur;
+    int ncur = load(cur, 0);
+    for (unsigned r = 0, k = 0; r < rounds; r++) {
+        for (unsigned q = 0; q < R; q++, k++) {
+            U nxt;
+            int nnxt = load(nxt, k + 1); /* the next unit is in flight while this one counts */
+            if (ncur > 0)
+                opt16_count<CH, LUMA>(cur, ncur / (2 * CH), words, lo, slice_bins);
+            cur = nxt;
+            ncur = nnxt;
+        }
+        __syncthreads();
+        if (r + 1 == rounds)
+            break; /* the partial holds fields up to 65535: no drain after the last round */
+        for (unsigned i = threadIdx.x; i < nwords / 4; i += T) {
+            uint4 q = words4[i];
+            uint32_t v[4] = {q.x, q.y, q.z, q.w};
+            const uint32_t spill = ~(HIST_OPT16_KEEP | HIST_OPT16_KEEP << 16);
+            if (((v[0] | v[1] | v[2] | v[3]) & spill) == 0)
+                continue;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                uint32_t l = v[e] & spill & 0xFFFFu, hi = (v[e] & spill) >> 16;
+                v[e] -= v[e] & spill;
+                if (l)
+                    atomicAdd(&hist[lo + 2 * (4 * i + e)], l);
+                if (hi)
+                    atomicAdd(&hist[lo + 2 * (4 * i + e) + 1], hi);
+            }
+            words4[i] = make_uint4(v[0], v[1], v[2], v[3]);
+        }
+        __syncthreads();
+    }
+    /* Every field is now < 65536 (the rest went to global memory): the words are this block's
      * partial histogram, exactly. */
     uint4 *dst = reinterpret_cast<uint4 *>(partial + ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * nwords);
-    for (unsigned i = threadIdx.x; i < nwords / 4; i += blockDim.x)
+    for (unsigned i = threadIdx.x; i < nwords / 4; i += T)
         dst[i] = words4[i];
 }
 
 /* hist[2w], hist[2w + 1] += the two fields of word w summed over the partials of w's slice.
- * Block (32, 8): 32 consecutive words (coalesced), 8 threads splitting the partials. */
+ * Block (32, 8): 32 threads reading 4 consecutive words each (512 coalesced bytes a load), 8
+ * splitting the partials; the slices' words are multiples of 4 (slice bins of 8). */
 __global__ void __launch_bounds__(256)
     hist_opt16_reduce_kernel(const uint32_t *partial, unsigned slice_words, unsigned blocks,
                              unsigned total_words, uint32_t *hist)
 {
-    __shared__ uint2 part[8][32];
-    const unsigned gw = blockIdx.x * 32 + threadIdx.x;
-    uint32_t a = 0, b = 0; /* at most blocks * 65535 < 2^32 */
+    __shared__ uint4 part[8][32][2];
+    const unsigned gw = (blockIdx.x * 32 + threadIdx.x) * 4;
+    uint32_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* at most blocks * 65535 < 2^32 */
     if (gw < total_words) {
         unsigned s = gw / slice_words, w = gw - s * slice_words;
         const uint32_t *p = partial + (size_t)s * blocks * slice_words + w;
 #pragma unroll 4
         for (unsigned j = threadIdx.y; j < blocks; j += 8) {
-            uint32_t v = p[(size_t)j * slice_words];
-            a += v & 0xFFFFu;
-            b += v >> 16;
+            uint4 q = *reinterpret_cast<const uint4 *>(p + (size_t)j * slice_words);
+            a[0] += q.x & 0xFFFFu, a[1] += q.x >> 16, a[2] += q.y & 0xFFFFu, a[3] += q.y >> 16;
+            a[4] += q.z & 0xFFFFu, a[5] += q.z >> 16, a[6] += q.w & 0xFFFFu, a[7] += q.w >> 16;
         }
     }
-    part[threadIdx.y][threadIdx.x] = make_uint2(a, b);
+    part[threadIdx.y][threadIdx.x][0] = make_uint4(a[0], a[1], a[2], a[3]);
+    part[threadIdx.y][threadIdx.x][1] = make_uint4(a[4], a[5], a[6], a[7]);
     __syncthreads();
     if (threadIdx.y == 0 && gw < total_words) {
         for (int j = 1; j < 8; j++) {
-            a += part[j][threadIdx.x].x;
-            b += part[j][threadIdx.x].y;
+            uint4 x = part[j][threadIdx.x][0], y = part[j][threadIdx.x][1];
+            a[0] += x.x, a[1] += x.y, a[2] += x.z, a[3] += x.w;
+            a[4] += y.x, a[5] += y.y, a[6] += y.z, a[7] += y.w;
         }
-        hist[2 * gw] += a;
-        hist[2 * gw + 1] += b;
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            hist[2 * gw + e] += a[e];
     }
 }
 
@@ -286,7 +303,7 @@ struct OptCount {
     {
         HistUnits u = hist_units<2, CH>(job->in);
         int per_slice = 0;
-        ts_status st = grid((const void *)hist_opt16_kernel<CH, L>, u.total, plan.blocks, &per_slice);
+        ts_status st = grid((const void *)hist_opt16_kernel<CH, L>, u.walked(), plan.blocks, &per_slice);
         if (st != TS_OK)
             return st;
         size_t need = (size_t)plan.slices * (size_t)per_slice * (size_t)plan.slice_bins * 2;
@@ -299,10 +316,10 @@ struct OptCount {
         if ((st = zero()) != TS_OK)
             return st;
         hist_opt16_kernel<CH, L><<<g, plan.threads, plan.smem, s>>>(
-            job->in, u, hist_vec_ok(&job->in), (unsigned)plan.slice_bins, hist, (uint32_t *)extra);
+            job->in, u, hist_vec_ok_walk(&job->in, u), (unsigned)plan.slice_bins, hist, (uint32_t *)extra);
         LAUNCH_CHECK("hist_opt16_kernel");
         unsigned total_words = slice_words * (unsigned)plan.slices;
-        hist_opt16_reduce_kernel<<<(total_words + 31) / 32, dim3(32, 8), 0, s>>>(
+        hist_opt16_reduce_kernel<<<(total_words / 4 + 31) / 32, dim3(32, 8), 0, s>>>(
             (const uint32_t *)extra, slice_words, (unsigned)per_slice, total_words, hist);
         LAUNCH_CHECK("hist_opt16_reduce_kernel");
         return TS_OK;
@@ -327,7 +344,8 @@ extern "C" size_t hist_opt_scratch(const ts_job *job)
 {
     hist_plan p;
     size_t partial = job->dev && plan_of(job, &p) ? p.partial_bytes : 0;
-    return hist_scratch(job) + partial;
+    size_t arrive = job->op->kind == TS_OP_EQUALIZE && job->in.bytes == 1 ? HIST_EQ8_ARRIVE_BYTES : 0;
+    return hist_scratch(job) + partial + arrive;
 }
 
 extern "C" ts_status hist_opt(const ts_job *job)
@@ -338,5 +356,7 @@ extern "C" ts_status hist_opt(const ts_job *job)
         return st;
     if (!plan_of(job, &p))
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
+    if (hist_opt_eq8_runs(job))
+        return hist_opt_eq8(job);
     return hist_run_job(job, opt_count, p.partial_bytes);
 }

@@ -401,8 +401,8 @@ TEST(gpu_hist_skewed)
             }
 }
 
-/* 8K: blocks see > 65535 equal values, so `opt`'s 16-bit counters wrap (and carry into their
- * word's other counter with two neighbouring values); full grids; 3 x 65536 bins in slices. */
+/* 8K: blocks see > 65535 equal values, so `opt`'s 16-bit counters are drained between rounds
+ * (with two neighbouring values, both counters of one word); full grids; 3 x 65536 bins in slices. */
 TEST(gpu_hist_large)
 {
     TU_GPU_OR_SKIP(dev);
@@ -607,6 +607,41 @@ TEST(gpu_equalize_large)
             if (!ok)
                 return;
         }
+}
+
+/* `opt`'s one-kernel 8-bit equalize (a grid barrier; units kept in shared memory and re-read
+ * backwards): every shape (RGBA8 and three histograms take the three kernels), odd sizes (short last units, a grid of one block), 1080p RGB8 (rows
+ * not back to back: the pitched walk), one-valued and banded images. The target of
+ * compute-sanitizer for that kernel: TESSERA_SMALL_ONLY=1 leaves out 1080p. */
+TEST(gpu_equalize_opt_one_kernel)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_HIST, "opt");
+    CHECK(v != NULL && ts_variant_runnable(v, dev));
+    uint64_t rng = tu_seed() ^ 0x4f4b;
+    static const int sizes[][2] = {{1, 1}, {33, 17}, {4097, 3}, {257, 129}, {1920, 1080}};
+    int nz = getenv("TESSERA_SMALL_ONLY") ? 4 : 5;
+    for (int z = 0; z < nz; z++)
+        for (int ch = 1; ch <= 4; ch++)
+            for (int i = 0; i < 3; i++) {
+                int w = sizes[z][0], h = sizes[z][1];
+                ts_image in = i == 0   ? tu_random_image(w, h, ch, 1, &rng)
+                              : i == 1 ? one_value_image(w, h, ch, 1, 200, &rng)
+                                       : tu_band_image(w, h, ch, 1, 30, 90, &rng);
+                static const char *const what[3] = {"random", "one value", "band"};
+                int ok = 1;
+                for (int m = 0; m < 2 && ok; m++) {
+                    const char *text = m ? "equalize:rgb" : "equalize";
+                    ts_op op = tu_op(text);
+                    ts_image ref;
+                    CHECK(ts_ref_op(&op, &in, &ref) == TS_OK);
+                    ok = equalize_equal(v, &in, text, 0, &ref, what[i]);
+                    ts_image_free(&ref);
+                }
+                ts_image_free(&in);
+                if (!ok)
+                    return;
+            }
 }
 
 /* The pipeline's own scratch and probe job (what the CLI and viewer use). */
