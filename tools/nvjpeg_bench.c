@@ -9,7 +9,10 @@
  * Each timed stage runs the whole corpus --repeat times in batches of --batch files, after one
  * untimed pass. Prints images/s, MP/s, host CPU ms per image (getrusage: every thread), path
  * counts, host RSS and GPU memory peaks, and first the set-up's parts (context, nvJPEG handle,
- * decoders, warm-up, a worker's context); --csv appends one row per stage. Usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q]
+ * decoders, warm-up, a worker's context); --csv appends one row per stage.
+ * NVJPEG_BENCH_FIRST_HANDLE=BACKEND times the process's first handle (its allocations, a second
+ * handle; NVJPEG_BENCH_HANDLE_LOOP=N more), NVJPEG_BENCH_OVERLAP=1|v1 the first handle made beside
+ * the CUDA context on a thread of its own. Usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q]
  * [--check] [--csv FILE] [--name NAME] DIR|FILE...
  */
 #include "../tests/jpeg_ref.h"
@@ -384,6 +387,26 @@ static void batched_api(const char *label, nvjpegBackend_t backend, int batch, i
     NV.nvjpegDestroy(h);
 }
 
+static double overlap_t0, overlap_times[2];
+static const char *overlap_status = "-";
+static void *overlap_handle(void *arg)
+{
+    (void)arg;
+    nvjpegHandle_t h;
+    overlap_times[0] = now_s() - overlap_t0;
+    const char *how = getenv("NVJPEG_BENCH_OVERLAP");
+    nvjpegStatus_t e;
+    if (how && strcmp(how, "v1") == 0) { /* the library's own allocators: no CUDA call of ours */
+        e = NV.nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &h);
+    } else {
+        gj_alloc_init();
+        e = NV.nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT, &gj_dev_alloc, &gj_pinned_alloc, 0, &h);
+    }
+    overlap_times[1] = now_s() - overlap_t0;
+    overlap_status = gj_nvj_str(e);
+    return NULL;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: nvjpeg_bench [--threads N] [--batch B] [--repeat R] [--quality Q] "
@@ -432,6 +455,21 @@ int main(int argc, char **argv)
     }
     ts_device dev;
     app_gpu_env();
+    /* NVJPEG_BENCH_OVERLAP=1: the first handle made on a thread of its own while this one makes
+     * the CUDA context, each timed from the same start (then exit) */
+    if (getenv("NVJPEG_BENCH_OVERLAP")) {
+        overlap_t0 = now_s();
+        pthread_t th;
+        pthread_create(&th, NULL, overlap_handle, NULL);
+        ts_status cs = ts_gpu_open(&dev);
+        double tc = now_s() - overlap_t0;
+        pthread_join(th, NULL);
+        printf("overlap: context %.1f ms (%s); handle on its own thread from %.1f to %.1f ms "
+               "(%s); both done at %.1f ms\n", 1e3 * tc, cs == TS_OK ? "ok" : "failed",
+               1e3 * overlap_times[0], 1e3 * overlap_times[1], overlap_status,
+               1e3 * (now_s() - overlap_t0));
+        return 0;
+    }
     double t0 = now_s();
     if (ts_gpu_open(&dev) != TS_OK) {
         fprintf(stderr, "nvjpeg_bench: %s\n", ts_error_detail());
@@ -453,10 +491,36 @@ int main(int argc, char **argv)
             nvjpegEncoderState_t es;
             cudaStream_t st;
             cudaStreamCreate(&st);
+            gj_alloc_init();
+            gj_alloc_counts m0, m1;
+            gj_alloc_counts_get(&m0);
             double a = now_s();
-            nvjpegStatus_t e0 = NV.nvjpegCreateEx(be[q].b, NULL, NULL,
-                                                  NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h);
+            nvjpegStatus_t e0 = NV.nvjpegCreateExV2(be[q].b, &gj_dev_alloc, &gj_pinned_alloc,
+                                                    NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h);
             double b = now_s();
+            gj_alloc_counts_get(&m1);
+            printf("first handle %s: its allocations: device %ld (%.1f MB, %.1f ms), pinned %ld "
+                   "(%.1f MB, %.1f ms)\n", fh, m1.n[0][0] - m0.n[0][0],
+                   (m1.bytes[0] - m0.bytes[0]) / 1e6, m1.ms[0][0] - m0.ms[0][0],
+                   m1.n[1][0] - m0.n[1][0], (m1.bytes[1] - m0.bytes[1]) / 1e6,
+                   m1.ms[1][0] - m0.ms[1][0]);
+            nvjpegHandle_t h2;
+            double a2 = now_s();
+            nvjpegStatus_t e5 = NV.nvjpegCreateExV2(be[q].b, &gj_dev_alloc, &gj_pinned_alloc, 0, &h2);
+            printf("first handle %s: a second handle %.1f ms (%s)\n", fh, 1e3 * (now_s() - a2),
+                   gj_nvj_str(e5));
+            if (e5 == NVJPEG_STATUS_SUCCESS)
+                NV.nvjpegDestroy(h2);
+            /* NVJPEG_BENCH_HANDLE_LOOP=N: N more handles made and destroyed, each timed (a
+             * long enough run to sample where the time goes) */
+            const char *loop = getenv("NVJPEG_BENCH_HANDLE_LOOP");
+            for (int k = 0, n = loop ? atoi(loop) : 0; k < n; k++) {
+                double t = now_s();
+                if (NV.nvjpegCreateExV2(be[q].b, &gj_dev_alloc, &gj_pinned_alloc, 0, &h2) ==
+                    NVJPEG_STATUS_SUCCESS)
+                    NV.nvjpegDestroy(h2);
+                printf("handle %d: %.1f ms\n", k, 1e3 * (now_s() - t));
+            }
             nvjpegStatus_t e1 = NV.nvjpegDecoderCreate(h, NVJPEG_BACKEND_HYBRID, &d1);
             nvjpegStatus_t e2 = NV.nvjpegDecoderCreate(h, NVJPEG_BACKEND_GPU_HYBRID, &d2);
             double c = now_s();

@@ -470,8 +470,12 @@ static void dev_free_decoders(gj_dev *d)
 static nvjpegStatus_t open_decoders(gj_dev *d, int engines)
 {
     double t0 = ms_now();
-    /* the process's first handle costs ~0.28 s whatever its backend (H100, 2026-11-26: DEFAULT,
-     * HYBRID, GPU_HYBRID, HARDWARE 277-282 ms): the library's own start-up */
+    /* every handle costs ~0.275 s whatever its backend (H100, 2026-11-26/27: DEFAULT, HYBRID,
+     * GPU_HYBRID, HARDWARE 273-288 ms, a second handle too): nvjpegCreate initializes the
+     * driver's libnvcuvid.so.1 (the JPEG engines' library) and waits inside it (stacks sampled
+     * with cuda-gdb), and it first waits for the CUDA context, so a handle begun beside the
+     * context on another thread ends no sooner (490-554 ms for both, against 216-280 ms for the
+     * context alone) */
     nvjpegStatus_t e = create_handle(engines ? NVJPEG_BACKEND_HARDWARE : NVJPEG_BACKEND_DEFAULT,
                                      &d->h);
     double t1 = ms_now();
