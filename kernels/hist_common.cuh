@@ -1,4 +1,5 @@
-/* hist_common.cuh - what the histogram files (hist.cu, hist_opt.cu, hist_equalize.cu) share:
+/* hist_common.cuh - what the histogram files (hist.cu, hist_opt.cu, hist_opt_eq8.cu,
+ * hist_equalize.cu) share:
  * the pixel shapes as template parameters and the one switch that picks an instantiation, the
  * two ways kernels walk an image (pixel by pixel with a grid stride, or in 16/48-byte units with
  * vector loads), the job checks, and the equalize driver that every variant's run() calls.
@@ -214,36 +215,9 @@ __device__ __forceinline__ unsigned char *hist_walk_unit(const ts_image &im, con
     return const_cast<unsigned char *>(hist_unit_at<B, CH>(im, u, j, nb));
 }
 
-/* Calls f(unit, nbytes, index) for the units of a grid stride, UNR at a time: the loads of UNR
- * units are issued before any is used, so more bytes are in flight per thread. */
-template <int B, int CH, int UNR, class F>
-__device__ __forceinline__ void hist_for_units(const ts_image &im, const HistUnits &u, bool vec, F &&f)
-{
-    const unsigned stride = gridDim.x * blockDim.x;
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < u.total; i += UNR * stride) {
-        HistUnit<B, CH> a[UNR];
-        int nb[UNR];
-#pragma unroll
-        for (int r = 0; r < UNR; r++) {
-            unsigned j = i + (unsigned)r * stride;
-            nb[r] = 0;
-            if (j < u.total) {
-                const unsigned char *p = hist_unit_at<B, CH>(im, u, j, &nb[r]);
-                a[r].load(p, nb[r], vec);
-            } else {
-                a[r].clear();
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < UNR; r++)
-            if (nb[r] > 0)
-                f(a[r], nb[r], i + (unsigned)r * stride);
-    }
-}
-
-/* Like hist_for_units, software-pipelined: the loads of the next UNR units are issued before
- * the current ones are used, so a thread always has loads in flight; the units of an image whose
- * rows are back to back (u.flat_bytes) are found without a division, and the index passed to f
+/* Calls f(unit, nbytes, index) for the units of a grid stride, UNR at a time, software-pipelined:
+ * the loads of the next UNR units are issued before the current ones are used, so a thread always
+ * has loads in flight; the units of an image whose rows are back to back (u.flat_bytes) are found without a division, and the index passed to f
  * is then the unit's place in that one long row (byte offset index * BYTES). PIPE false: no
  * prefetch (the flat walk only), for kernels that would spill the second set of registers. */
 template <int B, int CH, int UNR, bool PIPE = true, class F>
