@@ -27,20 +27,6 @@
 
 /* ---------------------------------------------------------------- LUT */
 
-/* Across the warp: `incl` becomes the inclusive prefix sum of the lanes' values, `first` the
- * minimum of the lanes' values (every lane gets it). */
-static __device__ __forceinline__ void hist_warp_scan_min(uint32_t &incl, unsigned &first, unsigned lane)
-{
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-        incl += lane >= (unsigned)o ? v : 0;
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        first = min(first, __shfl_xor_sync(0xFFFFFFFFu, first, o));
-}
-
 template <unsigned BINS, int THREADS>
 __global__ void __launch_bounds__(THREADS)
     hist_lut_kernel(const uint32_t *hist, uint16_t *lut, uint32_t n)

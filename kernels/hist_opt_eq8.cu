@@ -26,14 +26,7 @@ __device__ __forceinline__ void eq8_lut_warp(const uint32_t *h, uint16_t *l, uin
         first = v[i] ? base + (unsigned)i : first;
     }
     uint32_t incl = sum;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        uint32_t t = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-        incl += lane >= (unsigned)o ? t : 0;
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        first = min(first, __shfl_xor_sync(0xFFFFFFFFu, first, o));
+    hist_warp_scan_min(incl, first, lane);
     const uint32_t h0 = first < 256 ? __ldcg(h + first) : 0;
     const bool identity = first >= 256 || h0 == n;
     const uint64_t den = (uint64_t)(n - h0);
