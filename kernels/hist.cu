@@ -286,12 +286,21 @@ extern "C" int hist_cluster_supports(const ts_job *job)
 {
     if (!shape_ok(job))
         return 0;
+    if (hist_eq16_cluster_takes(job)) /* RGB16 per channel: hist_eq16_cluster.cu */
+        return hist_eq16_cluster_supports(job);
     if (!job->dev)
         return 1;
     return job->dev->cc >= 90 && job->dev->cluster_launch && cluster_size_of(job) != 0;
 }
 
+extern "C" size_t hist_cluster_scratch(const ts_job *job)
+{
+    return hist_eq16_cluster_takes(job) ? hist_eq16_cluster_scratch(job) : hist_scratch(job);
+}
+
 extern "C" ts_status hist_cluster(const ts_job *job)
 {
+    if (hist_eq16_cluster_takes(job))
+        return hist_eq16_cluster(job);
     return hist_run_job(job, cluster_count, 0);
 }

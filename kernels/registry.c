@@ -117,8 +117,9 @@ static const ts_variant table[] = {
      .supports = hist_shared_supports, .scratch = hist_scratch, .run = hist_shared},
     {.family = TS_FAM_HIST, .name = "cluster", .min_cc = 90, .auto_rank = 4,
      .why = "the guide's DSMEM histogram: bins split over a thread-block cluster, remote shared "
-            "atomics, one pass (param = cluster size)",
-     .supports = hist_cluster_supports, .scratch = hist_scratch, .run = hist_cluster},
+            "atomics, one pass (param = cluster size); RGB16 equalize:rgb: a block a channel, its "
+            "LUT in shared memory, units put back together through DSMEM (auto's pick there)",
+     .supports = hist_cluster_supports, .scratch = hist_cluster_scratch, .run = hist_cluster},
     {.family = TS_FAM_HIST, .name = "opt", .min_cc = 75, .auto_rank = 5,
      .why = "all adds local: packed 16-bit counters (65536 bins in 128 KB) or 32 lane copies (8-bit, "
             "conflict-free), vector loads, runs merged",
@@ -205,9 +206,22 @@ int ts_variant_runnable(const ts_variant *v, const ts_device *dev)
     return dev != NULL && dev->cc >= v->min_cc;
 }
 
+/* Jobs where a rung beats the ranks: `auto` takes it ahead of them (measured: hist/cluster on
+ * RGB16 equalize:rgb, tools/results/nvidia-h100-eq16-2026-11-27.md). */
+static int prefers(const ts_variant *v, const ts_job *job)
+{
+#ifdef TS_HAVE_CUDA
+    return v->run == hist_cluster && hist_eq16_cluster_takes(job);
+#else
+    (void)v, (void)job;
+    return 0;
+#endif
+}
+
 const ts_variant *ts_variant_auto(const ts_job *job, const ts_device *dev)
 {
     const ts_variant *best = NULL;
+    int best_pref = 0;
     ts_family f = ts_op_family(job->op->kind);
     for (size_t i = 0; i < ts_variant_count(); i++) {
         const ts_variant *v = &table[i];
@@ -215,8 +229,9 @@ const ts_variant *ts_variant_auto(const ts_job *job, const ts_device *dev)
             continue;
         if (!ts_variant_runnable(v, dev) || (v->supports && !v->supports(job)))
             continue;
-        if (!best || v->auto_rank > best->auto_rank)
-            best = v;
+        int pref = prefers(v, job);
+        if (!best || pref > best_pref || (pref == best_pref && v->auto_rank > best->auto_rank))
+            best = v, best_pref = pref;
     }
     return best;
 }

@@ -51,6 +51,12 @@ int hist_shared_supports(const ts_job *job);
 ts_status hist_shared(const ts_job *job);
 int hist_cluster_supports(const ts_job *job);
 ts_status hist_cluster(const ts_job *job);
+size_t hist_cluster_scratch(const ts_job *job);
+/* hist_eq16_cluster.cu: the cluster rung's RGB16 per-channel equalize (hist.cu hands it over) */
+int hist_eq16_cluster_takes(const ts_job *job);
+int hist_eq16_cluster_supports(const ts_job *job);
+size_t hist_eq16_cluster_scratch(const ts_job *job);
+ts_status hist_eq16_cluster(const ts_job *job);
 int hist_opt_supports(const ts_job *job);
 size_t hist_opt_scratch(const ts_job *job);
 ts_status hist_opt(const ts_job *job);

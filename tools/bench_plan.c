@@ -57,8 +57,9 @@ static const struct {
     int w, h;
 } named_sizes[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
 
-/* Cluster sizes swept through job->param for the hist variants below. */
-static const int sweep_params[] = {1, 2, 4, 8, 16};
+/* Cluster sizes swept through job->param for the hist variants below (3, 6, 12: the RGB16
+ * equalize:rgb cluster path takes multiples of 3, a block a channel; 1 is its non-cluster form). */
+static const int sweep_params[] = {1, 2, 3, 4, 6, 8, 12, 16};
 static const char *const swept_variants[] = {"cluster", "opt"};
 static const char *const vendor_names[] = {"cudnn", "cub", "npp"};
 
@@ -108,7 +109,7 @@ static void usage(FILE *f)
             "  --md FILE        write the headline and the full table as markdown\n"
             "  --no-vendor      no cuDNN/CUB/NPP rows\n"
             "  --sweep          run the hist/equalize variants cluster and opt and clahe's cluster\n"
-            "                   with job->param 1,2,4,8,16\n"
+            "                   with job->param 1,2,3,4,6,8,12,16\n"
             "                   (cluster: the cluster size; default on, off with --quick)\n"
             "  --no-sweep       no sweep\n"
             "  --cpu            also time the CPU variants (at 1920x1080 only)\n"
