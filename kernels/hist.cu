@@ -17,7 +17,10 @@
  *            are split over the K blocks of a thread-block cluster, each value is added
  *            atomically into its owner block's shared memory through map_shared_rank, and each
  *            block then merges its share into global memory. K is the smallest power of two
- *            whose share fits a block (2 for 65536 bins on sm_90) unless job->param forces one.
+ *            whose share fits a block unless job->param forces one. One histogram of 65536
+ *            bins (gray16, luma of 16-bit colour) instead counts as `opt` does, in packed 16-bit
+ *            counters a block, and merges the K blocks' counters through DSMEM (hist_opt.cu's
+ *            hist_opt16_cluster_kernel; K = job->param, 1..16, default HIST_OPT16_CLUSTER).
  * All grids are persistent (one wave of resident blocks), so each block merges its histogram
  * once. The output is zeroed with cudaMemsetAsync first (variants own the zeroing), enqueued
  * after the host-side occupancy queries so the GPU does not wait on them between the two.
@@ -273,6 +276,9 @@ static ts_status cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
     if (dev->cc < 90 || !dev->cluster_launch)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist cluster: needs thread-block clusters (sm_90), "
                        "device is sm_%d", dev->cc);
+    if (hist_opt16_cluster_takes(job)) /* 65536 bins: packed counters, merged through DSMEM */
+        return hist_opt16_cluster_count(job, d_hist, extra, extra_bytes,
+                                        job->param ? job->param : HIST_OPT16_CLUSTER);
     int k = cluster_size_of(job);
     if (!k)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist cluster: no cluster size%s holds %ld bins in "
@@ -290,17 +296,25 @@ extern "C" int hist_cluster_supports(const ts_job *job)
         return hist_eq16_cluster_supports(job);
     if (!job->dev)
         return 1;
+    if (hist_opt16_cluster_takes(job))
+        return job->param >= 0 && job->param <= HIST_MAX_CLUSTER;
     return job->dev->cc >= 90 && job->dev->cluster_launch && cluster_size_of(job) != 0;
+}
+
+static size_t cluster_partial_bytes(const ts_job *job)
+{
+    return hist_opt16_cluster_takes(job) ? hist_opt16_cluster_partial_bytes(job) : 0;
 }
 
 extern "C" size_t hist_cluster_scratch(const ts_job *job)
 {
-    return hist_eq16_cluster_takes(job) ? hist_eq16_cluster_scratch(job) : hist_scratch(job);
+    return hist_eq16_cluster_takes(job) ? hist_eq16_cluster_scratch(job)
+                                        : hist_scratch(job) + cluster_partial_bytes(job);
 }
 
 extern "C" ts_status hist_cluster(const ts_job *job)
 {
     if (hist_eq16_cluster_takes(job))
         return hist_eq16_cluster(job);
-    return hist_run_job(job, cluster_count, 0);
+    return hist_run_job(job, cluster_count, cluster_partial_bytes(job));
 }

@@ -341,6 +341,13 @@ ts_status hist_check_job(const ts_job *job);
  * LUT and apply kernels. `extra_bytes`: what `count` needs past the equalize scratch. */
 ts_status hist_run_job(const ts_job *job, hist_count_fn count, size_t extra_bytes);
 
+/* 16-bit, one histogram of 65536 bins, sm_90 (hist_opt.cu): packed counters a block, merged
+ * through DSMEM in clusters of k blocks (1..16); `opt` takes it with HIST_OPT16_CLUSTER, the
+ * `cluster` row with job->param. Its scratch past the histogram: partial_bytes. */
+extern "C" int hist_opt16_cluster_takes(const ts_job *job);
+extern "C" size_t hist_opt16_cluster_partial_bytes(const ts_job *job);
+extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
+                                              size_t extra_bytes, int k);
 /* `opt`'s one-kernel 8-bit equalize (hist_opt_eq8.cu): whether it takes the job, and the run.
  * Its scratch: the equalize scratch (histogram; the LUT unused), then the barrier's counter. */
 #define HIST_EQ8_ARRIVE_BYTES 256

@@ -10,8 +10,11 @@
  *     returned the old word to catch a wrap, and runs of equal neighbours were merged: slower
  *     on every image but a smooth one). A unit of one value is still one add. Each block writes
  *     its packed histogram (< 65536 a field) as a partial to scratch; a second kernel sums the
- *     partials per bin: 132 x 128 KB of plain, coalesced traffic that stays in L2, instead of
- *     8.6 M global atomics.
+ *     partials per bin: 132 x 128 KB of plain, coalesced traffic, instead of 8.6 M global
+ *     atomics. On sm_90, one histogram of 65536 bins (gray16, luma): the blocks of a cluster of
+ *     HIST_OPT16_CLUSTER add their packed words together through distributed shared memory
+ *     first, so there is a partial a cluster (hist_opt16_cluster_kernel; the `cluster` row
+ *     sweeps the cluster size).
  *   - 8-bit: 32 copies of each counter, one per lane, at word (bin * 32 + lane): lane l only ever
  *     touches bank l, so an atomic instruction never has a bank or address conflict whatever the
  *     data (a one-valued image included); the merge reads the copies diagonally (conflict-free)
@@ -39,6 +42,8 @@
  */
 #include "hist_common.cuh"
 #include "variants.h"
+
+#include <cooperative_groups.h>
 
 /* ---------------------------------------------------------------- 8-bit: lane copies */
 
@@ -125,16 +130,19 @@ __device__ __forceinline__ void opt16_count(const HistUnit<2, CH> &u, int npix, 
     }
 }
 
-template <int CH, bool LUMA>
-__global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
-    hist_opt16_kernel(ts_image im, HistUnits units, bool vec, unsigned slice_bins, uint32_t *hist,
-                      uint32_t *partial)
+/* The 16-bit count of one block into its packed words (slice [lo, lo + slice_bins)), in rounds with
+ * drains between them. LAST_DRAIN: drain after the last round too, leaving every field below 4096
+ * (so the words of up to 16 blocks add up without a carry between the halves: 16 x 4095 < 65536);
+ * else the fields end below 65536. Ends with the block synchronized. */
+template <int CH, bool LUMA, bool LAST_DRAIN>
+__device__ __forceinline__ void opt16_count_rounds(const ts_image &im, const HistUnits &units, bool vec,
+                                                   unsigned lo, unsigned slice_bins, uint32_t *hist)
 {
     typedef HistUnit<2, CH> U;
     constexpr unsigned R = Opt16Round<CH>::UNITS;
     uint32_t *words = hist_smem<uint32_t>(); /* slice_bins / 2 words */
     uint4 *words4 = hist_smem<uint4>();
-    const unsigned lo = blockIdx.y * slice_bins, nwords = slice_bins / 2, T = blockDim.x;
+    const unsigned nwords = slice_bins / 2, T = blockDim.x;
     for (unsigned i = threadIdx.x; i < nwords / 4; i += T)
         words4[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
@@ -154,19 +162,29 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
         a.load(p, nb, vec);
         return nb;
     };
-    U cur;
-    int ncur = load(cur, 0);
+    /* The next D units are in flight while one counts. 16-byte units: D = 2 (with one block of
+     * 1024 threads an SM, one unit in flight a thread is 16 KB an SM, too little to cover the
+     * DRAM latency; measured on an H100 at 8K: 2 beat 1 by ~2.5 us, 4 lost ~2 us to 2). */
+    constexpr int D = U::NVEC == 1 ? 2 : 1;
+    U cur[D];
+    int ncur[D];
+#pragma unroll
+    for (int d = 0; d < D; d++)
+        ncur[d] = load(cur[d], (unsigned)d);
     for (unsigned r = 0, k = 0; r < rounds; r++) {
         for (unsigned q = 0; q < R; q++, k++) {
             U nxt;
-            int nnxt = load(nxt, k + 1); /* the next unit is in flight while this one counts */
-            if (ncur > 0)
-                opt16_count<CH, LUMA>(cur, ncur / (2 * CH), words, lo, slice_bins);
-            cur = nxt;
-            ncur = nnxt;
+            int nnxt = load(nxt, k + D);
+            if (ncur[0] > 0)
+                opt16_count<CH, LUMA>(cur[0], ncur[0] / (2 * CH), words, lo, slice_bins);
+#pragma unroll
+            for (int d = 0; d + 1 < D; d++)
+                cur[d] = cur[d + 1], ncur[d] = ncur[d + 1];
+            cur[D - 1] = nxt;
+            ncur[D - 1] = nnxt;
         }
         __syncthreads();
-        if (r + 1 == rounds)
+        if (!LAST_DRAIN && r + 1 == rounds)
             break; /* the partial holds fields up to 65535: no drain after the last round */
         for (unsigned i = threadIdx.x; i < nwords / 4; i += T) {
             uint4 q = words4[i];
@@ -187,11 +205,60 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
         }
         __syncthreads();
     }
+}
+
+template <int CH, bool LUMA>
+__global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
+    hist_opt16_kernel(ts_image im, HistUnits units, bool vec, unsigned slice_bins, uint32_t *hist,
+                      uint32_t *partial)
+{
+    const unsigned lo = blockIdx.y * slice_bins, nwords = slice_bins / 2;
+    opt16_count_rounds<CH, LUMA, false>(im, units, vec, lo, slice_bins, hist);
     /* Every field is now < 65536 (the rest went to global memory): the words are this block's
      * partial histogram, exactly. */
+    const uint4 *words4 = hist_smem<uint4>();
     uint4 *dst = reinterpret_cast<uint4 *>(partial + ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * nwords);
-    for (unsigned i = threadIdx.x; i < nwords / 4; i += T)
+    for (unsigned i = threadIdx.x; i < nwords / 4; i += blockDim.x)
         dst[i] = words4[i];
+}
+
+/* sm_90: the same count, one histogram of 65536 bins (one slice) in every block of a cluster of K
+ * (1..16), then the K blocks' packed words merged through distributed shared memory: block r of
+ * the cluster sums the 16-byte groups [r * 8192 / K, (r + 1) * 8192 / K) of all K blocks (reading
+ * from its own rank on, so the K blocks read different SMs at once) and writes them as the
+ * cluster's partial. After the last drain every field is below 4096, so the packed words add as
+ * plain u32 (K x 4095 < 65536 a half) and the partial stays packed: the partials and the reduce
+ * kernel shrink K-fold (132 x 128 KB before, 17 MB on an H100). Cluster code exists only in the
+ * sm_90 machine code; the launcher runs it only where clusters launch. */
+template <int CH, bool LUMA>
+__global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
+    hist_opt16_cluster_kernel(ts_image im, HistUnits units, bool vec, uint32_t *hist, uint32_t *partial)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    constexpr unsigned NW4 = 65536u / 2 / 4; /* the packed words as uint4 */
+    opt16_count_rounds<CH, LUMA, true>(im, units, vec, 0, 65536u, hist);
+    cg::cluster_group cluster = cg::this_cluster();
+    /* every block of the cluster has counted and drained before any reads its words */
+    cluster.sync();
+    const unsigned k = cluster.num_blocks(), r = cluster.block_rank();
+    uint4 *words4 = hist_smem<uint4>();
+    const unsigned b = r * NW4 / k, e = (r + 1) * NW4 / k;
+    uint4 *dst = reinterpret_cast<uint4 *>(partial) + (size_t)(blockIdx.x / k) * NW4;
+    for (unsigned i = b + threadIdx.x; i < e; i += blockDim.x) {
+        uint4 s = make_uint4(0, 0, 0, 0);
+        unsigned src = r;
+#pragma unroll 4
+        for (unsigned j = 0; j < k; j++) {
+            const uint4 q = cluster.map_shared_rank(words4, (int)src)[i];
+            s.x += q.x, s.y += q.y, s.z += q.z, s.w += q.w;
+            src = src + 1 == k ? 0 : src + 1;
+        }
+        dst[i] = s;
+    }
+    /* no block exits (its shared memory gone) while another may still read its words */
+    cluster.sync();
+#endif
 }
 
 /* hist[2w], hist[2w + 1] += the two fields of word w summed over the partials of w's slice.
@@ -243,6 +310,7 @@ struct OptCount {
     void *extra;
     size_t extra_bytes;
     hist_plan plan;
+    int cluster_k; /* 16-bit: 0 per-block partials (any GPU), else clusters of this many (sm_90) */
 
     /* Blocks per slice: resident ones, no more than the units need, at most `cap`. */
     ts_status grid(const void *k, unsigned units, int cap, int *per_slice)
@@ -301,6 +369,9 @@ struct OptCount {
 
     template <int CH, bool L> ts_status run16()
     {
+        if constexpr (HistShape<2, CH, L>::NH == 1)
+            if (cluster_k)
+                return run16_cluster<CH, L>();
         HistUnits u = hist_units<2, CH>(job->in);
         int per_slice = 0;
         ts_status st = grid((const void *)hist_opt16_kernel<CH, L>, u.walked(), plan.blocks, &per_slice);
@@ -324,13 +395,85 @@ struct OptCount {
         LAUNCH_CHECK("hist_opt16_reduce_kernel");
         return TS_OK;
     }
+
+    /* One slice of 65536 bins in clusters of cluster_k blocks (sm_90): one wave of clusters, no
+     * more than the units need; a packed partial a cluster, summed by the reduce kernel. */
+    template <int CH, bool L> ts_status run16_cluster()
+    {
+        HistUnits u = hist_units<2, CH>(job->in);
+        void (*kernel)(ts_image, HistUnits, bool, uint32_t *, uint32_t *) = hist_opt16_cluster_kernel<CH, L>;
+        const int k = cluster_k;
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg;
+        int clusters = 0;
+        ts_status st = gpu_cluster_config((const void *)kernel, k, plan.threads, plan.smem, job->stream,
+                                          "hist opt", &cfg, &attr, &clusters);
+        if (st != TS_OK)
+            return st;
+        unsigned need = (u.walked() + (unsigned)plan.threads - 1) / (unsigned)plan.threads;
+        unsigned want = (need + (unsigned)k - 1) / (unsigned)k;
+        unsigned nc = (unsigned)clusters < want ? (unsigned)clusters : want;
+        nc = nc < 1 ? 1 : nc;
+        const unsigned words = 65536u / 2;
+        size_t bytes = (size_t)nc * words * sizeof(uint32_t);
+        if (!extra || extra_bytes < bytes)
+            return ts_fail(TS_ERR_INVALID, "hist opt: %zu bytes of scratch for the clusters' partial "
+                           "histograms, %zu needed", extra ? extra_bytes : 0, bytes);
+        cfg.gridDim = dim3(nc * (unsigned)k);
+        if ((st = zero()) != TS_OK)
+            return st;
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, job->in, u, hist_vec_ok_walk(&job->in, u), hist,
+                                    (uint32_t *)extra));
+        hist_opt16_reduce_kernel<<<(words / 4 + 31) / 32, dim3(32, 8), 0, cfg.stream>>>(
+            (const uint32_t *)extra, words, nc, words, hist);
+        LAUNCH_CHECK("hist_opt16_reduce_kernel");
+        return TS_OK;
+    }
 };
+
+/* Whether 16-bit counting takes the cluster path: one slice of 65536 bins, clusters launch. */
+static bool opt16_clusters(const ts_job *job, const hist_plan *p)
+{
+    return job->in.bytes == 2 && p->slices == 1 && p->slice_bins == 65536 && job->dev &&
+           job->dev->cc >= 90 && job->dev->cluster_launch;
+}
 
 static ts_status opt_count(const ts_job *job, uint32_t *d_hist, void *extra, size_t extra_bytes)
 {
-    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}};
+    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, 0};
     if (!plan_of(job, &op.plan))
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
+    if (opt16_clusters(job, &op.plan))
+        op.cluster_k = HIST_OPT16_CLUSTER;
+    return hist_dispatch(job->in, job->op->hist_mode, op);
+}
+
+/* The plan with the default slices: the `cluster` row's job->param is a cluster size. */
+static int default_plan(const ts_job *job, hist_plan *p)
+{
+    long nbins = hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
+    return job->dev && hist_plan_opt(nbins, job->in.bytes, job->dev, 0, p);
+}
+
+extern "C" int hist_opt16_cluster_takes(const ts_job *job)
+{
+    hist_plan p;
+    return default_plan(job, &p) && opt16_clusters(job, &p);
+}
+
+extern "C" size_t hist_opt16_cluster_partial_bytes(const ts_job *job)
+{
+    hist_plan p;
+    return default_plan(job, &p) ? p.partial_bytes : 0;
+}
+
+extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
+                                              size_t extra_bytes, int k)
+{
+    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, k};
+    if (!default_plan(job, &op.plan) || !opt16_clusters(job, &op.plan) || k < 1 || k > HIST_MAX_CLUSTER)
+        return ts_fail(TS_ERR_UNSUPPORTED, "hist: packed 16-bit counters in clusters of %d blocks "
+                       "need one histogram of 65536 bins, sm_90 and 1..%d blocks", k, HIST_MAX_CLUSTER);
     return hist_dispatch(job->in, job->op->hist_mode, op);
 }
 

@@ -21,6 +21,10 @@
 #define HIST_OPT8_THREADS 512
 #define HIST_OPT16_THREADS 1024
 #define HIST_LANES 32 /* opt, 8-bit: one copy of every counter per lane of a warp */
+/* opt, 16-bit on sm_90: blocks a cluster whose packed counters are merged through DSMEM (the
+ * cluster row sweeps 1..16 with job->param; on an H100 at 8K, 2 was the fastest: 4 and 8 leave
+ * 4 of the 132 SMs without a block, 16 more) */
+#define HIST_OPT16_CLUSTER 2
 
 /* All counters of a job: ts_hist_count() histograms of ts_hist_bins() bins, back to back. */
 static inline long hist_total_bins(ts_hist_mode mode, int channels, int bytes)

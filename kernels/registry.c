@@ -117,12 +117,13 @@ static const ts_variant table[] = {
      .supports = hist_shared_supports, .scratch = hist_scratch, .run = hist_shared},
     {.family = TS_FAM_HIST, .name = "cluster", .min_cc = 90, .auto_rank = 4,
      .why = "the guide's DSMEM histogram: bins split over a thread-block cluster, remote shared "
-            "atomics, one pass (param = cluster size); RGB16 equalize:rgb: a block a channel, its "
+            "atomics, one pass (param = cluster size); 65536 bins of one histogram: opt's packed "
+            "counters a block, summed through DSMEM; RGB16 equalize:rgb: a block a channel, its "
             "LUT in shared memory, units put back together through DSMEM (auto's pick there)",
      .supports = hist_cluster_supports, .scratch = hist_cluster_scratch, .run = hist_cluster},
     {.family = TS_FAM_HIST, .name = "opt", .min_cc = 75, .auto_rank = 5,
-     .why = "all adds local: packed 16-bit counters (65536 bins in 128 KB) or 32 lane copies (8-bit, "
-            "conflict-free), vector loads, runs merged",
+     .why = "all adds local: packed 16-bit counters (65536 bins in 128 KB; sm_90: a cluster's "
+            "blocks summed through DSMEM) or 32 lane copies (8-bit, conflict-free), vector loads",
      .supports = hist_opt_supports, .scratch = hist_opt_scratch, .run = hist_opt},
 #endif
     /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mma.cu, resize_mmai.cu,

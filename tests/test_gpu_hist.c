@@ -514,6 +514,55 @@ TEST(gpu_hist_opt_slices)
     sweep_params(dev, v);
 }
 
+/* 16-bit, one histogram of 65536 bins on sm_90: packed counters a block merged through DSMEM in
+ * clusters of K (the `cluster` row's job->param, `opt` at its default K). Odd sizes (a cluster
+ * whose blocks mostly have nothing to count), K not a power of two (uneven shares of the words),
+ * and one-valued / two-valued images whose fields are drained down to 4095 before the K blocks'
+ * words are added (16 x 4095 must not carry into the next field), at 8K too; equalize once. */
+TEST(gpu_hist_cluster16_merge)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *cl = ts_variant_find(TS_FAM_HIST, "cluster");
+    const ts_variant *opt = ts_variant_find(TS_FAM_HIST, "opt");
+    CHECK(cl != NULL && opt != NULL);
+    if (!ts_variant_runnable(cl, dev) || !dev->cluster_launch)
+        SKIP("the device cannot launch thread-block clusters (sm_90)");
+    uint64_t rng = tu_seed() ^ 0x4d31;
+    static const int ks[] = {0, 1, 3, 12, 16};
+    static const int sizes[][2] = {{1, 1}, {33, 17}, {4097, 3}, {1920, 1080}, {7680, 4320}};
+    static const struct {
+        int ch;
+        unsigned lo, hi;
+    } cases[] = {{1, 0, 65535}, {1, 777, 777}, {1, 1000, 1001}, {4, 40000, 40000}};
+    /* under compute-sanitizer (TESSERA_SMALL_ONLY, racecheck is slow): 33x17, two values */
+    int small = getenv("TESSERA_SMALL_ONLY") != NULL;
+    for (int z = small; z < (small ? 2 : 5); z++)
+        for (int c = small ? 2 : 0; c < (small ? 3 : 4); c++) {
+            ts_image in = tu_band_image(sizes[z][0], sizes[z][1], cases[c].ch, 2, cases[c].lo,
+                                        cases[c].hi, &rng);
+            uint32_t *want = malloc(65536 * sizeof *want);
+            if (!want)
+                abort();
+            ts_ref_hist(&in, TS_HIST_LUMA, want);
+            int ok = hist_equal(opt, &in, TS_HIST_LUMA, 0, want, "cluster merge");
+            for (int k = 0; k < 5 && ok; k++)
+                if (!small || ks[k] == 3 || ks[k] == 16)
+                    ok = hist_equal_or_refused(cl, &in, TS_HIST_LUMA, ks[k], want, "cluster merge", 1) != 0;
+            free(want);
+            if (ok && z == 3 && c == 0) {
+                ts_op op = tu_op("equalize");
+                ts_image ref;
+                CHECK(ts_ref_op(&op, &in, &ref) == TS_OK);
+                ok = equalize_equal(cl, &in, "equalize", 16, &ref, "random") &&
+                     equalize_equal(opt, &in, "equalize", 0, &ref, "random");
+                ts_image_free(&ref);
+            }
+            ts_image_free(&in);
+            if (!ok)
+                return;
+        }
+}
+
 /* Run once with TESSERA_MAX_CC=80: the device then reports sm_80, `cluster` must not be
  * runnable, and `auto` must pick another GPU variant whose results are still exact. */
 TEST(gpu_hist_fallback_below_sm90)
