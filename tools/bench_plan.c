@@ -167,8 +167,10 @@ static int add_param(int *out, int n, int param)
     for (int i = 0; i < n; i++)
         if (out[i] == param)
             return n;
-    if (n < BENCH_MAX_PARAMS)
-        out[n++] = param;
+    if (n == BENCH_MAX_PARAMS) /* said, not dropped: a sweep row that never ran would read as done */
+        bench_die("at most %d parameters for one variant (the sweep's and --variant's together)",
+                  BENCH_MAX_PARAMS);
+    out[n++] = param;
     return n;
 }
 
@@ -209,7 +211,7 @@ static int split_items(const char *arg, item *out, int max, int with_param)
                 char *end;
                 long v = strtol(slash + 1, &end, 10);
                 if (*end || end == slash + 1 || v < 0 || v > 1024)
-                    bench_die("bad variant '%s' (NAME or NAME/PARAM)", out[n].name);
+                    bench_die("bad variant '%s' (NAME or NAME/PARAM, PARAM 0..1024)", out[n].name);
                 *slash = '\0';
                 out[n].param = (int)v;
             }
