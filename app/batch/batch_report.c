@@ -3,8 +3,8 @@
  * and the summary (images/s and MP/s, per device).
  */
 #include "batch.h"
-#include "gpu_jpeg.h"
 #include "batch_stream.h"
+#include "gpu_jpeg.h"
 #include "photo.h"
 #include "util.h"
 

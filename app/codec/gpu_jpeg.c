@@ -171,8 +171,8 @@ const char *gj_nvj_str(nvjpegStatus_t s)
  * nvJPEG allocates and frees its work buffers as it goes: with its default allocators a batch of
  * 120 camera photos made 263 device allocations (7.6 GB in all) and 55 pinned ones, and 120
  * progressive files 1.4 GB of pinned memory, each cudaFree waiting for the whole device and each
- * cudaHostAlloc pinning pages afresh (H100, 16 workers, 2026-11-27: 1.3 s of the workers' time
- * for the camera batch, 5.2 s for the progressive one). So every handle and buffer of this
+ * cudaHostAlloc pinning pages afresh (H100, 16 workers, 2026-11-27: 0.8-1.1 s of the workers'
+ * time for the camera batch, 4-6 s for the progressive one). So every handle and buffer of this
  * module gets these allocators (nvJPEG's V2 interface, stream-ordered):
  *   device  from the device's stream-ordered pool (cudaMallocAsync / cudaFreeAsync on the stream
  *           nvJPEG names), which keeps freed memory for the next allocation;
@@ -192,11 +192,11 @@ typedef struct pin_block {
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 static gj_alloc_counts alloc_counts = {.mode = "pool"};
 static int alloc_sync;                   /* $TESSERA_NVJPEG_ALLOC=sync */
-static int dev_nopool;                   /* a device without stream-ordered pools: cudaMalloc */
+static int dev_nopool; /* the first device has no stream-ordered pools: cudaMalloc (set once) */
 static pin_block *pin_live, *pin_idle;   /* handed out / kept for reuse (under alloc_lock) */
 static int n_live, cap_live, n_idle, cap_idle;
 static size_t idle_bytes;
-static int open_devs;                    /* device parts open: the last one's close frees the cache */
+static int open_devs; /* device parts open: the last one's close frees the cache */
 
 static void alloc_count(int kind, int is_free, size_t bytes, double t0)
 {
@@ -310,31 +310,33 @@ nvjpegDevAllocatorV2_t gj_dev_alloc = {dev_malloc, dev_free, NULL};
 nvjpegPinnedAllocatorV2_t gj_pinned_alloc = {pinned_malloc, pinned_free, NULL};
 
 static pthread_once_t alloc_once = PTHREAD_ONCE_INIT;
+/* Once, before any handle: the mode, and whether the (first) device has pools at all. */
 static void alloc_mode(void)
 {
     const char *m = getenv("TESSERA_NVJPEG_ALLOC");
+    int dev, pools = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess)
+        cudaGetLastError();
+    pthread_mutex_lock(&alloc_lock);
     alloc_sync = m && strcmp(m, "sync") == 0;
+    dev_nopool = !pools;
     alloc_counts.mode = alloc_sync ? "sync" : "pool";
+    pthread_mutex_unlock(&alloc_lock);
 }
 
+/* Before each handle, its device current: the mode, and that device's pool kept from handing
+ * memory back between uses. */
 void gj_alloc_init(void)
 {
     pthread_once(&alloc_once, alloc_mode);
-    if (alloc_sync)
+    if (alloc_sync || dev_nopool)
         return;
-    int dev, pools = 0;
+    int dev;
     cudaMemPool_t pool;
     uint64_t keep = UINT64_MAX;
     if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess ||
-        !pools) {
-        cudaGetLastError();
-        pthread_mutex_lock(&alloc_lock);
-        dev_nopool = 1; /* before any allocation: handles are made after this */
-        pthread_mutex_unlock(&alloc_lock);
-        return;
-    }
-    if (cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
         cudaGetLastError(); /* the pool then gives memory back at each sync: slower, still right */
 }

@@ -118,8 +118,8 @@ struct gj_ctx {
 /* nvJPEG's allocators (gpu_jpeg.c): every handle and buffer of this module is made with them. */
 extern nvjpegDevAllocatorV2_t gj_dev_alloc;
 extern nvjpegPinnedAllocatorV2_t gj_pinned_alloc;
-/* Sets the allocation mode ($TESSERA_NVJPEG_ALLOC) once per process, and in pool mode keeps the
- * current device's pool from handing memory back between uses. */
+/* Before each handle (its device current): the allocation mode ($TESSERA_NVJPEG_ALLOC), set once
+ * per process, and in pool mode the current device's pool kept from handing memory back. */
 void gj_alloc_init(void);
 
 /* A fresh decoder state k for slot s, with the slot's pinned and device buffers attached. */
