@@ -120,7 +120,9 @@ static const ts_variant table[] = {
             "atomics, one pass (param = cluster size); 65536 bins of one histogram: opt's packed "
             "counters a block, summed through DSMEM; RGB16 equalize:rgb: a block a channel, its "
             "LUT in shared memory, units put back together through DSMEM (auto's pick there)",
-     .supports = hist_cluster_supports, .scratch = hist_cluster_scratch, .run = hist_cluster},
+     .supports = hist_cluster_supports, .scratch = hist_cluster_scratch, .run = hist_cluster,
+     /* measured fastest there: tools/results/nvidia-h100-eq16-2026-11-27.md */
+     .prefers = hist_eq16_cluster_takes},
     {.family = TS_FAM_HIST, .name = "opt", .min_cc = 75, .auto_rank = 5,
      .why = "all adds local: packed 16-bit counters (65536 bins in 128 KB; sm_90: a cluster's "
             "blocks summed through DSMEM) or 32 lane copies (8-bit, conflict-free), vector loads",
@@ -135,11 +137,14 @@ static const ts_variant table[] = {
             "cache), 4 channels in one int32 vector per tap, whole rows per weight vertically",
      .run = cpu_resize_run},
 #ifdef TS_HAVE_CUDA
-    {TS_FAM_RESIZE, "naive", "horizontal then vertical pass, one thread per sample, every tap "
-     "and weight read from global memory", 75, 1, NULL, resize_scratch, resize_naive},
-    {TS_FAM_RESIZE, "tiled", "each block stages its band of the weight matrix and the input "
-     "span it touches in shared memory (the guide's tiled product), both passes", 75, 2,
-     resize_tiled_supports, resize_scratch, resize_tiled},
+    {.family = TS_FAM_RESIZE, .name = "naive", .min_cc = 75, .auto_rank = 1,
+     .why = "horizontal then vertical pass, one thread per sample, every tap and weight read from "
+            "global memory",
+     .scratch = resize_scratch, .run = resize_naive},
+    {.family = TS_FAM_RESIZE, .name = "tiled", .min_cc = 75, .auto_rank = 2,
+     .why = "each block stages its band of the weight matrix and the input span it touches in "
+            "shared memory (the guide's tiled product), both passes",
+     .supports = resize_tiled_supports, .scratch = resize_scratch, .run = resize_tiled},
     /* the kernels opt plans among (auto_rank 0: auto takes them through opt's plan) */
     {.family = TS_FAM_RESIZE, .name = "fused", .min_cc = 75, .auto_rank = 0,
      .why = "both passes fused per output tile: the horizontal result of the rows a tile needs "
@@ -207,18 +212,6 @@ int ts_variant_runnable(const ts_variant *v, const ts_device *dev)
     return dev != NULL && dev->cc >= v->min_cc;
 }
 
-/* Jobs where a rung beats the ranks: `auto` takes it ahead of them (measured: hist/cluster on
- * RGB16 equalize:rgb, tools/results/nvidia-h100-eq16-2026-11-27.md). */
-static int prefers(const ts_variant *v, const ts_job *job)
-{
-#ifdef TS_HAVE_CUDA
-    return v->run == hist_cluster && hist_eq16_cluster_takes(job);
-#else
-    (void)v, (void)job;
-    return 0;
-#endif
-}
-
 const ts_variant *ts_variant_auto(const ts_job *job, const ts_device *dev)
 {
     const ts_variant *best = NULL;
@@ -230,7 +223,7 @@ const ts_variant *ts_variant_auto(const ts_job *job, const ts_device *dev)
             continue;
         if (!ts_variant_runnable(v, dev) || (v->supports && !v->supports(job)))
             continue;
-        int pref = prefers(v, job);
+        int pref = v->prefers && v->prefers(job); /* a rung's own jobs outrank the ranks */
         if (!best || pref > best_pref || (pref == best_pref && v->auto_rank > best->auto_rank))
             best = v, best_pref = pref;
     }

@@ -374,6 +374,8 @@ struct ts_variant {
     int (*supports)(const ts_job *job);    /* NULL: every job; reads op and image shapes only */
     size_t (*scratch)(const ts_job *job);  /* NULL: no scratch */
     ts_status (*run)(const ts_job *job);   /* asynchronous on job->stream for GPU variants */
+    int (*prefers)(const ts_job *job);     /* NULL: never; 1: `auto` takes it ahead of the ranks
+                                              (a rung measured fastest on those jobs only) */
 };
 
 size_t ts_variant_count(void);
