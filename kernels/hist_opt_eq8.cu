@@ -1,10 +1,10 @@
 /* hist_opt_eq8.cu - `opt`'s 8-bit equalize in one kernel (see hist_opt.cu for the variant and
- * hist.cu for the op): a cooperative kernel, one 1024-thread block an SM, that counts (lane copies,
- * opt8_count) while keeping each thread's first units in the shared memory the counters leave
- * free, waits at a grid barrier, builds the LUT in every block (no LUT kernel), then applies it:
- * the units read last first, backwards, while the L2 still holds part of them, then the kept ones
- * (no read at all). Equalizes with one histogram (luma, gray) of 1 to 3 channels; the rest keep
- * the three kernels (hist_run_job). Bit-exact with ts_ref_equalize.
+ * hist.cu for the op): a cooperative kernel, one 1024-thread block an SM, that counts (lane copies)
+ * while keeping each thread's first units in the shared memory the counters leave free, waits at
+ * a grid barrier, builds the LUT in every block (no LUT kernel), then applies it: the units read
+ * last first, backwards, while the L2 still holds part of them, then the kept ones (no read at
+ * all). Equalizes with one histogram (luma, gray) of 1 to 3 channels; the rest keep the three
+ * kernels (hist_run_job). Bit-exact with ts_ref_equalize.
  */
 #include "hist_common.cuh"
 
@@ -43,15 +43,136 @@ __device__ __forceinline__ void eq8_lut_warp(const uint32_t *h, uint16_t *l, uin
     }
 }
 
+/* 2^32 / 1000 rounded up: umulhi(x, EQ8_INV1000) == x / 1000 for x < 2^20 (error < x / 2^31). */
+#define EQ8_INV1000 4294968u
+
+/* Sample k of a unit, zero-extended (one PRMT). */
+template <int CH> __device__ __forceinline__ unsigned eq8_byte(const HistUnit<1, CH> &u, int k)
+{
+    return __byte_perm(u.w[k >> 2], 0u, 0x4440u | (unsigned)(k & 3));
+}
+
+/* The lane copies' count of a unit: opt8_count's adds (lane l's copy of bin b: word b * 32 + l),
+ * samples taken with PRMT, luma's y = (S + 500) / 1000 as one IMAD.HI (EQ8_INV1000). */
+template <int CH, bool LUMA, bool CHECK>
+__device__ __forceinline__ void eq8_count(const HistUnit<1, CH> &u, int npix, uint32_t *mine)
+{
+    typedef HistShape<1, CH, LUMA> S;
+#pragma unroll
+    for (int p = 0; p < HistUnit<1, CH>::PIX; p++) {
+        if (CHECK && p >= npix)
+            break;
+        if (LUMA) {
+            unsigned x = 299u * eq8_byte(u, p * CH) + 587u * eq8_byte(u, p * CH + 1) +
+                         114u * eq8_byte(u, p * CH + 2) + 500u;
+            atomicAdd(&mine[__umulhi(x, EQ8_INV1000) * HIST_LANES], 1u);
+        } else {
+#pragma unroll
+            for (int h = 0; h < S::NH; h++)
+                atomicAdd(&mine[((unsigned)h * 256u + eq8_byte(u, p * CH + h)) * HIST_LANES], 1u);
+        }
+    }
+}
+
+/* The luma apply's table: km_luma_apply(c, S, lut[y], 255) == clamp(c + q) where, with
+ * x = S + 500, y = x / 1000 and k = lut[y] - y, q = k + (x % 1000 == 0 && k >= 0) (the one tie,
+ * S = 1000 y - 500). Indexed by ya + yb, ya = x / 1000, yb = (x - 1) / 1000 (ya - 1 exactly at a
+ * tie): tab[2y] = k, tab[2y - 1] = k + (k >= 0). */
+__device__ __forceinline__ void eq8_luma_tab(const uint16_t *lut, int16_t *tab, unsigned y)
+{
+    int k = (int)lut[y] - (int)y;
+    tab[2 * y] = (int16_t)k;
+    if (y)
+        tab[2 * y - 1] = (int16_t)(k + (k >= 0));
+}
+
+__device__ __forceinline__ unsigned eq8_clamp(int v) { return (unsigned)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+/* hist_map_unit<1, CH, true> through eq8_luma_tab's table: per pixel three IMADs, two IMAD.HI,
+ * one shared load and one add-and-clamp a colour sample; samples taken and put back with PRMT. */
+template <int CH>
+__device__ __forceinline__ HistUnit<1, CH> eq8_map_luma(const HistUnit<1, CH> &u, const int16_t *tab)
+{
+    typedef HistUnit<1, CH> U;
+    unsigned o[U::SAMPLES];
+#pragma unroll
+    for (int p = 0; p < U::PIX; p++) {
+        unsigned r = eq8_byte(u, p * CH), g = eq8_byte(u, p * CH + 1), b = eq8_byte(u, p * CH + 2);
+        unsigned x1 = 499u + 299u * r + 587u * g + 114u * b; /* x - 1 */
+        int q = tab[__umulhi(x1 + 1u, EQ8_INV1000) + __umulhi(x1, EQ8_INV1000)];
+        o[p * CH] = eq8_clamp((int)r + q);
+        o[p * CH + 1] = eq8_clamp((int)g + q);
+        o[p * CH + 2] = eq8_clamp((int)b + q);
+        if (CH == 4)
+            o[p * CH + 3] = eq8_byte(u, p * CH + 3);
+    }
+    U out;
+#pragma unroll
+    for (int i = 0; i < U::WORDS; i++)
+        out.w[i] = __byte_perm(__byte_perm(o[4 * i], o[4 * i + 1], 0x0040u),
+                               __byte_perm(o[4 * i + 2], o[4 * i + 3], 0x0040u), 0x5410u);
+    return out;
+}
+
+/* hist_map_unit<1, CH, false> with samples taken and put back with PRMT: colour sample c through
+ * lut[c * 256 + value], alpha copied. */
+template <int CH, int NH>
+__device__ __forceinline__ HistUnit<1, CH> eq8_map_lut(const HistUnit<1, CH> &u, const uint16_t *lut)
+{
+    typedef HistUnit<1, CH> U;
+    constexpr int CC = CH >= 3 ? 3 : 1;
+    unsigned o[U::SAMPLES];
+#pragma unroll
+    for (int p = 0; p < U::PIX; p++)
+#pragma unroll
+        for (int c = 0; c < CH; c++) {
+            unsigned v = eq8_byte(u, p * CH + c);
+            o[p * CH + c] = c < CC ? lut[(NH == 1 ? 0u : (unsigned)c * 256u) + v] : v;
+        }
+    U out;
+#pragma unroll
+    for (int i = 0; i < U::WORDS; i++)
+        out.w[i] = __byte_perm(__byte_perm(o[4 * i], o[4 * i + 1], 0x0040u),
+                               __byte_perm(o[4 * i + 2], o[4 * i + 3], 0x0040u), 0x5410u);
+    return out;
+}
+
+/* f(unit, bytes, j) for j = 0 .. m-1, the units loaded by load(unit, j) (which returns their
+ * bytes) one ahead: the next unit is in flight while one is used. */
+template <class U, class Load, class F>
+__device__ __forceinline__ void eq8_pipeline(unsigned m, Load &&load, F &&f)
+{
+    U cur;
+    int ncur = 0;
+    if (m)
+        ncur = load(cur, 0u);
+    for (unsigned j = 0; j < m; j++) {
+        U nxt;
+        int nnxt = 0;
+        if (j + 1 < m)
+            nnxt = load(nxt, j + 1);
+        else
+            nxt.clear();
+        f(cur, ncur, j);
+        cur = nxt;
+        ncur = nnxt;
+    }
+}
+
 /* equalize of an 8-bit image in one kernel, one block an SM, all blocks resident (a cooperative
- * launch): (1) count as hist_opt8_kernel does (lane copies), keeping each thread's first
- * `slots` units in shared memory; add the block's counts to `hist`; (2) a grid barrier
- * (`arrive`, zeroed before the launch); (3) every block builds the LUT from `hist` itself (no
- * LUT kernel); (4) apply: the units read last in (1) first, backwards (the L2 still holds part
- * of them), then those kept in shared memory (no read at all). The image is read from DRAM
- * twice less what the SMs and the L2 hold (4 x 48 KB a block for RGB8: 25 MB on 132 SMs).
- * Measured on H100 (8K RGB8): the backward order and the kept units each save about 6 us;
- * L2 evict-first hints on the stores and the reads not needed again cost 3 us (dropped). */
+ * launch): (1) count with lane copies, keeping each thread's first `slots` units in shared
+ * memory; add the block's counts to `hist`; (2) a grid barrier (`arrive`, zeroed before the
+ * launch); (3) every block builds the LUT from `hist` itself (no LUT kernel); (4) apply: the
+ * units read last in (1) first, backwards (the L2 still holds part of them), then those kept in
+ * shared memory (no read at all). The image is read from DRAM twice less what the SMs and the
+ * L2 hold (4 x 48 KB a block for RGB8: 25 MB on 132 SMs).
+ * A thread walks the grid stride; the last, partial round goes round the blocks a warp's 32
+ * units at a time, so every SM gets its share of it (in the stride's order the first blocks got
+ * it all, and the other SMs idled at the barrier and at the end). Samples are taken and put
+ * back with PRMT, luma's y is one IMAD.HI and its apply one table load a pixel (eq8_luma_tab):
+ * a quarter fewer instructions than hist_map_unit's. What each step gave, and what bounds the
+ * kernel (the apply's stores: 48 bytes a lane, so every 32-byte sector is written in pieces), is
+ * in issue 36's results (tools/results/). */
 template <int CH, bool LUMA>
 __global__ void __launch_bounds__(EQ8_THREADS, 1)
     hist_opt_eq8_kernel(ts_image in, ts_image out, HistUnits u, bool vec, unsigned slots,
@@ -61,53 +182,50 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
     typedef HistUnit<1, CH> U;
     constexpr unsigned NB = (unsigned)S::NH * 256u;
     __shared__ __align__(16) uint16_t lut[NB];
+    __shared__ __align__(16) int16_t tab[LUMA ? 512 : 1]; /* eq8_luma_tab */
     uint32_t *cnt = hist_smem<uint32_t>(); /* [NB][32] lane copies */
     uint4 *keep = hist_smem<uint4>() + NB * HIST_LANES / 4; /* [slots][NVEC][blockDim] */
-    const unsigned T = blockDim.x, tid = threadIdx.x, lane = tid & 31;
-    const unsigned stride = gridDim.x * T, n = u.walked(), first = blockIdx.x * T + tid;
-    const unsigned iters = first < n ? (n - first + stride - 1) / stride : 0; /* < 2^32: n < 2^31 */
+    const unsigned T = blockDim.x, G = gridDim.x, tid = threadIdx.x, lane = tid & 31;
+    const unsigned stride = G * T, n = u.walked(), first = blockIdx.x * T + tid;
+    const unsigned full = n / stride; /* whole rounds; then this thread's unit of the last one: */
+    const unsigned tail = full * stride + (((tid >> 5) * G + blockIdx.x) << 5) + lane;
+    const unsigned iters = full + (tail < n); /* n + stride < 2^32: n < 2^31 */
     uint4 *cnt4 = hist_smem<uint4>();
     for (unsigned i = tid; i < NB * (HIST_LANES / 4); i += T)
         cnt4[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
 
+    auto unit = [&](unsigned k) -> unsigned { return k == full ? tail : first + k * stride; };
     auto load = [&](U &a, unsigned k) -> int {
         int nb;
-        const unsigned char *p = hist_walk_unit<1, CH>(in, u, first + k * stride, &nb);
+        const unsigned char *p = hist_walk_unit<1, CH>(in, u, unit(k), &nb);
         a.load(p, nb, vec);
         return nb;
     };
     auto apply = [&](const U &a, unsigned k) {
         int nb;
-        unsigned char *p = hist_walk_unit<1, CH>(out, u, first + k * stride, &nb);
-        hist_map_unit<1, CH, LUMA>(a, lut).store(p, nb, vec);
+        unsigned char *p = hist_walk_unit<1, CH>(out, u, unit(k), &nb);
+        U o;
+        if constexpr (LUMA)
+            o = eq8_map_luma<CH>(a, tab);
+        else
+            o = eq8_map_lut<CH, S::NH>(a, lut);
+        o.store(p, nb, vec);
     };
 
     /* (1) count, keeping the first `slots` units */
     uint32_t *mine = cnt + lane;
-    U cur;
-    int ncur = 0;
-    if (iters)
-        ncur = load(cur, 0);
-    for (unsigned k = 0; k < iters; k++) {
-        U nxt;
-        int nnxt = 0;
-        if (k + 1 < iters)
-            nnxt = load(nxt, k + 1);
+    eq8_pipeline<U>(iters, load, [&](const U &a, int nb, unsigned k) {
+        if (nb == U::BYTES)
+            eq8_count<CH, LUMA, false>(a, U::PIX, mine);
         else
-            nxt.clear();
-        if (ncur == U::BYTES)
-            opt8_count<CH, LUMA, false>(cur, U::PIX, mine, 0, NB);
-        else
-            opt8_count<CH, LUMA, true>(cur, ncur / CH, mine, 0, NB);
+            eq8_count<CH, LUMA, true>(a, nb / CH, mine);
         if (k < slots)
 #pragma unroll
             for (int v = 0; v < U::NVEC; v++)
                 keep[(k * U::NVEC + v) * T + tid] =
-                    make_uint4(cur.w[4 * v], cur.w[4 * v + 1], cur.w[4 * v + 2], cur.w[4 * v + 3]);
-        cur = nxt;
-        ncur = nnxt;
-    }
+                    make_uint4(a.w[4 * v], a.w[4 * v + 1], a.w[4 * v + 2], a.w[4 * v + 3]);
+    });
     __syncthreads();
     for (unsigned b = tid; b < NB; b += T) {
         uint32_t sum = 0;
@@ -133,36 +251,29 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
     }
     __syncthreads();
 
-    /* (3) the LUT, one warp a histogram */
+    /* (3) the LUT, one warp a histogram; luma's apply table from it */
     if (tid < 32 * S::NH)
         eq8_lut_warp(hist + (tid >> 5) * 256u, lut + (tid >> 5) * 256u,
                      (uint32_t)((uint64_t)in.width * (uint64_t)in.height), lane);
     __syncthreads();
+    if constexpr (LUMA) {
+        if (tid < 256)
+            eq8_luma_tab(lut, tab, tid);
+        __syncthreads();
+    }
 
     /* (4) apply: the L2's units backwards, then the kept ones */
     const unsigned kept = iters < slots ? iters : slots;
-    if (iters > kept) {
-        unsigned k = iters - 1;
-        load(cur, k);
-        for (;; k--) {
-            U nxt;
-            if (k > kept)
-                load(nxt, k - 1);
-            else
-                nxt.clear();
-            apply(cur, k);
-            if (k == kept)
-                break;
-            cur = nxt;
-        }
-    }
+    eq8_pipeline<U>(iters - kept, [&](U &a, unsigned j) { return load(a, iters - 1 - j); },
+                       [&](const U &a, int, unsigned j) { apply(a, iters - 1 - j); });
     for (unsigned k = kept; k-- > 0;) {
+        U a;
 #pragma unroll
         for (int v = 0; v < U::NVEC; v++) {
             uint4 q = keep[(k * U::NVEC + v) * T + tid];
-            cur.w[4 * v] = q.x, cur.w[4 * v + 1] = q.y, cur.w[4 * v + 2] = q.z, cur.w[4 * v + 3] = q.w;
+            a.w[4 * v] = q.x, a.w[4 * v + 1] = q.y, a.w[4 * v + 2] = q.z, a.w[4 * v + 3] = q.w;
         }
-        apply(cur, k);
+        apply(a, k);
     }
 }
 
@@ -183,7 +294,9 @@ struct OptEqualize8 {
         typedef HistUnit<1, CH> U;
         const void *k = (const void *)hist_opt_eq8_kernel<CH, L>;
         const size_t nbins = (size_t)S::NH * 256, cnt_bytes = nbins * HIST_LANES * sizeof(uint32_t);
-        const size_t static_bytes = nbins * sizeof(uint16_t), slot_bytes = (size_t)EQ8_THREADS * U::BYTES;
+        cudaFuncAttributes fa;
+        CUDA_TRY(cudaFuncGetAttributes(&fa, k));
+        const size_t static_bytes = fa.sharedSizeBytes, slot_bytes = (size_t)EQ8_THREADS * U::BYTES;
         const size_t optin = job->dev->smem_per_block_optin;
         if (optin < cnt_bytes + static_bytes)
             return ts_fail(TS_ERR_UNSUPPORTED, "equalize opt: %zu bytes of shared memory a block",
