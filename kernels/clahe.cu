@@ -9,13 +9,16 @@
  *           tile read once per slice), then clip, redistribution and scan in the block; the blend
  *           as naive. One block a tile leaves SMs idle when there are fewer tiles than SMs.
  *   opt     8-bit: each tile counted by as many bands of rows as fill one wave of blocks, into 32
- *           lane copies of each bin (conflict-free increments), the tile's rows read as one list
- *           of 16-byte chunks, 4 in flight a thread; one global add a bin a block; the block that
- *           finishes a tile last builds its LUT and writes it into the blend's cells (the four
- *           LUT bytes a pixel blends, packed in one u32 per value). The gray blend then takes a
- *           band of rows a block, the cells of its tile rows staged in shared memory, one load a
- *           pixel, no int-float conversions, streaming loads and stores; colour reads the cell
- *           entry from L2, one pixel a thread.
+ *           lane copies of each bin (conflict-free increments), a band inside the image read
+ *           row-wise in 16-byte chunks (4 in flight a thread, a byte's counter one permute and one
+ *           shift-add away), else as one list of chunks; one global add a bin a block; the block
+ *           that finishes a tile last builds its LUT and writes it into the blend's cells (the
+ *           four LUT bytes a pixel blends, packed in one u32 per value). The gray blend then takes
+ *           a strip of columns by a band of rows a block (clahe_blend_fma_kernel: the strip's
+ *           cells in shared memory, one load a pixel, each byte-weight product one permute and one
+ *           FFMA), launched as a dependent of the histogram kernel on sm_90 so that its start
+ *           overlaps that kernel's tail; colour reads the cell entry from L2, one pixel a thread.
+ *           job->param: the blend's pixels a thread, 8 or 16 (0: by width).
  */
 #include "clahe_common.cuh"
 #include "variants.h"
@@ -85,16 +88,33 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
  * meets a bank conflict whatever the data, and every add is the increment ATOMS.POPC.INC), adds
  * their sum into the tile's global histogram; the last block of a tile (a ticket per tile) builds
  * its LUT and its share of the blend's cells. A tile whose columns lie inside 16-byte aligned rows
- * is read as one list of 16-byte chunks, 4 loads in flight a thread. */
+ * is read in 16-byte chunks, 4 loads in flight a thread: row-wise where the band's rows are all
+ * inside the image (a pointer stepping down, no reflection), else as one list of chunks. It
+ * releases the blend (launched as its dependent) at once: the blend waits for it to finish.
+ * At most 40 registers (3 blocks an SM), the wave opt_bands sizes the bands for. */
 #define CLAHE_OPT_UNROLL 4
+
+/* Counts the 16 bytes of q into the lane copies whose word 0 of bin 0 is at shared address
+ * mbase (bin v at mbase + v * 128). */
+__device__ __forceinline__ void clahe_count16(uint4 q, unsigned mbase)
+{
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < 16; k++) {
+        const unsigned v = __byte_perm(w[k >> 2], 0u, 0x4440u | (unsigned)(k & 3));
+        asm volatile("atom.shared.add.u32 _, [%0], 1;" ::"r"(mbase + v * 128u) : "memory");
+    }
+}
+
 template <int CH>
-__global__ void __launch_bounds__(CLAHE_OPT_THREADS)
+__global__ void __launch_bounds__(CLAHE_OPT_THREADS, 3)
     clahe_tile_opt_kernel(ts_image in, clahe_geom g, int bands, uint32_t *hist, uint32_t *count,
                           uint16_t *lut, void *cells)
 {
     uint32_t *cnt = clahe_smem<uint32_t>(); /* [256][32] */
     __shared__ unsigned sh[33];
     __shared__ unsigned ticket;
+    clahe_release_dependents();
     const int tile = blockIdx.x / bands, band = blockIdx.x % bands;
     const int i = tile % g.tx, j = tile / g.tx, lane = threadIdx.x & 31;
     const int r0 = (int)((long long)g.th * band / bands), r1 = (int)((long long)g.th * (band + 1) / bands);
@@ -105,7 +125,34 @@ __global__ void __launch_bounds__(CLAHE_OPT_THREADS)
     const int x0 = i * g.tw;
     const bool chunks = CH == 1 && g.tw % 16 == 0 && x0 + g.tw <= g.w &&
                         (((size_t)in.data | in.pitch) & 15) == 0;
-    if (chunks) {
+    const int n16 = g.tw / 16, per = n16 ? (int)blockDim.x / n16 : 0;
+    if (chunks && per > 0 && j * g.th + r1 <= g.h) {
+        /* the band inside the image: thread t reads chunk t % n16 of rows t / n16, + per, ...,
+         * one pointer stepping down; a byte's counter address is one permute and one shift-add */
+        const int rr = threadIdx.x / n16;
+        const unsigned mbase = (unsigned)__cvta_generic_to_shared(mine);
+        if (rr < per) {
+            const size_t step = (size_t)per * in.pitch;
+            const unsigned char *p = (const unsigned char *)in.data +
+                                     (size_t)(j * g.th + r0 + rr) * in.pitch + x0 + 16 * (threadIdx.x % n16);
+            int r = r0 + rr;
+            for (; r + (CLAHE_OPT_UNROLL - 1) * per < r1; r += CLAHE_OPT_UNROLL * per) {
+                uint4 q[CLAHE_OPT_UNROLL];
+#pragma unroll
+                for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
+                    q[u] = __ldg((const uint4 *)p);
+                    p += step;
+                }
+#pragma unroll
+                for (int u = 0; u < CLAHE_OPT_UNROLL; u++)
+                    clahe_count16(q[u], mbase);
+            }
+            for (; r < r1; r += per) {
+                clahe_count16(__ldg((const uint4 *)p), mbase);
+                p += step;
+            }
+        }
+    } else if (chunks) {
         const int n16 = g.tw / 16;
         const unsigned total = (unsigned)(r1 - r0) * (unsigned)n16;
         const int dq = blockDim.x / n16, dr = blockDim.x % n16;
@@ -183,7 +230,7 @@ struct NaiveRun {
         LAUNCH_CHECK("clahe_hist_naive_kernel");
         clahe_lut_kernel<<<tiles, CLAHE_LUT_THREADS, 0, st>>>(g, s.hist, s.lut);
         LAUNCH_CHECK("clahe_lut_kernel");
-        ClaheApply a = {job, g, s.lut, NULL};
+        ClaheApply a = {job, g, s.lut, NULL, 0, false};
         return a.run<T, CH>();
     }
 };
@@ -203,7 +250,7 @@ struct SharedRun {
             return r;
         k<<<g.tx * g.ty, CLAHE_LUT_THREADS, smem, st>>>(job->in, g, slice, s.hist, s.lut);
         LAUNCH_CHECK("clahe_tile_shared_kernel");
-        ClaheApply a = {job, g, s.lut, NULL};
+        ClaheApply a = {job, g, s.lut, NULL, 0, false};
         return a.run<T, CH>();
     }
 };
@@ -239,10 +286,10 @@ struct OptRun {
         if (r != TS_OK)
             return r;
         CUDA_TRY(cudaMemsetAsync(s.hist, 0, clahe_hist_bytes(g), st));
-        k<<<tiles * bands, CLAHE_OPT_THREADS, CLAHE_OPT_SMEM, st>>>(job->in, g, bands, s.hist,
-                                                                   s.count, s.lut, s.cells);
+        k<<<tiles * bands, CLAHE_OPT_THREADS, CLAHE_OPT_SMEM, st>>>(job->in, g, bands, s.hist, s.count,
+                                                                   s.lut, s.cells);
         LAUNCH_CHECK("clahe_tile_opt_kernel");
-        ClaheApply a = {job, g, s.lut, s.cells};
+        ClaheApply a = {job, g, s.lut, s.cells, job->param, true};
         return a.run<T, CH>();
     }
 };
@@ -286,6 +333,9 @@ extern "C" ts_status clahe_opt(const ts_job *job)
 {
     if (!clahe_opt_supports(job))
         return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit images only");
+    if (job->param != 0 && job->param != 8 && job->param != 16)
+        return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: the parameter is the blend's pixels a thread, "
+                       "8 or 16 (0: by width), not %d", job->param);
     clahe_geom g = clahe_geom_of(job);
     OptRun r = {job, g, clahe_bufs_of(job, g, 1, 1)};
     return clahe_dispatch(job->in, r);

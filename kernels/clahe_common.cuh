@@ -2,8 +2,9 @@
  * as template parameters and the switch that picks an instantiation, the value a pixel is
  * equalized by (gray, or the luma of colour), the block-wide LUT builder (clip, redistribute, scan,
  * exactly as clahe.h) that also writes the blend's cells, the blend kernels (four LUT entries
- * from global memory; one cell entry from global memory; gray8 in bands of rows with their cells
- * in shared memory) and the scratch layout. Internal to kernels/.
+ * from global memory; one cell entry from global memory; gray8 in strips by bands of rows with
+ * their cells in shared memory, launched as a dependent of the histogram kernel on sm_90) and the
+ * scratch layout. Internal to kernels/.
  */
 #ifndef CLAHE_COMMON_CUH
 #define CLAHE_COMMON_CUH
@@ -343,26 +344,6 @@ __global__ void clahe_apply_kernel(ts_image in, ts_image out, clahe_geom g, cons
     }
 }
 
-/* The blend from the cells (clahe_put_cells): one entry a pixel. The bytes of an 8-bit entry
- * become floats exactly by the 2^23 trick (0x4B000000 | b is 2^23 + b) and the result rounds
- * half to even by adding 1.5 * 2^23, the rounding rintf does: the same value as clahe_blend, with
- * no integer-float conversion instructions (quarter rate). */
-__device__ __forceinline__ float clahe_byte_f(unsigned p, int k)
-{
-    /* one byte permute makes 0x4B0000bb: byte k of p under the exponent byte of 0x4B000000 */
-    return __fsub_rn(__uint_as_float(__byte_perm(p, 0x4B000000u, 0x7440u | (unsigned)k)), 8388608.0f);
-}
-
-__device__ __forceinline__ unsigned clahe_blend_packed(unsigned p, float xa, float xa1, float ya,
-                                                       float ya1)
-{
-    float top = __fadd_rn(__fmul_rn(clahe_byte_f(p, 0), xa1), __fmul_rn(clahe_byte_f(p, 1), xa));
-    float bot = __fadd_rn(__fmul_rn(clahe_byte_f(p, 2), xa1), __fmul_rn(clahe_byte_f(p, 3), xa));
-    float r = __fadd_rn(__fmul_rn(top, ya1), __fmul_rn(bot, ya));
-    unsigned q = __float_as_uint(__fadd_rn(r, 12582912.0f)) - 0x4B400000u;
-    return q > 255u ? 255u : q;
-}
-
 /* Any shape: one thread a pixel, its cell entry read from global memory (L2); the rows of a
  * grid stride, so the blocks in flight share the cells of a few tile rows. */
 template <class T, int CH>
@@ -392,109 +373,25 @@ __global__ void __launch_bounds__(128)
     }
 }
 
-/* Gray8: a block a band of `rows` consecutive rows, so it needs the cells of a few tile rows
- * (`wrows` at most), staged in shared memory with 16-byte copies. A thread does 8 neighbouring
- * pixels (one 8-byte load and store, streaming: the image is not read again, the output not
- * soon) whose horizontal weights stay in registers, 4 rows' loads in flight at once; 8 pixels,
- * not 16, keep a thread under 64 registers, so 32 warps an SM hide the shared-memory and float
- * latencies (16 took 123 registers, 15 warps an SM: H100, 8K, 54 us). */
-#define CLAHE_BAND_PX 8
-#define CLAHE_BAND_ROWS 4
-#define CLAHE_BAND_THREADS 256
+#include "clahe_blend8.cuh" /* the gray8 strip blend (needs the helpers above) */
 
-__device__ __forceinline__ uint2 clahe_blend8(uint2 p, const uint32_t *cr, const int *co,
-                                              const float *xa, float ya, float ya1)
-{
-    const unsigned pw[2] = {p.x, p.y};
-    unsigned q[2];
-#pragma unroll
-    for (int w = 0; w < 2; w++) {
-        unsigned o = 0;
-#pragma unroll
-        for (int b = 0; b < 4; b++) {
-            const int k = w * 4 + b;
-            unsigned e = cr[co[k] + __byte_perm(pw[w], 0u, 0x4440u | (unsigned)b)];
-            o |= clahe_blend_packed(e, xa[k], __fsub_rn(1.0f, xa[k]), ya, ya1) << (8 * b);
-        }
-        q[w] = o;
-    }
-    return make_uint2(q[0], q[1]);
-}
-
-static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, 4)
-    clahe_blend_band_kernel(ts_image in, ts_image out, clahe_geom g, const uint32_t *cells,
-                            int rows, int wrows)
-{
-    uint32_t *win = clahe_smem<uint32_t>();
-    const int cw = g.tx + 1, y0 = blockIdx.x * rows, y1 = y0 + rows < g.h ? y0 + rows : g.h;
-    if (y0 >= g.h)
-        return;
-    const int cy0 = clahe_axis_of(y0, g.inv_th, g.ty).cell;
-    int ncy = clahe_axis_of(y1 - 1, g.inv_th, g.ty).cell - cy0 + 1;
-    ncy = ncy < wrows ? ncy : wrows; /* never clamps: the host sized wrows for `rows` */
-    const uint4 *src = (const uint4 *)(cells + (size_t)cy0 * cw * 256);
-    for (int e = threadIdx.x; e < ncy * cw * 64; e += blockDim.x)
-        ((uint4 *)win)[e] = src[e];
-    __syncthreads();
-    const int nc = (g.w + CLAHE_BAND_PX - 1) / CLAHE_BAND_PX;
-    const bool vec = (((size_t)in.data | (size_t)out.data | in.pitch | out.pitch) & 7) == 0;
-    for (int c = threadIdx.x; c < nc; c += blockDim.x) {
-        const int x0 = c * CLAHE_BAND_PX;
-        int co[CLAHE_BAND_PX];
-        float xa[CLAHE_BAND_PX];
-#pragma unroll
-        for (int k = 0; k < CLAHE_BAND_PX; k++) {
-            clahe_axis ax = clahe_axis_of(x0 + k < g.w ? x0 + k : g.w - 1, g.inv_tw, g.tx);
-            co[k] = ax.cell * 256;
-            xa[k] = ax.a;
-        }
-        if (vec && x0 + CLAHE_BAND_PX <= g.w) {
-            for (int y = y0; y < y1; y += CLAHE_BAND_ROWS) {
-                uint2 p[CLAHE_BAND_ROWS];
-#pragma unroll
-                for (int r = 0; r < CLAHE_BAND_ROWS; r++)
-                    if (y + r < y1)
-                        p[r] = __ldcs((const uint2 *)(clahe_row<uint8_t>(in, y + r) + x0));
-#pragma unroll
-                for (int r = 0; r < CLAHE_BAND_ROWS; r++) {
-                    if (y + r >= y1)
-                        break;
-                    clahe_axis ay = clahe_axis_of(y + r, g.inv_th, g.ty);
-                    const uint32_t *cr = win + (ay.cell - cy0) * cw * 256;
-                    uint2 q = clahe_blend8(p[r], cr, co, xa, ay.a, __fsub_rn(1.0f, ay.a));
-                    __stcs((uint2 *)((uint8_t *)out.data + (size_t)(y + r) * out.pitch + x0), q);
-                }
-            }
-            continue;
-        }
-        for (int y = y0; y < y1; y++) { /* the image's last pixels, or rows not 8-byte aligned */
-            clahe_axis ay = clahe_axis_of(y, g.inv_th, g.ty);
-            const float ya1 = __fsub_rn(1.0f, ay.a);
-            const uint32_t *cr = win + (ay.cell - cy0) * cw * 256;
-            const uint8_t *row = clahe_row<uint8_t>(in, y);
-            uint8_t *orow = (uint8_t *)out.data + (size_t)y * out.pitch;
-#pragma unroll
-            for (int k = 0; k < CLAHE_BAND_PX; k++) {
-                if (x0 + k >= g.w)
-                    break;
-                orow[x0 + k] = (uint8_t)clahe_blend_packed(cr[co[k] + row[x0 + k]], xa[k],
-                                                           __fsub_rn(1.0f, xa[k]), ay.a, ya1);
-            }
-        }
-    }
-}
-
-/* The blend of a job: from the cells where the variant built them (gray8: the banded kernel),
+/* The blend of a job: from the cells where the variant built them (gray8: the strip kernel at
+ * `px` pixels a thread, 8 or 16, 0: 16 where a strip of 256 threads fills the width, else 8),
  * else from the four LUTs in global memory. */
 struct ClaheApply {
     const ts_job *job;
     clahe_geom g;
     const uint16_t *lut;
     const void *cells;
+    int px;
+    bool pdl; /* launch the strip blend as a dependent of the kernel before it (sm_90) */
     template <class T, int CH> ts_status run()
     {
-        if (cells && sizeof(T) == 1 && CH == 1)
-            return band();
+        if (cells && sizeof(T) == 1 && CH == 1) {
+            if (px == 16 || (px == 0 && g.w >= 16 * CLAHE_BAND_THREADS))
+                return band((const void *)clahe_blend_fma_kernel<16, 2, 2>, 16);
+            return band((const void *)clahe_blend_fma_kernel<8, 4, 3>, 8);
+        }
         return generic<T, CH>();
     }
 
@@ -514,40 +411,59 @@ struct ClaheApply {
         return TS_OK;
     }
 
-    /* Bands of rows, one wave of blocks; a band spans at most rows / (th - 1) + 2 cell rows
-     * (the float axis may move a tile centre by a row). */
-    ts_status band()
+    /* Strips of columns (one column group of px pixels a thread, at most CLAHE_BAND_THREADS a
+     * strip) by bands of rows, one wave of blocks. A band spans at most rows / (th - 1) + 2 cell
+     * rows (the float axis may move a tile centre by a row), a strip of n pixels n / (tw - 1) + 2
+     * cell columns: the window a block stages; then a row table, 16 bytes a row. */
+    ts_status band(const void *k, int px)
     {
-        const int nc = (g.w + CLAHE_BAND_PX - 1) / CLAHE_BAND_PX;
+        const int nc = (g.w + px - 1) / px;
         const int iters = (nc + CLAHE_BAND_THREADS - 1) / CLAHE_BAND_THREADS;
         const int threads = (nc + iters - 1) / iters;
+        const int cpb = threads, nbx = (nc + cpb - 1) / cpb;
         const int sms = job->dev && job->dev->sms > 0 ? job->dev->sms : 132;
-        const int cw = g.tx + 1, th1 = g.th > 1 ? g.th - 1 : 1;
-        const void *k = (const void *)clahe_blend_band_kernel;
-        /* the attribute for the largest window; occupancy for a band within a tile row (a window
-         * of up to 3 cell rows), then the rows that fill one wave and their window */
-        const size_t row_bytes = (size_t)cw * 256 * sizeof(uint32_t);
+        const int cw = g.tx + 1, th1 = g.th > 1 ? g.th - 1 : 1, tw1 = g.tw > 1 ? g.tw - 1 : 1;
+        const int wcols = cpb * px / tw1 + 2 < cw ? cpb * px / tw1 + 2 : cw;
+        const size_t row_bytes = (size_t)wcols * 256 * sizeof(uint32_t);
         const size_t optin = job->dev ? job->dev->smem_per_block_optin : 48 * 1024;
-        const size_t most = (size_t)(g.ty + 1) * row_bytes < optin ? (size_t)(g.ty + 1) * row_bytes : optin;
+        /* occupancy for a band within a tile row (a window of up to 3 cell rows), then the rows
+         * that fill one wave and their window */
         int wrows = g.ty + 1 < 3 ? g.ty + 1 : 3, per_sm = 1;
-        if ((size_t)wrows * row_bytes > most)
+        if ((size_t)wrows * row_bytes > optin)
             return generic<uint8_t, 1>();
-        ts_status s = gpu_allow_smem(k, most);
+        ts_status s = gpu_allow_smem(k, (size_t)wrows * row_bytes);
         if (s == TS_OK)
             s = gpu_blocks_per_sm(k, threads, (size_t)wrows * row_bytes, "clahe blend", &per_sm);
         if (s != TS_OK)
             return s;
-        long long want = (long long)sms * per_sm;
+        long long want = ((long long)sms * per_sm + nbx - 1) / nbx;
         int rows = (int)((g.h + want - 1) / want);
         rows = rows < 1 ? 1 : rows;
-        int nb = (g.h + rows - 1) / rows;
+        int nby = (g.h + rows - 1) / rows;
         wrows = rows / th1 + 2 < g.ty + 1 ? rows / th1 + 2 : g.ty + 1;
-        size_t smem = (size_t)wrows * row_bytes;
-        if (smem > most)
+        size_t smem = (size_t)wrows * row_bytes + (size_t)rows * 16;
+        if (smem > optin)
             return generic<uint8_t, 1>();
-        clahe_blend_band_kernel<<<nb, threads, smem, (cudaStream_t)job->stream>>>(
-            job->in, job->out, g, (const uint32_t *)cells, rows, wrows);
-        LAUNCH_CHECK("clahe_blend_band_kernel");
+        s = gpu_allow_smem(k, smem);
+        if (s != TS_OK)
+            return s;
+        const uint32_t *c = (const uint32_t *)cells;
+        void *args[] = {(void *)&job->in, (void *)&job->out, (void *)&g, (void *)&c, (void *)&rows,
+                        (void *)&wrows, (void *)&cpb, (void *)&wcols};
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr[1];
+        cfg.gridDim = dim3((unsigned)nbx, (unsigned)nby);
+        cfg.blockDim = dim3((unsigned)threads);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = (cudaStream_t)job->stream;
+        if (pdl && clahe_pdl_ok(k, job->dev)) {
+            attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[0].val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+        }
+        CUDA_TRY(cudaLaunchKernelExC(&cfg, k, args));
+        LAUNCH_CHECK("clahe_blend_fma_kernel");
         return TS_OK;
     }
 };

@@ -9,6 +9,9 @@
  */
 #include "testutil.h"
 
+#include "clahe.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +150,87 @@ TEST(gpu_clahe_cluster_sizes)
         ts_image_free(&in);
         ts_image_free(&lum);
     }
+}
+
+/* The gray8 blend's FMA form (kernels/clahe_common.cuh): the product of a LUT byte b and a
+ * weight w rounded once, taken as fma(1 + b * 2^-23, W, -W) with W = w * 2^23, equals b * w
+ * rounded as a float, for every byte and for the weights of every pixel of 8 tiles 1..64 wide
+ * and of the tile widths of common sizes (the axis of clahe.h), and of 2^16 random floats in
+ * [0, 1]. */
+static int fma_form_differs(float w)
+{
+    const float big = w * 8388608.0f;
+    for (unsigned b = 0; b < 256; b++) {
+        uint32_t bits = 0x3F800000u | b;
+        float one_b;
+        memcpy(&one_b, &bits, sizeof one_b);
+        float want = (float)b * w, got = fmaf(one_b, big, -big);
+        if (memcmp(&want, &got, sizeof want) != 0)
+            return (int)b + 1;
+    }
+    return 0;
+}
+
+TEST(clahe_fma_form_is_the_product)
+{
+    static const int wide[] = {135, 240, 270, 480, 540, 960, 1024};
+    long n = 0;
+    for (int t = 1; t <= 64 + (int)(sizeof wide / sizeof wide[0]); t++) {
+        const int tw = t <= 64 ? t : wide[t - 65];
+        const float inv = 1.0f / (float)tw;
+        for (int x = 0; x < 8 * tw; x++) {
+            clahe_axis ax = clahe_axis_of(x, inv, 8);
+            const float w[2] = {ax.a, 1.0f - ax.a};
+            for (int k = 0; k < 2; k++) {
+                int b = fma_form_differs(w[k]);
+                CHECKF(b == 0, "tile %d x %d weight %a byte %d", tw, x, (double)w[k], b - 1);
+                if (b)
+                    return;
+                n++;
+            }
+        }
+    }
+    uint64_t rng = tu_seed();
+    for (int i = 0; i < 65536; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        float w = (float)(rng >> 40) / 16777216.0f;
+        int b = fma_form_differs(w);
+        CHECKF(b == 0, "weight %a byte %d", (double)w, b - 1);
+        if (b)
+            return;
+        n++;
+    }
+    printf("# clahe: the FMA form equals the product for %ld weights x 256 bytes\n", n);
+}
+
+/* opt's gray8 blend at both widths a thread (param 8 and 16; 0, by width, is the other tests')
+ * against the reference: odd sizes, tall and wide images (many rows a band, segments across cell
+ * rows, strips across cell columns), bands inside the image and across its padded bottom. */
+TEST(gpu_clahe_opt_blends)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CLAHE, "opt");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("opt"))
+        SKIP("no opt variant on this device");
+    uint64_t rng = tu_seed();
+    static const int sizes[][2] = {{1, 1},     {33, 17},   {257, 129}, {4097, 3},
+                                   {17, 3001}, {4096, 130}, {1920, 1080}};
+    static const int params[] = {8, 16};
+    int small = tu_n_odd_sizes == tu_n_small_sizes, n = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        if (small && (sizes[s][0] * sizes[s][1] > 40000 || sizes[s][0] == 1))
+            continue; /* under a sanitizer: 33x17, 257x129, 4097x3 */
+        ts_image r = tu_random_image(sizes[s][0], sizes[s][1], 1, 1, &rng);
+        ts_image nb = tu_band_image(sizes[s][0], sizes[s][1], 1, 1, 60, 90, &rng);
+        for (size_t p = 0; p < sizeof params / sizeof params[0]; p++)
+            for (size_t o = 0; o < (small ? 2 : N_OPS); o++) {
+                n += same_as_ref(v, ops[o], &r, params[p], "random", 0);
+                n += same_as_ref(v, ops[o], &nb, params[p], "band", 0);
+            }
+        ts_image_free(&r);
+        ts_image_free(&nb);
+    }
+    printf("# clahe opt blends: %d runs equal to the reference\n", n);
 }
 
 /* The large sizes apart, so sanitizer runs (TESSERA_SMALL_ONLY=1) can leave them out. */
