@@ -14,7 +14,12 @@
  *     atomics. On sm_90, one histogram of 65536 bins (gray16, luma): the blocks of a cluster of
  *     HIST_OPT16_CLUSTER add their packed words together through distributed shared memory
  *     first, so there is a partial a cluster (hist_opt16_cluster_kernel; the `cluster` row
- *     sweeps the cluster size).
+ *     sweeps the cluster size). Where a block counts fewer than 256 x 4096 pixels (8K on an
+ *     H100 counts ~254 K a block) this runs as one cooperative kernel instead
+ *     (hist_opt16_fused_kernel): the drains go to a byte a bin in the shared memory the words
+ *     leave free, so nothing reaches the histogram before a grid barrier after the cluster
+ *     merge, and then every block sums its share of the bins over the clusters' partials and
+ *     stores it: no memset of the histogram before, no reduce kernel after.
  *   - 8-bit: 32 copies of each counter, one per lane, at word (bin * 32 + lane): lane l only ever
  *     touches bank l, so an atomic instruction never has a bank or address conflict whatever the
  *     data (a one-valued image included); the merge reads the copies diagonally (conflict-free)
@@ -130,11 +135,18 @@ __device__ __forceinline__ void opt16_count(const HistUnit<2, CH> &u, int npix, 
     }
 }
 
+/* HIGH: the block's flag "a drain moved counts to the high bytes", after the words (2 bytes a
+ * bin) and the high bytes (1 byte a bin). */
+__device__ __forceinline__ unsigned *opt16_drained_flag(unsigned slice_bins)
+{
+    return reinterpret_cast<unsigned *>(hist_dyn_smem + (size_t)slice_bins * 3);
+}
+
 /* The 16-bit count of one block into its packed words (slice [lo, lo + slice_bins)), in rounds with
  * drains between them. LAST_DRAIN: drain after the last round too, leaving every field below 4096
  * (so the words of up to 16 blocks add up without a carry between the halves: 16 x 4095 < 65536);
  * else the fields end below 65536. Ends with the block synchronized. */
-template <int CH, bool LUMA, bool LAST_DRAIN>
+template <int CH, bool LUMA, bool LAST_DRAIN, bool HIGH = false>
 __device__ __forceinline__ void opt16_count_rounds(const ts_image &im, const HistUnits &units, bool vec,
                                                    unsigned lo, unsigned slice_bins, uint32_t *hist)
 {
@@ -143,8 +155,14 @@ __device__ __forceinline__ void opt16_count_rounds(const ts_image &im, const His
     uint32_t *words = hist_smem<uint32_t>(); /* slice_bins / 2 words */
     uint4 *words4 = hist_smem<uint4>();
     const unsigned nwords = slice_bins / 2, T = blockDim.x;
-    for (unsigned i = threadIdx.x; i < nwords / 4; i += T)
+    uint2 *high2 = reinterpret_cast<uint2 *>(words + nwords); /* HIGH: a byte a bin */
+    for (unsigned i = threadIdx.x; i < nwords / 4; i += T) {
         words4[i] = make_uint4(0, 0, 0, 0);
+        if (HIGH)
+            high2[i] = make_uint2(0, 0);
+    }
+    if (HIGH && threadIdx.x == 0)
+        *opt16_drained_flag(slice_bins) = 0;
     __syncthreads();
     const unsigned stride = gridDim.x * T, n = units.walked(), first = blockIdx.x * T + threadIdx.x;
     /* every thread of the block goes through the rounds of its thread 0, which walks the most */
@@ -192,14 +210,31 @@ __device__ __forceinline__ void opt16_count_rounds(const ts_image &im, const His
             const uint32_t spill = ~(HIST_OPT16_KEEP | HIST_OPT16_KEEP << 16);
             if (((v[0] | v[1] | v[2] | v[3]) & spill) == 0)
                 continue;
+            if (HIGH) {
+                /* the multiples of 4096 as counts of 4096 in the bins' bytes (bins 8i..8i+7: the
+                 * bytes of high2[i] in order); a byte never passes 255 (opt16_fused_fits) */
+                uint32_t inc[2];
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                uint32_t l = v[e] & spill & 0xFFFFu, hi = (v[e] & spill) >> 16;
-                v[e] -= v[e] & spill;
-                if (l)
-                    atomicAdd(&hist[lo + 2 * (4 * i + e)], l);
-                if (hi)
-                    atomicAdd(&hist[lo + 2 * (4 * i + e) + 1], hi);
+                for (int h = 0; h < 2; h++) {
+                    uint32_t a = (v[2 * h] & spill) >> 12, b = (v[2 * h + 1] & spill) >> 12;
+                    inc[h] = (a & 0xFu) | (a >> 16) << 8 | (b & 0xFu) << 16 | (b >> 16) << 24;
+                }
+                uint2 hv = high2[i];
+                high2[i] = make_uint2(hv.x + inc[0], hv.y + inc[1]);
+                atomicOr(opt16_drained_flag(slice_bins), 1u);
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    v[e] -= v[e] & spill;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    uint32_t l = v[e] & spill & 0xFFFFu, hi = (v[e] & spill) >> 16;
+                    v[e] -= v[e] & spill;
+                    if (l)
+                        atomicAdd(&hist[lo + 2 * (4 * i + e)], l);
+                    if (hi)
+                        atomicAdd(&hist[lo + 2 * (4 * i + e) + 1], hi);
+                }
             }
             words4[i] = make_uint4(v[0], v[1], v[2], v[3]);
         }
@@ -261,6 +296,109 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
 #endif
 }
 
+/* The same count and merge in one kernel that also writes the histogram, so no memset before it
+ * and no reduce kernel after it (sm_90, a cooperative launch of clusters): the drains move
+ * counts to a byte a bin in shared memory (in units of 4096) instead of to global memory, so
+ * nothing is written to `hist` before the end; the cluster's blocks merge the packed words and
+ * the high bytes (as 16-bit lanes) through DSMEM into the cluster's partials; a grid-wide barrier;
+ * then block g sums its 1/G of the bins over every cluster's partials (the high ones only where
+ * a drain of that cluster moved counts) and stores them. Needs every bin of a block below
+ * 256 x 4096 counts (opt16_fused_fits). Scratch: nc packed partials, nc high partials, nc flags. */
+template <int CH, bool LUMA>
+__global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
+    hist_opt16_fused_kernel(ts_image im, HistUnits units, bool vec, uint32_t *hist, uint32_t *partial)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    constexpr unsigned NW4 = 65536u / 2 / 4; /* the packed words as uint4: 8 bins each */
+    opt16_count_rounds<CH, LUMA, true, true>(im, units, vec, 0, 65536u, hist);
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    const unsigned k = cluster.num_blocks(), r = cluster.block_rank();
+    const unsigned nc = gridDim.x / k, c = blockIdx.x / k;
+    uint4 *words4 = hist_smem<uint4>();
+    uint2 *high2 = reinterpret_cast<uint2 *>(words4 + NW4);
+    unsigned *flags = partial + (size_t)2 * nc * (NW4 * 4);
+    unsigned drained = 0;
+    for (unsigned j = 0; j < k; j++)
+        drained |= *cluster.map_shared_rank(opt16_drained_flag(65536u), (int)j);
+    const unsigned b = r * NW4 / k, e = (r + 1) * NW4 / k;
+    uint4 *dst = reinterpret_cast<uint4 *>(partial) + (size_t)c * NW4;
+    uint4 *hdst = reinterpret_cast<uint4 *>(partial) + (size_t)(nc + c) * NW4;
+    for (unsigned i = b + threadIdx.x; i < e; i += blockDim.x) {
+        uint4 s = make_uint4(0, 0, 0, 0), h = make_uint4(0, 0, 0, 0);
+        unsigned src = r;
+#pragma unroll 4
+        for (unsigned j = 0; j < k; j++) {
+            const uint4 q = cluster.map_shared_rank(words4, (int)src)[i];
+            s.x += q.x, s.y += q.y, s.z += q.z, s.w += q.w;
+            if (drained) { /* bytes to 16-bit lanes, in bin order: k x 255 < 65536 */
+                const uint2 t = cluster.map_shared_rank(high2, (int)src)[i];
+                h.x += __byte_perm(t.x, 0, 0x4140), h.y += __byte_perm(t.x, 0, 0x4342);
+                h.z += __byte_perm(t.y, 0, 0x4140), h.w += __byte_perm(t.y, 0, 0x4342);
+            }
+            src = src + 1 == k ? 0 : src + 1;
+        }
+        dst[i] = s;
+        if (drained)
+            hdst[i] = h;
+    }
+    if (r == 0 && threadIdx.x == 0)
+        flags[c] = drained;
+    /* no block reuses its shared memory (below) while another of its cluster may still read it:
+     * the grid barrier orders that too, but only the cluster barrier says so to racecheck */
+    cluster.sync();
+    /* every cluster's partials written */
+    cg::this_grid().sync();
+
+    /* Block g: the groups [gb, ge) of 8 bins, 64 at a time; thread (lane, t & 63) sums the
+     * clusters lane, lane + 16, ...; the 16 lanes' sums added in shared memory. */
+    const unsigned G = gridDim.x, g = blockIdx.x;
+    const unsigned gb = (unsigned)((size_t)g * NW4 / G), ge = (unsigned)((size_t)(g + 1) * NW4 / G);
+    uint32_t *red = hist_smem<uint32_t>();            /* [16][64][8] */
+    unsigned *has_high = red + 16 * 64 * 8;          /* [nc] */
+    for (unsigned j = threadIdx.x; j < nc; j += blockDim.x)
+        has_high[j] = flags[j];
+    __syncthreads();
+    const uint4 *part4 = reinterpret_cast<const uint4 *>(partial);
+    const unsigned col = threadIdx.x & 63, lane = threadIdx.x >> 6;
+    for (unsigned base = gb; base < ge; base += 64) {
+        const unsigned i = base + col;
+        uint32_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* < 2^31: the image's pixels */
+        if (i < ge) {
+#pragma unroll 4
+            for (unsigned cc = lane; cc < nc; cc += 16) {
+                const uint4 q = part4[(size_t)cc * NW4 + i];
+                a[0] += q.x & 0xFFFFu, a[1] += q.x >> 16, a[2] += q.y & 0xFFFFu, a[3] += q.y >> 16;
+                a[4] += q.z & 0xFFFFu, a[5] += q.z >> 16, a[6] += q.w & 0xFFFFu, a[7] += q.w >> 16;
+                if (has_high[cc]) {
+                    const uint4 t = part4[(size_t)(nc + cc) * NW4 + i];
+                    a[0] += (t.x & 0xFFFFu) << 12, a[1] += (t.x >> 16) << 12;
+                    a[2] += (t.y & 0xFFFFu) << 12, a[3] += (t.y >> 16) << 12;
+                    a[4] += (t.z & 0xFFFFu) << 12, a[5] += (t.z >> 16) << 12;
+                    a[6] += (t.w & 0xFFFFu) << 12, a[7] += (t.w >> 16) << 12;
+                }
+            }
+        }
+#pragma unroll
+        for (int x = 0; x < 8; x++)
+            red[(lane * 64 + col) * 8 + x] = a[x];
+        __syncthreads();
+        if (threadIdx.x < 64 * 8) { /* thread (col, x): bin 8 (base + col) + x */
+            const unsigned cl = threadIdx.x >> 3, x = threadIdx.x & 7;
+            if (base + cl < ge) {
+                uint32_t sum = 0;
+#pragma unroll
+                for (int l = 0; l < 16; l++)
+                    sum += red[(l * 64 + cl) * 8 + x];
+                hist[8 * (base + cl) + x] = sum;
+            }
+        }
+        __syncthreads();
+    }
+#endif
+}
+
 /* hist[2w], hist[2w + 1] += the two fields of word w summed over the partials of w's slice.
  * Block (32, 8): 32 threads reading 4 consecutive words each (512 coalesced bytes a load), 8
  * splitting the partials; the slices' words are multiples of 4 (slice bins of 8). */
@@ -297,6 +435,24 @@ __global__ void __launch_bounds__(256)
 }
 
 /* ---------------------------------------------------------------- launchers */
+
+/* The fused kernel's shared memory: the packed words, a byte a bin, the drained flag. */
+#define HIST_OPT16_FUSED_SMEM (65536u * 3 + 16)
+
+/* Whether no bin of a block of the fused kernel can pass 255 x 4096 + 4095 counts (its high byte
+ * stays below 256): the most pixels a block counts, `walked` units over `blocks` blocks. */
+static bool opt16_fused_fits(unsigned walked, unsigned blocks, int pix)
+{
+    uint64_t stride = (uint64_t)blocks * HIST_OPT16_THREADS;
+    uint64_t iters = (walked + stride - 1) / stride;
+    return iters * HIST_OPT16_THREADS * (uint64_t)pix <= 255u * 4096u + 4095u;
+}
+
+/* Its scratch for nc clusters: nc packed partials, nc high partials (128 KB each), nc flags. */
+static size_t opt16_fused_scratch(unsigned nc)
+{
+    return (size_t)nc * 2 * 65536u * 2 + hist_round256((size_t)nc * sizeof(uint32_t));
+}
 
 static int plan_of(const ts_job *job, hist_plan *p)
 {
@@ -396,9 +552,64 @@ struct OptCount {
         return TS_OK;
     }
 
-    /* One slice of 65536 bins in clusters of cluster_k blocks (sm_90): one wave of clusters, no
-     * more than the units need; a packed partial a cluster, summed by the reduce kernel. */
+    /* One slice of 65536 bins in clusters of cluster_k blocks (sm_90): the fused kernel where it
+     * applies, else the count and merge, then the reduce. */
     template <int CH, bool L> ts_status run16_cluster()
+    {
+        bool ran = false;
+        ts_status st = run16_fused<CH, L>(&ran);
+        return st != TS_OK || ran ? st : run16_merge<CH, L>();
+    }
+
+    /* hist_opt16_fused_kernel in one cooperative launch of clusters of cluster_k: *ran false (and
+     * nothing launched) where a block could count more than opt16_fused_fits allows, the scratch
+     * is short, or the device or driver refuses a cooperative launch of clusters. */
+    template <int CH, bool L> ts_status run16_fused(bool *ran)
+    {
+        *ran = false;
+        HistUnits u = hist_units<2, CH>(job->in);
+        void (*kernel)(ts_image, HistUnits, bool, uint32_t *, uint32_t *) = hist_opt16_fused_kernel<CH, L>;
+        const int k = cluster_k;
+        const size_t smem = HIST_OPT16_FUSED_SMEM;
+        int coop = 0;
+        if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, job->dev->id) != cudaSuccess || !coop) {
+            cudaGetLastError();
+            return TS_OK;
+        }
+        cudaLaunchAttribute attr[2];
+        cudaLaunchConfig_t cfg;
+        int clusters = 0;
+        if (gpu_cluster_config((const void *)kernel, k, plan.threads, smem, job->stream, "hist opt", &cfg,
+                               &attr[0], &clusters) != TS_OK) {
+            cudaGetLastError();
+            return TS_OK;
+        }
+        unsigned need = (u.walked() + (unsigned)plan.threads - 1) / (unsigned)plan.threads;
+        unsigned want = (need + (unsigned)k - 1) / (unsigned)k;
+        unsigned nc = (unsigned)clusters < want ? (unsigned)clusters : want;
+        nc = nc < 1 ? 1 : nc;
+        const unsigned g = nc * (unsigned)k;
+        if (!opt16_fused_fits(u.walked(), g, HistUnit<2, CH>::PIX) || !extra ||
+            extra_bytes < opt16_fused_scratch(nc))
+            return TS_OK;
+        attr[1] = cudaLaunchAttribute{};
+        attr[1].id = cudaLaunchAttributeCooperative;
+        attr[1].val.cooperative = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 2;
+        cfg.gridDim = dim3(g);
+        if (cudaLaunchKernelEx(&cfg, kernel, job->in, u, hist_vec_ok_walk(&job->in, u), hist,
+                               (uint32_t *)extra) != cudaSuccess) {
+            cudaGetLastError(); /* refused at launch: the three-step path instead */
+            return TS_OK;
+        }
+        *ran = true;
+        return TS_OK;
+    }
+
+    /* One wave of clusters, no more than the units need; a packed partial a cluster, summed by
+     * the reduce kernel. */
+    template <int CH, bool L> ts_status run16_merge()
     {
         HistUnits u = hist_units<2, CH>(job->in);
         void (*kernel)(ts_image, HistUnits, bool, uint32_t *, uint32_t *) = hist_opt16_cluster_kernel<CH, L>;
@@ -438,6 +649,13 @@ static bool opt16_clusters(const ts_job *job, const hist_plan *p)
            job->dev->cc >= 90 && job->dev->cluster_launch;
 }
 
+/* opt's scratch past the histogram (and LUT): the 16-bit partials; on the cluster path the fused
+ * kernel's (two partials a cluster and its flags; the three-step path needs less). */
+static size_t opt_partial_bytes(const ts_job *job, const hist_plan *p)
+{
+    return opt16_clusters(job, p) ? opt16_fused_scratch((unsigned)p->blocks) : p->partial_bytes;
+}
+
 static ts_status opt_count(const ts_job *job, uint32_t *d_hist, void *extra, size_t extra_bytes)
 {
     OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, 0};
@@ -464,7 +682,7 @@ extern "C" int hist_opt16_cluster_takes(const ts_job *job)
 extern "C" size_t hist_opt16_cluster_partial_bytes(const ts_job *job)
 {
     hist_plan p;
-    return default_plan(job, &p) ? p.partial_bytes : 0;
+    return default_plan(job, &p) ? opt16_fused_scratch((unsigned)p.blocks) : 0;
 }
 
 extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
@@ -486,7 +704,7 @@ extern "C" int hist_opt_supports(const ts_job *job)
 extern "C" size_t hist_opt_scratch(const ts_job *job)
 {
     hist_plan p;
-    size_t partial = job->dev && plan_of(job, &p) ? p.partial_bytes : 0;
+    size_t partial = job->dev && plan_of(job, &p) ? opt_partial_bytes(job, &p) : 0;
     size_t arrive = job->op->kind == TS_OP_EQUALIZE && job->in.bytes == 1 ? HIST_EQ8_ARRIVE_BYTES : 0;
     return hist_scratch(job) + partial + arrive;
 }
@@ -501,5 +719,5 @@ extern "C" ts_status hist_opt(const ts_job *job)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
     if (hist_opt_eq8_runs(job))
         return hist_opt_eq8(job);
-    return hist_run_job(job, opt_count, p.partial_bytes);
+    return hist_run_job(job, opt_count, opt_partial_bytes(job, &p));
 }

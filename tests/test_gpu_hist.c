@@ -563,6 +563,40 @@ TEST(gpu_hist_cluster16_merge)
         }
 }
 
+/* `opt`'s one-kernel 16-bit path (sm_90) keeps a block's counts past 4095 a bin in a byte of
+ * units of 4096, so it takes an image only while no block can count 256 x 4096 pixels; larger
+ * ones take the three-step path. One-valued images (every count of a block in one bin) at
+ * 8K and just below and above that bound on a 132-SM GPU (127 and 128 units a thread), and a
+ * band of 256 values in the same sizes (every field drained many times, neighbours in one
+ * word); the `cluster` row at K 16 (the fewest, fullest blocks) too. */
+TEST(gpu_hist16_fused_bound)
+{
+    TU_GPU_OR_SKIP(dev);
+    if (getenv("TESSERA_SMALL_ONLY"))
+        SKIP("large images: left out under TESSERA_SMALL_ONLY");
+    const ts_variant *opt = ts_variant_find(TS_FAM_HIST, "opt");
+    const ts_variant *cl = ts_variant_find(TS_FAM_HIST, "cluster");
+    CHECK(opt != NULL && cl != NULL);
+    uint64_t rng = tu_seed() ^ 0x4642;
+    static const int sizes[][2] = {{7680, 4320}, {16384, 8380}, {16384, 8400}};
+    static const unsigned bands[][2] = {{4321, 4321}, {60000, 60255}};
+    for (int z = 0; z < 3; z++)
+        for (int b = 0; b < 2; b++) {
+            ts_image in = tu_band_image(sizes[z][0], sizes[z][1], 1, 2, bands[b][0], bands[b][1], &rng);
+            uint32_t *want = malloc(65536 * sizeof *want);
+            if (!want)
+                abort();
+            ts_ref_hist(&in, TS_HIST_LUMA, want);
+            int ok = hist_equal(opt, &in, TS_HIST_LUMA, 0, want, "fused bound");
+            if (ok && ts_variant_runnable(cl, dev) && dev->cluster_launch)
+                ok = hist_equal_or_refused(cl, &in, TS_HIST_LUMA, 16, want, "fused bound", 1) != 0;
+            free(want);
+            ts_image_free(&in);
+            if (!ok)
+                return;
+        }
+}
+
 /* Run once with TESSERA_MAX_CC=80: the device then reports sm_80, `cluster` must not be
  * runnable, and `auto` must pick another GPU variant whose results are still exact. */
 TEST(gpu_hist_fallback_below_sm90)
