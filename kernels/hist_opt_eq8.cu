@@ -202,6 +202,23 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
         a.load(p, nb, vec);
         return nb;
     };
+    /* Evict-first stores where the apply reads units back from L2 (some thread walks more units
+     * than it keeps): the output then leaves the L2 before that input. Not otherwise: an output
+     * that fits the L2 would go to DRAM inside the run. */
+    const bool cs = full >= slots;
+    /* 48-byte units: each lane's three 16-byte stores would fill every 32-byte sector of the warp's
+     * 1536 bytes in pieces. When the warp's 32 units lie back to back, half a warp's units at a
+     * time go through shared memory (the lane copies' area, free after the LUT) and out as whole
+     * 512- and 256-byte pieces. */
+    uint4 *stage = hist_smem<uint4>() + (tid >> 5) * (16 * U::NVEC);
+    static_assert(U::NVEC != 3 || NB * HIST_LANES * 4 >= EQ8_THREADS / 32 * 16 * 48,
+                  "the staging fits the lane copies");
+    auto put = [&](uint4 *q, uint4 v) {
+        if (cs)
+            __stcs(q, v);
+        else
+            *q = v;
+    };
     auto apply = [&](const U &a, unsigned k) {
         int nb;
         unsigned char *p = hist_walk_unit<1, CH>(out, u, unit(k), &nb);
@@ -210,7 +227,40 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
             o = eq8_map_luma<CH>(a, tab);
         else
             o = eq8_map_lut<CH, S::NH>(a, lut);
-        o.store(p, nb, vec);
+        bool whole = vec && nb == U::BYTES;
+        if constexpr (U::NVEC == 3) {
+            unsigned char *p0 = p;
+            bool run = false;
+            if (__activemask() == 0xFFFFFFFFu) {
+                p0 = (unsigned char *)__shfl_sync(0xFFFFFFFFu, (unsigned long long)p, 0);
+                run = __all_sync(0xFFFFFFFFu, whole && p == p0 + (size_t)lane * U::BYTES);
+            }
+            if (run) {
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    if ((lane >> 4) == (unsigned)h)
+#pragma unroll
+                        for (int v = 0; v < 3; v++)
+                            stage[(lane & 15) * 3 + v] =
+                                make_uint4(o.w[4 * v], o.w[4 * v + 1], o.w[4 * v + 2], o.w[4 * v + 3]);
+                    __syncwarp();
+                    uint4 *q = reinterpret_cast<uint4 *>(p0 + 768 * h);
+                    put(q + lane, stage[lane]);
+                    if (lane < 16)
+                        put(q + 32 + lane, stage[32 + lane]);
+                    __syncwarp();
+                }
+                return;
+            }
+        }
+        if (whole) {
+#pragma unroll
+            for (int v = 0; v < U::NVEC; v++)
+                put(reinterpret_cast<uint4 *>(p) + v,
+                    make_uint4(o.w[4 * v], o.w[4 * v + 1], o.w[4 * v + 2], o.w[4 * v + 3]));
+        } else {
+            o.store(p, nb, vec);
+        }
     };
 
     /* (1) count, keeping the first `slots` units */
