@@ -8,9 +8,10 @@
  *   - column pass: each thread keeps the column sums of its 4 samples in registers and moves them
  *     down a row by adding the entering input row (y + r) and subtracting the leaving one
  *     (y - r - 1, read K + 1 rows earlier by this block). 8-bit input on 16-byte aligned rows (sm_80)
- *     takes the ring path below: the rows come through a cp.async ring in shared memory, one
- *     group ahead; 16-bit and unaligned rows load from global memory, a group's 2G loads issued
- *     one group ahead, during the row pass of the group before. 8-bit sums are packed two to a register (16-bit lanes:
+ *     takes the pair path below (RGBA at K >= 17 the ring path): the rows come through a cp.async
+ *     ring in shared memory, one group ahead; 16-bit and unaligned rows load from global memory,
+ *     a group's 2G loads issued one group ahead, during the row pass of the group before. 8-bit
+ *     sums are packed two to a register (16-bit lanes:
  *     K * 255 < 2^16, and a lane never borrows, its sum holding the leaving sample), so a word of
  *     4 samples costs two adds; the G rows of sums go to shared memory (u16 for 8-bit input, else
  *     u32) with one 8- or 16-byte store;
@@ -305,19 +306,19 @@ __global__ void __launch_bounds__(RS_THREADS, rs_min_blocks(B, CH))
 }
 
 /* ---------------------------------------------------------------- the ring path (8-bit, sm_80)
- * The same column and row passes, with the input rows coming through a ring of RR rows of the
- * strip in shared memory, filled by cp.async (16-byte chunks, no registers held) RR_D groups
- * ahead, so a group's loads fly while the group before is summed; the leaving row of a column sum
- * is read back from the ring instead of L1/L2. Each thread copies one 16-byte chunk of every
- * fourth row (its address work hoisted out of the rows), and the column pass of the strip's
- * inner threads is a plain 32-bit shared load per row. Virtual row v (y0 - r - 1 ... y1 - 1 + r,
- * clamped into the image when copied) sits in slot (v - y0 + r + 1) mod RR; the strip's staged
- * bytes start 16-byte aligned at a0 (off = 0..15 bytes before the first needed sample); chunks
- * outside the image row are not copied, and the threads at the image's sides read the clamped
- * sample's byte instead. One group in flight and 3 blocks an SM (80 registers, no spill on the
- * box path; the ring and buffer are 64 KB at K = 15 on RGB): more warps to hide the shared-memory
- * and barrier waits, the kernel being bound by issue latency, not by DRAM
- * (tools/results/nvidia-h100-box-2026-11-27.md). */
+ * RGBA at K >= 17 (the pair path below takes the other 8-bit jobs). The same column and row
+ * passes, with the input rows coming through a ring of RR rows of the strip in shared memory,
+ * filled by cp.async (16-byte chunks, no registers held) RR_D groups ahead, so a group's loads fly
+ * while the group before is summed; the leaving row of a column sum is read back from the ring
+ * instead of L1/L2. Each thread copies one 16-byte chunk of every fourth row (its address work
+ * hoisted out of the rows), and the column pass of the strip's inner threads is a plain 32-bit
+ * shared load per row. Virtual row v (y0 - r - 1 ... y1 - 1 + r, clamped into the image when
+ * copied) sits in slot (v - y0 + r + 1) mod RR; the strip's staged bytes start 16-byte aligned at
+ * a0 (off = 0..15 bytes before the first needed sample); chunks outside the image row are not
+ * copied, and the threads at the image's sides read the clamped sample's byte instead. One group
+ * in flight and 3 blocks an SM (80 registers, no spill on the box path; the ring and buffer are 64
+ * KB at K = 15 on RGB): more warps to hide the shared-memory and barrier waits, the kernel being
+ * bound by issue latency, not by DRAM (tools/results/nvidia-h100-box-2026-11-27.md). */
 /* Ring rows: the rows a column pass reads (its group, K + G), and D groups loading. */
 static int rr_rows(int k, int g, int d) { return (d + 1) * g + k; }
 static size_t rr_smem(int k, int g, int d)
@@ -509,6 +510,341 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
 #endif
 }
 
+/* ---------------------------------------------------------------- the pair path (8-bit, sm_80)
+ * The ring above (the same copies, slots and clamping), with rows in pairs: the column pass
+ * writes, for each sample, the column sums of rows y and y + 1 as the two 16-bit lanes of one
+ * word (a "pair row" of the buffer), so every word the row pass reads serves two outputs at
+ * offsets that are compile-time constants for any channel count. The row pass then slides
+ * (RP_PACK: the box's whole sum under 2^16, K <= 15 on 8-bit) both lanes with one add and one
+ * subtract, or (RP_WIDE, RP_GEN) each lane in its own register; the window's first sum adds chunks
+ * of 8 packed words before splitting (8 * 31 * 255 < 2^16). The rounding (RP_PACK, RP_WIDE: odd
+ * divisor d >= the taps, so no tie and no saturation) is one multiply-high: round(a / d) =
+ * floor((a + (d - 1) / 2) / d) = umulhi(a + (d - 1) / 2, ceil(2^32 / d)), exact while
+ * (a + (d - 1) / 2) d < 2^32 (rp_mode); the bias rides in the sums from the window's start.
+ * RP_GEN (any other divisor) is conv_div_round_sat on each lane. Outputs are packed with byte
+ * permutes and written with 8- or 16-byte stores.
+ *
+ * Shared-memory banks: the row pass's threads of a warp read one word each at the same offset
+ * from their pair row and run; with a pitch that is a multiple of 4 words those words fall in 8
+ * banks at most (4-way conflicts, 8-way on RGBA), so the pair rows have an odd pitch, and the
+ * column pass stores its 4 words one by one. Measured against the ring (the same group of rows in
+ * flight, 3 blocks an SM on RGB): 8K RGB8 box:15 0.1980 -> 0.1635 ms, box:3 0.1822 -> 0.1507,
+ * gray8 box:15 0.0668 -> 0.0564 (tools/results/nvidia-h100-box-2026-11-27b.md). */
+enum { RP_GEN = 0, RP_WIDE = 1, RP_PACK = 2 };
+
+/* The multiply-high rounding: m = ceil(2^32 / d), bias (d - 1) / 2 (d = 1: m = 2^32 - 1, bias 1,
+ * umulhi(a + 1, m) = a). */
+struct rp_div {
+    uint32_t m, bias;
+};
+
+/* Ring rows: the rows a column pass reads (its group, K + G), and one group loading. */
+static int rp_rows(int k, int g) { return 2 * g + k; }
+/* the buffer's pad: a strip's last partial run slides past the staged samples (reads unused) */
+#define RP_PAD 64
+#define RP_BP 1029 /* pair-row pitch, words: odd (the banks, above) */
+static size_t rp_smem(int k, int g) { return (size_t)rp_rows(k, g) * RS_NS + ((size_t)g / 2 * RP_BP + RP_PAD) * 4; }
+
+/* Rows a group (even) and pixels a row-pass run, per channel count: pairs x runs near the block's
+ * 256 threads, runs of 8 or 16 bytes a row, and (with the odd pitch) at most 2 threads of a warp
+ * on one bank: a run's RUN * CH words put warp neighbours 8 or 16 banks apart, the pair rows
+ * 5 apart (G = 16 on RGBA: 8 pair rows for its 2 run offsets). The fastest of the shapes measured
+ * at 8K (tools/results/nvidia-h100-box-2026-11-27b.md). */
+template <int CH> struct rp_shape {
+    static constexpr int G = CH == 3 ? 12 : CH == 1 ? 8 : 16;
+    static constexpr int RUN = CH == 4 ? 4 : 8;
+};
+/* Blocks an SM the shared memory allows at K = 15 (the register cap, at most 4). */
+static __host__ __device__ constexpr int rp_minb(int g)
+{
+    return (228 * 1024) / ((2 * g + 15) * RS_NS + (g / 2 * RP_BP + RP_PAD) * 4 + 1024) > 4
+               ? 4
+               : (228 * 1024) / ((2 * g + 15) * RS_NS + (g / 2 * RP_BP + RP_PAD) * 4 + 1024);
+}
+
+/* rs_cols_step<1> with the byte selects as permutes in place of the masks and shift. */
+__device__ __forceinline__ void rp_cols_step(rs_cols<1> &c, const rs_vec<1> &e, const rs_vec<1> &l)
+{
+    c.s[0] += __byte_perm(e.w[0], 0, 0x4240u) - __byte_perm(l.w[0], 0, 0x4240u);
+    c.s[1] += __byte_perm(e.w[0], 0, 0x4341u) - __byte_perm(l.w[0], 0, 0x4341u);
+}
+__device__ __forceinline__ void rp_cols_add(rs_cols<1> &c, const rs_vec<1> &e)
+{
+    rs_vec<1> zero;
+    zero.w[0] = 0;
+    rp_cols_step(c, e, zero);
+}
+
+/* Pair-row words of a thread's 4 samples: rows a (y) and b (y + 1), lanes (0, 2) and (1, 3). */
+__device__ __forceinline__ void rp_cols_store(uint32_t *dst, const rs_cols<1> &a, const rs_cols<1> &b)
+{
+    const uint4 w = make_uint4(__byte_perm(a.s[0], b.s[0], 0x5410u), __byte_perm(a.s[1], b.s[1], 0x5410u),
+                               __byte_perm(a.s[0], b.s[0], 0x7632u), __byte_perm(a.s[1], b.s[1], 0x7632u));
+    dst[0] = w.x; /* an odd pitch: no 16-byte store */
+    dst[1] = w.y;
+    dst[2] = w.z;
+    dst[3] = w.w;
+}
+
+/* Bytes 0 of x0..x3 as one word. */
+__device__ __forceinline__ uint32_t rp_pack4(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3)
+{
+    return __byte_perm(__byte_perm(x0, x1, 0x0040u), __byte_perm(x2, x3, 0x0040u), 0x5410u);
+}
+
+/* A run's RB bytes of one row, in W-byte stores, channel CH - 1 merged from the input when it
+ * is alpha (CF < CH). */
+template <int CH, int CF, int NOW>
+__device__ __forceinline__ void rp_store(unsigned char *orow, const unsigned char *irow, const uint32_t (&o)[NOW])
+{
+    constexpr int RB = NOW * 4, W = RB % 16 == 0 ? 16 : 8;
+#pragma unroll
+    for (int v = 0; v < RB / W; v++) {
+        if constexpr (W == 16) {
+            uint4 q = make_uint4(o[4 * v], o[4 * v + 1], o[4 * v + 2], o[4 * v + 3]);
+            if constexpr (CF < CH) {
+                const uint4 a = __ldg((const uint4 *)irow + v);
+                q.x |= a.x & rs_amask<1, CH>(0);
+                q.y |= a.y & rs_amask<1, CH>(0);
+                q.z |= a.z & rs_amask<1, CH>(0);
+                q.w |= a.w & rs_amask<1, CH>(0);
+            }
+            ((uint4 *)orow)[v] = q;
+        } else {
+            uint2 q = make_uint2(o[2 * v], o[2 * v + 1]);
+            if constexpr (CF < CH) {
+                const uint2 a = __ldg((const uint2 *)irow + v);
+                q.x |= a.x & rs_amask<1, CH>(0);
+                q.y |= a.y & rs_amask<1, CH>(0);
+            }
+            ((uint2 *)orow)[v] = q;
+        }
+    }
+}
+
+/* The strip's last partial run, sample by sample (ns samples). */
+template <int CH, int CF, int NOW>
+__device__ __forceinline__ void rp_store_part(unsigned char *orow, const unsigned char *irow, const uint32_t (&o)[NOW],
+                                              int ns)
+{
+#pragma unroll
+    for (int s = 0; s < NOW * 4; s++) /* unrolled: o stays in registers */
+        if (s < ns)
+            orow[s] = CF < CH && s % CH == CH - 1 ? irow[s] : (unsigned char)(o[s / 4] >> (8 * (s % 4)));
+}
+
+template <int CH, int G, int RUN, int MODE, int MINB>
+__global__ void __launch_bounds__(RS_THREADS, MINB)
+    conv_runsum_pair_kernel(const __grid_constant__ conv_params p, int P, int hs, int nx, long long ntiles, int RR,
+                            rp_div q)
+{
+#if __CUDA_ARCH__ >= 800
+    static_assert(G % 2 == 0 && RUN * CH % 8 == 0, "pairs of rows, 8-byte runs");
+    constexpr int CF = (CH == 2 || CH == 4) ? CH - 1 : CH;
+    constexpr int NPR = G / 2;          /* pair rows a group */
+    constexpr int NOW = RUN * CH / 4;   /* output words of a run's row */
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    unsigned char *ring = conv_smem;                        /* RR rows x RS_NS bytes */
+    uint32_t *buf = (uint32_t *)(conv_smem + (size_t)RR * RS_NS); /* NPR pair rows x RP_BP words */
+    const int t = threadIdx.x, r = p.r, k = p.k;
+
+    for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const int x0 = (int)(tile % nx) * P, y0 = (int)(tile / nx) * hs;
+        const int y1 = min(y0 + hs, p.height), np = min(P, p.width - x0);
+        const int qs = (x0 - r) * CH, a0 = conv_floor_div(qs, 16) * 16, off = qs - a0;
+        const int nb = off + (np + 2 * r) * CH;      /* staged bytes, <= RS_NS */
+        const int nw = (nb + RS_VS - 1) / RS_VS;     /* column-pass threads */
+        const int nch = (nb + 15) / 16;              /* 16-byte chunks a row */
+        const int jpr = (np + RUN - 1) / RUN;
+        const int q0 = a0 + RS_VS * t;
+        const bool col = t < nw, fast = q0 >= 0 && q0 + RS_VS <= p.wch;
+        const int vb = y0 - r - 1; /* virtual row in slot 0 */
+
+        /* rows [v, v + n) into slots from s (wrapping): this thread copies chunk t mod 64 (16
+         * bytes at b) of rows t / 64, t / 64 + 4, ...; chunks past the strip or outside the image
+         * row are not copied, the one across the row's end is zero-filled past it */
+        const int cc = t & 63, b = a0 + 16 * cc;
+        const bool cvalid = cc < nch && b >= 0 && b < p.wch;
+        const int nbytes = min(16, p.wch - b);
+        const unsigned char *csrc = p.in + b;
+        const uint32_t cdst = (uint32_t)__cvta_generic_to_shared(ring) + 16 * cc;
+        auto issue = [&](int v, int n, int s) {
+            if (cvalid)
+                for (int i = t >> 6; i < n; i += RS_THREADS / 64) {
+                    int sl = s + i;
+                    sl = sl >= RR ? sl - RR : sl;
+                    const int y = min(max(v + i, 0), p.height - 1);
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(cdst + sl * RS_NS),
+                                 "l"(csrc + (size_t)y * p.in_pitch), "r"(nbytes)
+                                 : "memory");
+                }
+        };
+        /* the 4 samples of this thread from ring slot sl */
+        auto word = [&](int sl) {
+            rs_vec<1> v;
+            const unsigned char *row = ring + (size_t)sl * RS_NS;
+            if (fast) {
+                v.w[0] = *(const uint32_t *)(row + RS_VS * t);
+            } else {
+                v.w[0] = 0;
+#pragma unroll
+                for (int j = 0; j < RS_VS; j++) {
+                    const int qq = q0 + j, x = conv_floor_div(qq, CH), c = qq - x * CH;
+                    v.w[0] |= (uint32_t)row[min(max(x, 0), p.width - 1) * CH + c - a0] << (8 * j);
+                }
+            }
+            return v;
+        };
+        auto group_rows = [&](int n) { return max(0, min(G, y1 - y0 - n * G)); };
+        auto slot = [&](int s) { return s >= RR ? s - RR : s; };
+
+        /* the window of row y0 - 1 and group 0's entering rows */
+        issue(vb, k + group_rows(0), 0);
+        conv_cp_commit();
+
+        rs_cols<1> cs;
+        rs_cols_clear<1>(cs);
+        int rb = 0; /* slot of group n's first leaving row: n G mod RR */
+        for (int n = 0, yg = y0; yg < y1; n++, yg += G) {
+            const int ng = min(G, y1 - yg);
+            conv_cp_wait<0>(); /* group n's rows have landed (this thread's copies) */
+            __syncthreads();   /* everyone's; the buffer's last row pass is done */
+            if (n == 0 && col)
+                for (int i = 0; i < k; i++)
+                    rp_cols_add(cs, word(i));
+            issue(yg + G + r, group_rows(n + 1), slot(rb + G + k));
+            conv_cp_commit();
+            /* column pass: rows yg .. yg + ng - 1 into pair rows (an odd last row pairs with a
+             * copy of itself) */
+            if (col && fast) {
+                const uint32_t *wl = (const uint32_t *)ring + t;
+#pragma unroll
+                for (int h = 0; h < NPR; h++)
+                    if (2 * h < ng) {
+                        rs_vec<1> e, l;
+                        e.w[0] = wl[slot(rb + 2 * h + k) * (RS_NS / 4)];
+                        l.w[0] = wl[slot(rb + 2 * h) * (RS_NS / 4)];
+                        rp_cols_step(cs, e, l);
+                        const rs_cols<1> a = cs;
+                        if (2 * h + 1 < ng) {
+                            e.w[0] = wl[slot(rb + 2 * h + 1 + k) * (RS_NS / 4)];
+                            l.w[0] = wl[slot(rb + 2 * h + 1) * (RS_NS / 4)];
+                            rp_cols_step(cs, e, l);
+                        }
+                        rp_cols_store(buf + h * RP_BP + RS_VS * t, a, cs);
+                    }
+            } else if (col) { /* the strip's sides: the clamped samples */
+#pragma unroll 1
+                for (int h = 0; 2 * h < ng; h++) {
+                    rp_cols_step(cs, word(slot(rb + 2 * h + k)), word(slot(rb + 2 * h)));
+                    const rs_cols<1> a = cs;
+                    if (2 * h + 1 < ng)
+                        rp_cols_step(cs, word(slot(rb + 2 * h + 1 + k)), word(slot(rb + 2 * h + 1)));
+                    rp_cols_store(buf + h * RP_BP + RS_VS * t, a, cs);
+                }
+            }
+            rb = slot(rb + G);
+            __syncthreads();
+
+            /* row pass: job j -> pair row h = j mod NPR, run j / NPR */
+            for (int j = t; j < NPR * jpr; j += RS_THREADS) {
+                const int h = j % NPR, run = j / NPR;
+                if (2 * h >= ng)
+                    continue;
+                const int i0 = run * RUN, y = yg + 2 * h;
+                const uint32_t *lv = buf + h * RP_BP + off + i0 * CH; /* pixel x0 + i0 - r, leaving */
+                const uint32_t *en = lv + k * CH;                     /* pixel x0 + i0 + r + 1, entering */
+                uint32_t lo[CF], hi[CF]; /* RP_PACK: lo holds both lanes */
+#pragma unroll
+                for (int c = 0; c < CF; c++)
+                    lo[c] = hi[c] = 0;
+                if constexpr (MODE == RP_PACK) {
+#pragma unroll 4
+                    for (int i = 0; i < k; i++)
+#pragma unroll
+                        for (int c = 0; c < CF; c++)
+                            lo[c] += lv[i * CH + c];
+#pragma unroll
+                    for (int c = 0; c < CF; c++)
+                        lo[c] += q.bias * 0x10001u;
+                } else {
+                    for (int i = 0; i < k; i += 8) {
+                        uint32_t s[CF];
+#pragma unroll
+                        for (int c = 0; c < CF; c++)
+                            s[c] = 0;
+#pragma unroll
+                        for (int u = 0; u < 8; u++)
+                            if (i + u < k)
+#pragma unroll
+                                for (int c = 0; c < CF; c++)
+                                    s[c] += lv[(i + u) * CH + c];
+#pragma unroll
+                        for (int c = 0; c < CF; c++) {
+                            lo[c] += s[c] & 0xFFFFu;
+                            hi[c] += s[c] >> 16;
+                        }
+                    }
+                    if constexpr (MODE == RP_WIDE)
+#pragma unroll
+                        for (int c = 0; c < CF; c++) {
+                            lo[c] += q.bias;
+                            hi[c] += q.bias;
+                        }
+                }
+                uint32_t o0[NOW], o1[NOW], qa[4], qb[4];
+#pragma unroll
+                for (int s = 0; s < NOW * 4; s++) {
+                    const int i = s / CH, c = s % CH;
+                    if (c >= CF) {
+                        qa[s % 4] = qb[s % 4] = 0;
+                    } else {
+                        if constexpr (MODE == RP_PACK) {
+                            qa[s % 4] = __umulhi(lo[c] & 0xFFFFu, q.m);
+                            qb[s % 4] = __umulhi(lo[c] >> 16, q.m);
+                        } else if constexpr (MODE == RP_WIDE) {
+                            qa[s % 4] = __umulhi(lo[c], q.m);
+                            qb[s % 4] = __umulhi(hi[c], q.m);
+                        } else {
+                            qa[s % 4] = conv_div_round_sat((int64_t)lo[c], &p.div, p.maxv);
+                            qb[s % 4] = conv_div_round_sat((int64_t)hi[c], &p.div, p.maxv);
+                        }
+                        if (i + 1 < RUN) { /* slide */
+                            const uint32_t we = en[s], wl = lv[s];
+                            if constexpr (MODE == RP_PACK) {
+                                lo[c] += we - wl;
+                            } else {
+                                lo[c] += (we & 0xFFFFu) - (wl & 0xFFFFu);
+                                hi[c] += (we >> 16) - (wl >> 16);
+                            }
+                        }
+                    }
+                    if (s % 4 == 3) {
+                        o0[s / 4] = rp_pack4(qa[0], qa[1], qa[2], qa[3]);
+                        o1[s / 4] = rp_pack4(qb[0], qb[1], qb[2], qb[3]);
+                    }
+                }
+                const bool two = 2 * h + 1 < ng;
+                unsigned char *orow = p.out + (size_t)y * p.out_pitch + (size_t)(x0 + i0) * CH;
+                const unsigned char *irow = p.in + (size_t)y * p.in_pitch + (size_t)(x0 + i0) * CH;
+                if (i0 + RUN <= np) {
+                    rp_store<CH, CF, NOW>(orow, irow, o0);
+                    if (two)
+                        rp_store<CH, CF, NOW>(orow + p.out_pitch, irow + p.in_pitch, o1);
+                } else {
+                    const int ns = (np - i0) * CH;
+                    rp_store_part<CH, CF, NOW>(orow, irow, o0, ns);
+                    if (two)
+                        rp_store_part<CH, CF, NOW>(orow + p.out_pitch, irow + p.in_pitch, o1, ns);
+                }
+            }
+        }
+        conv_cp_wait<0>(); /* nothing of this tile's copies outlives it (the empty groups) */
+        __syncthreads();   /* the next tile's copies overwrite the ring, its column pass the buffer */
+    }
+#endif
+}
+
 /* ---------------------------------------------------------------- host side */
 
 /* A box-like filter: one exact output whose weights are all 1 (box:K, kernel files of ones). */
@@ -587,13 +923,62 @@ static ts_status rr_launch(const ts_job *job, const conv_params &p)
     return TS_OK;
 }
 
+/* The pair path's mode for this divisor, and its multiply-high (rp_div above). */
+static int rp_mode(const conv_params &p, rp_div *q)
+{
+    const uint32_t d = (uint32_t)p.div.d;
+    const uint64_t top = (uint64_t)p.maxv * p.k * p.k; /* the largest box sum */
+    q->m = d == 1 ? 0xFFFFFFFFu : (uint32_t)((((uint64_t)1 << 32) + d - 1) / d);
+    q->bias = d == 1 ? 1 : (d - 1) / 2;
+    if (!(d & 1) || d < (uint32_t)(p.k * p.k) || (top + q->bias) * d >= ((uint64_t)1 << 32))
+        return RP_GEN;
+    return top + q->bias < 65536 ? RP_PACK : RP_WIDE;
+}
+
+template <int CH, int MODE> static ts_status rp_launch(const ts_job *job, const conv_params &p, const rp_div &q)
+{
+    constexpr int G = rp_shape<CH>::G, RUN = rp_shape<CH>::RUN;
+    const int P = rr_strip_pixels(p.r, CH), RR = rp_rows(p.k, G);
+    const size_t smem = rp_smem(p.k, G);
+    auto kernel = conv_runsum_pair_kernel<CH, G, RUN, MODE, rp_minb(G)>;
+    ts_status st = gpu_allow_smem((const void *)kernel, smem);
+    if (st != TS_OK)
+        return st;
+    int resident = 0;
+    st = gpu_resident_blocks((const void *)kernel, RS_THREADS, smem, job->dev, "conv runsum", &resident);
+    if (st != TS_OK)
+        return st;
+    const int nx = (p.width + P - 1) / P;
+    /* segment rows: as rr_launch's */
+    const int nseg = resident / nx > 1 ? resident / nx : 1;
+    const int h1 = conv_round_up((p.height + nseg - 1) / nseg, G);
+    const int hs = job->param > 0 ? job->param : h1 < RR_SEG ? h1 : RR_SEG;
+    const long long ntiles = (long long)nx * ((p.height + hs - 1) / hs);
+    kernel<<<gpu_grid(ntiles < resident ? ntiles : resident), RS_THREADS, smem, (cudaStream_t)job->stream>>>(
+        p, P, hs, nx, ntiles, RR, q);
+    LAUNCH_CHECK("conv_runsum_pair_kernel");
+    return TS_OK;
+}
+
+/* 8-bit jobs on 16-byte aligned rows (sm_80) take the pair path, but RGBA's 32-bit row pass
+ * (RP_WIDE: box:17 and up), which ran slower there than the ring's (8K RGBA8 box:31 0.3088
+ * against 0.2987 ms; packed, box:15, 0.2376 against 0.2417); the rest the global-load kernel. */
 template <int B, int CH> static ts_status rs_pick(const ts_job *job, const conv_params &p)
 {
     /* the multiply-high alone: an odd divisor (no tie) at least the taps (no saturation) */
     const bool fd = p.div.magic && (p.div.d & 1) && p.div.d >= p.k * p.k;
-    if constexpr (B == 1)
-        if (rr_takes(job, p, rs_group(1, CH)))
-            return fd ? rr_launch<CH, true, 1, 3>(job, p) : rr_launch<CH, false, 1, 3>(job, p);
+    if constexpr (B == 1) {
+        rp_div q;
+        const int mode = rp_mode(p, &q);
+        if constexpr (CH == 4)
+            if (mode == RP_WIDE) /* implies fd */
+                return rr_takes(job, p, rs_group(1, CH)) ? rr_launch<CH, true, 1, 3>(job, p)
+                                                         : rs_launch<B, CH, true>(job, p);
+        if (p.vec_ok && (!job->dev || job->dev->cc >= 80) && rp_smem(p.k, rp_shape<CH>::G) <= conv_smem_limit(job))
+            return mode == RP_PACK   ? rp_launch<CH, RP_PACK>(job, p, q)
+                   : mode == RP_WIDE ? rp_launch<CH, RP_WIDE>(job, p, q)
+                                     : rp_launch<CH, RP_GEN>(job, p, q);
+    }
     return fd ? rs_launch<B, CH, true>(job, p) : rs_launch<B, CH, false>(job, p);
 }
 

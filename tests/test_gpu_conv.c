@@ -348,8 +348,10 @@ TEST(gpu_conv_mmasep_strip_paths)
 
 /* runsum (box filters by running sums): segment heights (job->param, rows) that cut the image
  * into many segments, from one row (most of a group past the segment) to more than a group,
- * several strips side by side with a partial last run, K up to 31 on every format, and a kernel
- * file of ones whose divisor is even and saturates (the general rounding). */
+ * several strips side by side with a partial last run, K up to 31 on every format (8-bit: K <= 15
+ * the packed row pass, 17 and 31 the 32-bit one), a kernel file of ones whose divisor is even and
+ * saturates (the general rounding) and one whose divisor is odd and above the taps (the
+ * multiply-high with its bias). */
 TEST(gpu_conv_runsum_segments)
 {
     TU_GPU_OR_SKIP(dev);
@@ -358,13 +360,14 @@ TEST(gpu_conv_runsum_segments)
         SKIP("runsum not in the table or not selected");
     static const int params[] = {0, 1, 3, 8, 11, 17, 40, 72};
     uint64_t st = tu_seed() + 4;
-    ts_op ops[5] = {tu_op("box:3"), tu_op("box:7"), tu_op("box:15"), tu_op("box:31"),
+    ts_op ops[7] = {tu_op("box:3"), tu_op("box:7"), tu_op("box:15"), tu_op("box:17"), tu_op("box:31"),
                     kernel_op("k5-ones-div2", "1 1 1 1 1  1 1 1 1 1  1 1 1 1 1  1 1 1 1 1  1 1 1 1 1"
-                                              " / 2")};
+                                              " / 2"),
+                    kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101")};
     for (int ch = 1; ch <= 4; ch++)
         for (int bytes = 1; bytes <= 2; bytes++) {
             ts_image in = tu_random_image(1101, 61, ch, bytes, &st);
-            for (int f = 0; f < 5; f++) {
+            for (int f = 0; f < 7; f++) {
                 if (check_params(v, &ops[f], &in, params, sizeof params / sizeof params[0])) {
                     ts_image_free(&in);
                     return;
