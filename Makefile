@@ -40,7 +40,7 @@ GENCODE ?= $(GENCODE_ALL)
 # PTX80_EVERYWHERE=1 and one without says whether a changed file needs to move to SM90_CU.
 # A GENCODE given on the command line applies to every file as it is, and so does GENCODE_ALL
 # with PTX80_EVERYWHERE=1.
-SM80_CU = kernels/conv_pipe.cu kernels/conv_runsum.cu kernels/resize_mma.cu kernels/resize_mmai.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu kernels/conv_mmasep_k*.cu)
+SM80_CU = kernels/conv_pipe.cu kernels/conv_runsum.cu kernels/resize_mma.cu kernels/resize_mmai.cu $(wildcard kernels/conv_mma_k*.cu kernels/conv_mmapipe_k*.cu kernels/conv_mmasep_k*.cu kernels/conv_mmasep2.cu)
 SM90_CU = kernels/hist.cu kernels/geom.cu kernels/clahe.cu kernels/clahe_cluster.cu kernels/hist_eq16_cluster.cu
 ifeq ($(GENCODE)$(PTX80_EVERYWHERE),$(GENCODE_ALL))
   GENCODE_SM80 = -gencode arch=compute_80,code=sm_90 -gencode arch=compute_80,code=compute_80 \

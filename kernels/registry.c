@@ -31,7 +31,7 @@ static ts_status cpu_run(const ts_job *job)
  * are faster (H100, 8K gray8 box:3: mmapipe 0.0322 ms, pipe 0.0385, roll 0.0534, runsum 0.0602)
  * and mmapipe at K = 5, 7 on 8-bit (box:7: 0.0444 against 0.0667), while above K = 7 only tiled,
  * sep and runsum take a box (tools/results/nvidia-h100-box-2026-11-26.md); gemm (rank 0) is
- * never taken. */
+ * never taken, and neither is mmasep2 (rank 0) until a measurement shows it faster than mmasep. */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
@@ -76,6 +76,11 @@ static const ts_variant table[] = {
      .why = "mmapipe for separable float filters (gauss) at K=5/7: one Toeplitz mma of the row "
             "factors per input row, the K column factors applied as FP32 FMAs",
      .supports = conv_mmasep_supports, .run = conv_mmasep},
+    {.family = TS_FAM_CONV, .name = "mmasep2", .min_cc = 80, .auto_rank = 0,
+     .why = "mmasep with the column factors on the tensor cores too: the row pass's accumulators "
+            "are the column pass's A fragments, no FMAs an output; output blocks staged in shared "
+            "memory and stored as whole sectors (not auto until measured faster than mmasep)",
+     .supports = conv_mmasep2_supports, .run = conv_mmasep2},
     {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
      .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
             "along shared memory, a constant cost per output whatever K",
@@ -186,9 +191,8 @@ static const ts_variant table[] = {
      .supports = clahe_cluster_supports, .scratch = clahe_cluster_scratch, .run = clahe_cluster},
     {.family = TS_FAM_CLAHE, .name = "opt", .min_cc = 75, .auto_rank = 4,
      .why = "8-bit: a tile counted by one wave of bands into lane copies (conflict-free), the last "
-            "block builds the LUT into packed cells; gray blends strips by bands of rows, one "
-            "shared-memory load and four permute+FFMA products a pixel, launched as a dependent "
-            "(param: pixels a thread, 8 or 16)",
+            "block builds the LUT into packed cells; gray blends a band of rows a block, one "
+            "shared-memory load a pixel",
      .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
 #endif
 };
