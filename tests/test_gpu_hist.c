@@ -597,6 +597,68 @@ TEST(gpu_hist16_fused_bound)
         }
 }
 
+/* The `cluster` row at 16 + K (sm_90, one histogram of 65536 bins): the one kernel with byte
+ * partials, a group of 8 bins written as bytes where its cluster's sums are below 255, else as
+ * packed words. Counts of exactly 254, 255 and 256 in one group and in neighbouring groups (one
+ * block: the whole count in one cluster), odd sizes, random and banded images (4000 values: bytes;
+ * 256 values: every group in words), one-valued (drained to the high bytes), RGB16 and RGBA16
+ * luma, at 8K too; K 1, 2, 3 and 16. */
+TEST(gpu_hist16_byte_tail)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *cl = ts_variant_find(TS_FAM_HIST, "cluster");
+    CHECK(cl != NULL);
+    if (!ts_variant_runnable(cl, dev) || !dev->cluster_launch)
+        SKIP("the device cannot launch thread-block clusters (sm_90)");
+    uint64_t rng = tu_seed() ^ 0x4254;
+    static const int ks[] = {18, 17, 19, 32};
+    int small = getenv("TESSERA_SMALL_ONLY") != NULL;
+    uint32_t *want = malloc(65536 * sizeof *want);
+    if (!want)
+        abort();
+    /* 254 x bin 100, 255 x bin 101, 256 x bin 102 (one group), 255 x bin 109, 254 x bin 1000 */
+    {
+        static const struct {
+            unsigned v, n;
+        } runs[] = {{100, 254}, {101, 255}, {102, 256}, {109, 255}, {1000, 254}, {65535, 1}};
+        int w = 0;
+        for (int i = 0; i < 6; i++)
+            w += (int)runs[i].n;
+        ts_image in = tu_band_image(w, 1, 1, 2, 0, 0, &rng);
+        for (int i = 0, x = 0; i < 6; i++)
+            for (unsigned j = 0; j < runs[i].n; j++)
+                ts_put(&in, x++, 0, 0, runs[i].v);
+        ts_ref_hist(&in, TS_HIST_LUMA, want);
+        for (int k = 0; k < 4; k++)
+            if (!hist_equal_or_refused(cl, &in, TS_HIST_LUMA, ks[k], want, "byte tail 254/255/256", ks[k] == 32))
+                goto out;
+        ts_image_free(&in);
+    }
+    static const int sizes[][2] = {{1, 1}, {1, 517}, {517, 1}, {33, 17}, {4097, 3}, {1920, 1080}, {7680, 4320}};
+    static const struct {
+        int ch;
+        unsigned lo, hi;
+    } cases[] = {{1, 0, 65535}, {1, 777, 777}, {1, 1000, 1001}, {1, 20000, 23999}, {1, 60000, 60255},
+                 {3, 0, 65535}, {4, 40000, 40000}};
+    for (int z = 0; z < (small ? 4 : 7); z++)
+        for (int c = 0; c < 7; c++) {
+            if (small && c != 0 && c != 2 && c != 5)
+                continue;
+            ts_image in = tu_band_image(sizes[z][0], sizes[z][1], cases[c].ch, 2, cases[c].lo,
+                                        cases[c].hi, &rng);
+            ts_ref_hist(&in, TS_HIST_LUMA, want);
+            int ok = 1;
+            for (int k = 0; k < 4 && ok; k++)
+                if (!small || k < 2)
+                    ok = hist_equal_or_refused(cl, &in, TS_HIST_LUMA, ks[k], want, "byte tail", ks[k] == 32) != 0;
+            ts_image_free(&in);
+            if (!ok)
+                goto out;
+        }
+out:
+    free(want);
+}
+
 /* Run once with TESSERA_MAX_CC=80: the device then reports sm_80, `cluster` must not be
  * runnable, and `auto` must pick another GPU variant whose results are still exact. */
 TEST(gpu_hist_fallback_below_sm90)
