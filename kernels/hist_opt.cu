@@ -41,9 +41,10 @@
  *     L2 hold (hist_opt_eq8.cu). Three histograms (96 KB of lane copies) leave too
  *     little room and one block an SM counts slower, and RGBA8 measured slower at 8K (see
  *     hist_opt_eq8_runs): they keep the three kernels.
- * job->param, when non-zero, forces the number of slices (the benchmark sweeps 1..16): more,
+ * job->param, when 1..64, forces the number of slices (the benchmark sweeps 1..16): more,
  * smaller slices put more blocks on an SM but read the image more often; the default is the
  * fewest that fit. `supports` refuses a count that does not divide the bins or fit a block.
+ * HIST_EQ8_* (hist_plan.h: 100 and up) pick the one kernel's store and prefetch paths instead.
  */
 #include "hist_common.cuh"
 #include "variants.h"
@@ -628,7 +629,9 @@ static size_t opt16_fused_bytes_scratch(unsigned nc)
 static int plan_of(const ts_job *job, hist_plan *p)
 {
     long nbins = hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
-    return hist_plan_opt(nbins, job->in.bytes, job->dev, job->param, p);
+    /* the one kernel's parameters are not slice counts (the three kernels run unsliced) */
+    int forced = hist_eq8_param(job->param) ? 0 : job->param;
+    return hist_plan_opt(nbins, job->in.bytes, job->dev, forced, p);
 }
 
 struct OptCount {
@@ -878,6 +881,8 @@ extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_his
 extern "C" int hist_opt_supports(const ts_job *job)
 {
     hist_plan p;
+    if (hist_eq8_param(job->param) && !hist_opt_eq8_shape(job))
+        return 0;
     return hist_supports(job) && (!job->dev || plan_of(job, &p));
 }
 
@@ -899,5 +904,8 @@ extern "C" ts_status hist_opt(const ts_job *job)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
     if (hist_opt_eq8_runs(job))
         return hist_opt_eq8(job);
+    if (hist_eq8_param(job->param))
+        return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: parameter %d is the one-kernel 8-bit equalize's "
+                       "(one histogram of 1-3 channels, cooperative launch)", job->param);
     return hist_run_job(job, opt_count, opt_partial_bytes(job, &p));
 }

@@ -789,6 +789,168 @@ TEST(gpu_equalize_opt_one_kernel)
             }
 }
 
+/* `opt` with job->param on a device `dev` (maybe a copy with fewer SMs), `in` uploaded with
+ * rows back to back when `flat` (the walk's one long row: staged stores, prefetches), else
+ * pitched as ts_gpu_image_alloc makes them. */
+static ts_status run_eq8(const ts_variant *v, const ts_device *dev, const ts_op *op,
+                         const ts_image *in, int param, int flat, ts_image *out)
+{
+    void *b_in = NULL, *b_out = NULL;
+    ts_job job;
+    ts_status st;
+    memset(&job, 0, sizeof job);
+    memset(out, 0, sizeof *out);
+    job.op = op;
+    job.dev = dev;
+    job.param = param;
+    if ((st = ts_gpu_stream_create(&job.stream)) != TS_OK)
+        return st;
+    if (flat) {
+        size_t row = ts_row_bytes(in);
+        job.in = job.out = *in;
+        job.in.pitch = job.out.pitch = row;
+        if ((st = ts_gpu_malloc(&b_in, row * (size_t)in->height)) != TS_OK ||
+            (st = ts_gpu_malloc(&b_out, row * (size_t)in->height)) != TS_OK)
+            goto done;
+        job.in.data = b_in;
+        job.out.data = b_out;
+    } else if ((st = ts_gpu_image_alloc(&job.in, in->width, in->height, in->channels, in->bytes)) != TS_OK ||
+               (st = ts_gpu_image_alloc(&job.out, in->width, in->height, in->channels, in->bytes)) != TS_OK) {
+        goto done;
+    } else {
+        b_in = job.in.data;
+        b_out = job.out.data;
+    }
+    if ((st = ts_gpu_upload(&job.in, in, job.stream)) != TS_OK ||
+        (st = ts_gpu_image_fill(&job.out, 0xA5, job.stream)) != TS_OK ||
+        (st = tu_job_run(v, &job)) != TS_OK ||
+        (st = ts_image_alloc(out, in->width, in->height, in->channels, in->bytes)) != TS_OK ||
+        (st = ts_gpu_download(out, &job.out, job.stream)) != TS_OK)
+        goto done;
+    st = ts_gpu_sync(job.stream);
+done:
+    if (st != TS_OK)
+        ts_image_free(out);
+    ts_gpu_free(job.scratch);
+    ts_gpu_free(b_in);
+    ts_gpu_free(b_out);
+    ts_gpu_stream_destroy(job.stream);
+    return st;
+}
+
+/* One image through `opt` at each of the one kernel's parameters (0: the default), exactly. */
+static int eq8_params_equal(const ts_variant *v, const ts_device *dev, const ts_image *in, int flat,
+                            const char *what)
+{
+    static const int params[] = {0, HIST_EQ8_PLAIN_STORES, HIST_EQ8_PREFETCH2, HIST_EQ8_PREFETCH3};
+    ts_op op = tu_op("equalize");
+    ts_image ref, got;
+    char d[160];
+    int x = 0, y = 0, c = 0, ok = 1;
+    describe(in, what, d, sizeof d);
+    if (ts_ref_op(&op, in, &ref) != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "reference equalize: %s", ts_error_detail());
+        return 0;
+    }
+    for (size_t i = 0; ok && i < sizeof params / sizeof params[0]; i++) {
+        ts_status st = run_eq8(v, dev, &op, in, params[i], flat, &got);
+        if (st != TS_OK) {
+            tst_fail(__FILE__, __LINE__, "equalize opt/%d on %s (%s, %d SMs): %s: %s", params[i], d,
+                     flat ? "flat" : "pitched", dev->sms, ts_status_str(st), ts_error_detail());
+            ok = 0;
+            break;
+        }
+        long diff = tu_max_diff(&got, &ref, &x, &y, &c);
+        if (diff != 0) {
+            tst_fail(__FILE__, __LINE__, "equalize opt/%d on %s (%s, %d SMs): differs by %ld at "
+                     "(%d, %d) channel %d: %u, want %u", params[i], d, flat ? "flat" : "pitched",
+                     dev->sms, diff, x, y, c, ts_get(&got, x, y, c), ts_get(&ref, x, y, c));
+            ok = 0;
+        }
+        ts_image_free(&got);
+    }
+    ts_image_free(&ref);
+    return ok;
+}
+
+/* The one kernel's parameters (HIST_EQ8_*: each lane storing its own unit; L2 prefetches 2 and 3
+ * steps ahead) against the default and the reference, on every shape it takes (gray8, gray+alpha
+ * 8-bit, RGB8 luma): the odd sizes with rows back to back (the staged stores and the
+ * prefetches; short last units) and pitched; on the device cut to 2 SMs (a grid of 2 blocks),
+ * images that walk more units than shared memory keeps (8-16 steps a thread): the L2 phase, the
+ * evict-first stores, prefetches in both phases, the spread last round with a partial warp;
+ * 8K on the whole device. The other shapes refuse the parameters. TESSERA_SMALL_ONLY=1
+ * (compute-sanitizer) leaves out 8K and some odd sizes. */
+TEST(gpu_equalize_opt_eq8_params)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_HIST, "opt");
+    CHECK(v != NULL && ts_variant_runnable(v, dev));
+    int small = getenv("TESSERA_SMALL_ONLY") != NULL;
+    uint64_t rng = tu_seed() ^ 0x4538;
+    static const int chs[] = {1, 2, 3};
+    static const int sizes[][2] = {{1, 1}, {33, 17}, {4097, 3}, {1, 97}, {97, 1}, {257, 129}};
+    int nz = small ? 3 : 6;
+    for (int z = 0; z < nz; z++)
+        for (int ci = 0; ci < 3; ci++)
+            for (int flat = 0; flat < 2; flat++) {
+                ts_image in = tu_random_image(sizes[z][0], sizes[z][1], chs[ci], 1, &rng);
+                int ok = eq8_params_equal(v, dev, &in, flat, "random");
+                ts_image_free(&in);
+                if (!ok)
+                    return;
+            }
+    /* 2 SMs: 2048 units a step; RGB8 4 units kept a thread, gray 12, so these walk past them */
+    ts_device two = *dev;
+    two.sms = 2;
+    static const struct {
+        int w, h, ch;
+    } walks[] = {{520, 523, 3}, {700, 731, 1}, {500, 517, 2}};
+    for (int i = 0; i < 3; i++)
+        for (int flat = 0; flat < 2; flat++) {
+            ts_image in = flat ? tu_random_image(walks[i].w, walks[i].h, walks[i].ch, 1, &rng)
+                               : tu_band_image(walks[i].w, walks[i].h, walks[i].ch, 1, 30, 90, &rng);
+            int ok = eq8_params_equal(v, &two, &in, flat, flat ? "random" : "band");
+            ts_image_free(&in);
+            if (!ok)
+                return;
+        }
+    if (!small)
+        for (int ci = 0; ci < 3; ci++) {
+            ts_image in = tu_band_image(7680, 4320, chs[ci], 1, 20, 230, &rng);
+            int ok = eq8_params_equal(v, dev, &in, 1, "band");
+            ts_image_free(&in);
+            if (!ok)
+                return;
+        }
+    /* shapes the one kernel does not take: the parameters are refused, not run */
+    static const struct {
+        int ch, bytes;
+        const char *op;
+    } others[] = {{4, 1, "equalize"}, {3, 1, "equalize:rgb"}, {1, 2, "equalize"}, {1, 1, "hist"}};
+    for (int i = 0; i < 4; i++) {
+        ts_image in = tu_random_image(33, 17, others[i].ch, others[i].bytes, &rng);
+        ts_op op = strcmp(others[i].op, "hist") ? tu_op(others[i].op) : hist_op(TS_HIST_LUMA);
+        for (int p = HIST_EQ8_PLAIN_STORES; p <= HIST_EQ8_PREFETCH3; p++) {
+            if (!hist_eq8_param(p))
+                continue;
+            ts_status st;
+            if (op.kind == TS_OP_HIST) {
+                uint32_t h[256];
+                st = tu_gpu_hist(v, &op, &in, h, p);
+            } else {
+                ts_image got;
+                st = tu_gpu_run(v, &op, &in, &got, p);
+                if (st == TS_OK)
+                    ts_image_free(&got);
+            }
+            CHECKF(st == TS_ERR_UNSUPPORTED, "%s opt/%d on %dch %d-bit ran (%s), want refused",
+                   others[i].op, p, others[i].ch, others[i].bytes * 8, ts_status_str(st));
+        }
+        ts_image_free(&in);
+    }
+}
+
 /* The pipeline's own scratch and probe job (what the CLI and viewer use). */
 TEST(gpu_equalize_through_pipeline)
 {
