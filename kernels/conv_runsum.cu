@@ -529,7 +529,17 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
  * banks at most (4-way conflicts, 8-way on RGBA), so the pair rows have an odd pitch, and the
  * column pass stores its 4 words one by one. Measured against the ring (the same group of rows in
  * flight, 3 blocks an SM on RGB): 8K RGB8 box:15 0.1980 -> 0.1635 ms, box:3 0.1822 -> 0.1507,
- * gray8 box:15 0.0668 -> 0.0564 (tools/results/nvidia-h100-box-2026-11-27b.md). */
+ * gray8 box:15 0.0668 -> 0.0564 (tools/results/nvidia-h100-box-2026-11-27b.md).
+ *
+ * Double-buffered candidate (DB, job->param 1000 V + segment rows, rp_variant; packed and 32-bit
+ * row passes): two column-sum buffers, so a group of rows costs one barrier, not two: after it,
+ * the column pass of group n fills one buffer while the row pass of group n - 1 reads the other
+ * (each warp does both, so the warps of a block no longer wait at a barrier between the two
+ * phases), and one more turn passes the last group's rows alone. The ring is unchanged (the
+ * column pass reads only its own group's slots, the copies of group n + 1 overwrite those of
+ * group n - 1). A pad after each buffer keeps a partial run's reads past its last pair row off the
+ * other buffer. V = 1 keeps the shapes (RGB: 2 blocks an SM, the two buffers and the ring 89 KB at
+ * K = 15); V = 2 takes RGB in groups of 8 rows (3 blocks an SM, 65 KB, 160 row-pass jobs). */
 enum { RP_GEN = 0, RP_WIDE = 1, RP_PACK = 2 };
 
 /* The multiply-high rounding: m = ceil(2^32 / d), bias (d - 1) / 2 (d = 1: m = 2^32 - 1, bias 1,
@@ -543,23 +553,27 @@ static int rp_rows(int k, int g) { return 2 * g + k; }
 /* the buffer's pad: a strip's last partial run slides past the staged samples (reads unused) */
 #define RP_PAD 64
 #define RP_BP 1029 /* pair-row pitch, words: odd (the banks, above) */
-static size_t rp_smem(int k, int g) { return (size_t)rp_rows(k, g) * RS_NS + ((size_t)g / 2 * RP_BP + RP_PAD) * 4; }
+/* NB column-sum buffers: 1, or 2 (the double-buffered candidate, rp_variant) */
+static size_t rp_smem(int k, int g, int nb)
+{
+    return (size_t)rp_rows(k, g) * RS_NS + (size_t)nb * (g / 2 * RP_BP + RP_PAD) * 4;
+}
 
 /* Rows a group (even) and pixels a row-pass run, per channel count: pairs x runs near the block's
  * 256 threads, runs of 8 or 16 bytes a row, and (with the odd pitch) at most 2 threads of a warp
  * on one bank: a run's RUN * CH words put warp neighbours 8 or 16 banks apart, the pair rows
  * 5 apart (G = 16 on RGBA: 8 pair rows for its 2 run offsets). The fastest of the shapes measured
  * at 8K (tools/results/nvidia-h100-box-2026-11-27b.md). */
-template <int CH> struct rp_shape {
-    static constexpr int G = CH == 3 ? 12 : CH == 1 ? 8 : 16;
+template <int CH, int V = 0> struct rp_shape {
+    static constexpr int G = V == 2 && CH == 3 ? 8 : CH == 3 ? 12 : CH == 1 ? 8 : 16;
     static constexpr int RUN = CH == 4 ? 4 : 8;
 };
-/* Blocks an SM the shared memory allows at K = 15 (the register cap, at most 4). */
-static __host__ __device__ constexpr int rp_minb(int g)
+/* Blocks an SM the shared memory allows at K = 15 (the register cap, at most 4), NB buffers. */
+static __host__ __device__ constexpr int rp_minb(int g, int nb = 1)
 {
-    return (228 * 1024) / ((2 * g + 15) * RS_NS + (g / 2 * RP_BP + RP_PAD) * 4 + 1024) > 4
+    return (228 * 1024) / ((2 * g + 15) * RS_NS + nb * (g / 2 * RP_BP + RP_PAD) * 4 + 1024) > 4
                ? 4
-               : (228 * 1024) / ((2 * g + 15) * RS_NS + (g / 2 * RP_BP + RP_PAD) * 4 + 1024);
+               : (228 * 1024) / ((2 * g + 15) * RS_NS + nb * (g / 2 * RP_BP + RP_PAD) * 4 + 1024);
 }
 
 /* rs_cols_step<1> with the byte selects as permutes in place of the masks and shift. */
@@ -633,19 +647,120 @@ __device__ __forceinline__ void rp_store_part(unsigned char *orow, const unsigne
             orow[s] = CF < CH && s % CH == CH - 1 ? irow[s] : (unsigned char)(o[s / 4] >> (8 * (s % 4)));
 }
 
-template <int CH, int G, int RUN, int MODE, int MINB>
+/* The row pass of the na rows from ya (na <= G), their pair rows at bb. */
+template <int CH, int G, int RUN, int MODE>
+__device__ __forceinline__ void rp_row_pass(const conv_params &p, const rp_div &q, const uint32_t *bb, int ya, int na,
+                                            int t, int k, int x0, int np, int off, int jpr)
+{
+    constexpr int CF = (CH == 2 || CH == 4) ? CH - 1 : CH;
+    constexpr int NPR = G / 2;        /* pair rows a group */
+    constexpr int NOW = RUN * CH / 4; /* output words of a run's row */
+    /* row pass: job j -> pair row h = j mod NPR, run j / NPR */
+    for (int j = t; j < NPR * jpr; j += RS_THREADS) {
+        const int h = j % NPR, run = j / NPR;
+        if (2 * h >= na)
+            continue;
+        const int i0 = run * RUN, y = ya + 2 * h;
+        const uint32_t *lv = bb + h * RP_BP + off + i0 * CH; /* pixel x0 + i0 - r, leaving */
+        const uint32_t *en = lv + k * CH;                     /* pixel x0 + i0 + r + 1, entering */
+        uint32_t lo[CF], hi[CF]; /* RP_PACK: lo holds both lanes */
+#pragma unroll
+        for (int c = 0; c < CF; c++)
+            lo[c] = hi[c] = 0;
+        if constexpr (MODE == RP_PACK) {
+#pragma unroll 4
+            for (int i = 0; i < k; i++)
+#pragma unroll
+                for (int c = 0; c < CF; c++)
+                    lo[c] += lv[i * CH + c];
+#pragma unroll
+            for (int c = 0; c < CF; c++)
+                lo[c] += q.bias * 0x10001u;
+        } else {
+            for (int i = 0; i < k; i += 8) {
+                uint32_t s[CF];
+#pragma unroll
+                for (int c = 0; c < CF; c++)
+                    s[c] = 0;
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (i + u < k)
+#pragma unroll
+                        for (int c = 0; c < CF; c++)
+                            s[c] += lv[(i + u) * CH + c];
+#pragma unroll
+                for (int c = 0; c < CF; c++) {
+                    lo[c] += s[c] & 0xFFFFu;
+                    hi[c] += s[c] >> 16;
+                }
+            }
+            if constexpr (MODE == RP_WIDE)
+#pragma unroll
+                for (int c = 0; c < CF; c++) {
+                    lo[c] += q.bias;
+                    hi[c] += q.bias;
+                }
+        }
+        uint32_t o0[NOW], o1[NOW], qa[4], qb[4];
+#pragma unroll
+        for (int s = 0; s < NOW * 4; s++) {
+            const int i = s / CH, c = s % CH;
+            if (c >= CF) {
+                qa[s % 4] = qb[s % 4] = 0;
+            } else {
+                if constexpr (MODE == RP_PACK) {
+                    qa[s % 4] = __umulhi(lo[c] & 0xFFFFu, q.m);
+                    qb[s % 4] = __umulhi(lo[c] >> 16, q.m);
+                } else if constexpr (MODE == RP_WIDE) {
+                    qa[s % 4] = __umulhi(lo[c], q.m);
+                    qb[s % 4] = __umulhi(hi[c], q.m);
+                } else {
+                    qa[s % 4] = conv_div_round_sat((int64_t)lo[c], &p.div, p.maxv);
+                    qb[s % 4] = conv_div_round_sat((int64_t)hi[c], &p.div, p.maxv);
+                }
+                if (i + 1 < RUN) { /* slide */
+                    const uint32_t we = en[s], wl = lv[s];
+                    if constexpr (MODE == RP_PACK) {
+                        lo[c] += we - wl;
+                    } else {
+                        lo[c] += (we & 0xFFFFu) - (wl & 0xFFFFu);
+                        hi[c] += (we >> 16) - (wl >> 16);
+                    }
+                }
+            }
+            if (s % 4 == 3) {
+                o0[s / 4] = rp_pack4(qa[0], qa[1], qa[2], qa[3]);
+                o1[s / 4] = rp_pack4(qb[0], qb[1], qb[2], qb[3]);
+            }
+        }
+        const bool two = 2 * h + 1 < na;
+        unsigned char *orow = p.out + (size_t)y * p.out_pitch + (size_t)(x0 + i0) * CH;
+        const unsigned char *irow = p.in + (size_t)y * p.in_pitch + (size_t)(x0 + i0) * CH;
+        if (i0 + RUN <= np) {
+            rp_store<CH, CF, NOW>(orow, irow, o0);
+            if (two)
+                rp_store<CH, CF, NOW>(orow + p.out_pitch, irow + p.in_pitch, o1);
+        } else {
+            const int ns = (np - i0) * CH;
+            rp_store_part<CH, CF, NOW>(orow, irow, o0, ns);
+            if (two)
+                rp_store_part<CH, CF, NOW>(orow + p.out_pitch, irow + p.in_pitch, o1, ns);
+        }
+    }
+}
+
+template <int CH, int G, int RUN, int MODE, int MINB, bool DB>
 __global__ void __launch_bounds__(RS_THREADS, MINB)
     conv_runsum_pair_kernel(const __grid_constant__ conv_params p, int P, int hs, int nx, long long ntiles, int RR,
                             rp_div q)
 {
 #if __CUDA_ARCH__ >= 800
     static_assert(G % 2 == 0 && RUN * CH % 8 == 0, "pairs of rows, 8-byte runs");
-    constexpr int CF = (CH == 2 || CH == 4) ? CH - 1 : CH;
-    constexpr int NPR = G / 2;          /* pair rows a group */
-    constexpr int NOW = RUN * CH / 4;   /* output words of a run's row */
+    constexpr int NPR = G / 2; /* pair rows a group */
     extern __shared__ __align__(16) unsigned char conv_smem[];
     unsigned char *ring = conv_smem;                        /* RR rows x RS_NS bytes */
     uint32_t *buf = (uint32_t *)(conv_smem + (size_t)RR * RS_NS); /* NPR pair rows x RP_BP words */
+    constexpr int BS = NPR * RP_BP + RP_PAD; /* DB: the second buffer's offset, words */
     const int t = threadIdx.x, r = p.r, k = p.k;
 
     for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
@@ -702,141 +817,61 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
         issue(vb, k + group_rows(0), 0);
         conv_cp_commit();
 
+
         rs_cols<1> cs;
         rs_cols_clear<1>(cs);
         int rb = 0; /* slot of group n's first leaving row: n G mod RR */
-        for (int n = 0, yg = y0; yg < y1; n++, yg += G) {
+        /* DB: one more turn, the last group's row pass alone */
+        for (int n = 0, yg = y0; yg < (DB ? y1 + G : y1); n++, yg += G) {
             const int ng = min(G, y1 - yg);
             conv_cp_wait<0>(); /* group n's rows have landed (this thread's copies) */
-            __syncthreads();   /* everyone's; the buffer's last row pass is done */
-            if (n == 0 && col)
-                for (int i = 0; i < k; i++)
-                    rp_cols_add(cs, word(i));
-            issue(yg + G + r, group_rows(n + 1), slot(rb + G + k));
-            conv_cp_commit();
-            /* column pass: rows yg .. yg + ng - 1 into pair rows (an odd last row pairs with a
-             * copy of itself) */
-            if (col && fast) {
-                const uint32_t *wl = (const uint32_t *)ring + t;
-#pragma unroll
-                for (int h = 0; h < NPR; h++)
-                    if (2 * h < ng) {
-                        rs_vec<1> e, l;
-                        e.w[0] = wl[slot(rb + 2 * h + k) * (RS_NS / 4)];
-                        l.w[0] = wl[slot(rb + 2 * h) * (RS_NS / 4)];
-                        rp_cols_step(cs, e, l);
-                        const rs_cols<1> a = cs;
-                        if (2 * h + 1 < ng) {
-                            e.w[0] = wl[slot(rb + 2 * h + 1 + k) * (RS_NS / 4)];
-                            l.w[0] = wl[slot(rb + 2 * h + 1) * (RS_NS / 4)];
-                            rp_cols_step(cs, e, l);
-                        }
-                        rp_cols_store(buf + h * RP_BP + RS_VS * t, a, cs);
-                    }
-            } else if (col) { /* the strip's sides: the clamped samples */
-#pragma unroll 1
-                for (int h = 0; 2 * h < ng; h++) {
-                    rp_cols_step(cs, word(slot(rb + 2 * h + k)), word(slot(rb + 2 * h)));
-                    const rs_cols<1> a = cs;
-                    if (2 * h + 1 < ng)
-                        rp_cols_step(cs, word(slot(rb + 2 * h + 1 + k)), word(slot(rb + 2 * h + 1)));
-                    rp_cols_store(buf + h * RP_BP + RS_VS * t, a, cs);
-                }
-            }
-            rb = slot(rb + G);
-            __syncthreads();
-
-            /* row pass: job j -> pair row h = j mod NPR, run j / NPR */
-            for (int j = t; j < NPR * jpr; j += RS_THREADS) {
-                const int h = j % NPR, run = j / NPR;
-                if (2 * h >= ng)
-                    continue;
-                const int i0 = run * RUN, y = yg + 2 * h;
-                const uint32_t *lv = buf + h * RP_BP + off + i0 * CH; /* pixel x0 + i0 - r, leaving */
-                const uint32_t *en = lv + k * CH;                     /* pixel x0 + i0 + r + 1, entering */
-                uint32_t lo[CF], hi[CF]; /* RP_PACK: lo holds both lanes */
-#pragma unroll
-                for (int c = 0; c < CF; c++)
-                    lo[c] = hi[c] = 0;
-                if constexpr (MODE == RP_PACK) {
-#pragma unroll 4
+            __syncthreads();   /* everyone's; the buffer's last row pass is done (DB: the one before
+                                * it, and group n - 1's column pass) */
+            uint32_t *cb = DB && (n & 1) ? buf + BS : buf; /* group n's pair rows */
+            if (!DB || yg < y1) {
+                if (n == 0 && col)
                     for (int i = 0; i < k; i++)
+                        rp_cols_add(cs, word(i));
+                issue(yg + G + r, group_rows(n + 1), slot(rb + G + k));
+                conv_cp_commit();
+                /* column pass: rows yg .. yg + ng - 1 into pair rows (an odd last row pairs with a
+                 * copy of itself) */
+                if (col && fast) {
+                    const uint32_t *wl = (const uint32_t *)ring + t;
 #pragma unroll
-                        for (int c = 0; c < CF; c++)
-                            lo[c] += lv[i * CH + c];
-#pragma unroll
-                    for (int c = 0; c < CF; c++)
-                        lo[c] += q.bias * 0x10001u;
-                } else {
-                    for (int i = 0; i < k; i += 8) {
-                        uint32_t s[CF];
-#pragma unroll
-                        for (int c = 0; c < CF; c++)
-                            s[c] = 0;
-#pragma unroll
-                        for (int u = 0; u < 8; u++)
-                            if (i + u < k)
-#pragma unroll
-                                for (int c = 0; c < CF; c++)
-                                    s[c] += lv[(i + u) * CH + c];
-#pragma unroll
-                        for (int c = 0; c < CF; c++) {
-                            lo[c] += s[c] & 0xFFFFu;
-                            hi[c] += s[c] >> 16;
-                        }
-                    }
-                    if constexpr (MODE == RP_WIDE)
-#pragma unroll
-                        for (int c = 0; c < CF; c++) {
-                            lo[c] += q.bias;
-                            hi[c] += q.bias;
-                        }
-                }
-                uint32_t o0[NOW], o1[NOW], qa[4], qb[4];
-#pragma unroll
-                for (int s = 0; s < NOW * 4; s++) {
-                    const int i = s / CH, c = s % CH;
-                    if (c >= CF) {
-                        qa[s % 4] = qb[s % 4] = 0;
-                    } else {
-                        if constexpr (MODE == RP_PACK) {
-                            qa[s % 4] = __umulhi(lo[c] & 0xFFFFu, q.m);
-                            qb[s % 4] = __umulhi(lo[c] >> 16, q.m);
-                        } else if constexpr (MODE == RP_WIDE) {
-                            qa[s % 4] = __umulhi(lo[c], q.m);
-                            qb[s % 4] = __umulhi(hi[c], q.m);
-                        } else {
-                            qa[s % 4] = conv_div_round_sat((int64_t)lo[c], &p.div, p.maxv);
-                            qb[s % 4] = conv_div_round_sat((int64_t)hi[c], &p.div, p.maxv);
-                        }
-                        if (i + 1 < RUN) { /* slide */
-                            const uint32_t we = en[s], wl = lv[s];
-                            if constexpr (MODE == RP_PACK) {
-                                lo[c] += we - wl;
-                            } else {
-                                lo[c] += (we & 0xFFFFu) - (wl & 0xFFFFu);
-                                hi[c] += (we >> 16) - (wl >> 16);
+                    for (int h = 0; h < NPR; h++)
+                        if (2 * h < ng) {
+                            rs_vec<1> e, l;
+                            e.w[0] = wl[slot(rb + 2 * h + k) * (RS_NS / 4)];
+                            l.w[0] = wl[slot(rb + 2 * h) * (RS_NS / 4)];
+                            rp_cols_step(cs, e, l);
+                            const rs_cols<1> a = cs;
+                            if (2 * h + 1 < ng) {
+                                e.w[0] = wl[slot(rb + 2 * h + 1 + k) * (RS_NS / 4)];
+                                l.w[0] = wl[slot(rb + 2 * h + 1) * (RS_NS / 4)];
+                                rp_cols_step(cs, e, l);
                             }
+                            rp_cols_store(cb + h * RP_BP + RS_VS * t, a, cs);
                         }
-                    }
-                    if (s % 4 == 3) {
-                        o0[s / 4] = rp_pack4(qa[0], qa[1], qa[2], qa[3]);
-                        o1[s / 4] = rp_pack4(qb[0], qb[1], qb[2], qb[3]);
+                } else if (col) { /* the strip's sides: the clamped samples */
+#pragma unroll 1
+                    for (int h = 0; 2 * h < ng; h++) {
+                        rp_cols_step(cs, word(slot(rb + 2 * h + k)), word(slot(rb + 2 * h)));
+                        const rs_cols<1> a = cs;
+                        if (2 * h + 1 < ng)
+                            rp_cols_step(cs, word(slot(rb + 2 * h + 1 + k)), word(slot(rb + 2 * h + 1)));
+                        rp_cols_store(cb + h * RP_BP + RS_VS * t, a, cs);
                     }
                 }
-                const bool two = 2 * h + 1 < ng;
-                unsigned char *orow = p.out + (size_t)y * p.out_pitch + (size_t)(x0 + i0) * CH;
-                const unsigned char *irow = p.in + (size_t)y * p.in_pitch + (size_t)(x0 + i0) * CH;
-                if (i0 + RUN <= np) {
-                    rp_store<CH, CF, NOW>(orow, irow, o0);
-                    if (two)
-                        rp_store<CH, CF, NOW>(orow + p.out_pitch, irow + p.in_pitch, o1);
-                } else {
-                    const int ns = (np - i0) * CH;
-                    rp_store_part<CH, CF, NOW>(orow, irow, o0, ns);
-                    if (two)
-                        rp_store_part<CH, CF, NOW>(orow + p.out_pitch, irow + p.in_pitch, o1, ns);
-                }
+                rb = slot(rb + G);
+            }
+            if constexpr (DB) { /* group n - 1 while the others sum group n */
+                if (n > 0)
+                    rp_row_pass<CH, G, RUN, MODE>(p, q, (n & 1) ? buf : buf + BS, yg - G, min(G, y1 - yg + G), t, k,
+                                                  x0, np, off, jpr);
+            } else {
+                __syncthreads();
+                rp_row_pass<CH, G, RUN, MODE>(p, q, buf, yg, ng, t, k, x0, np, off, jpr);
             }
         }
         conv_cp_wait<0>(); /* nothing of this tile's copies outlives it (the empty groups) */
@@ -860,6 +895,17 @@ extern "C" int conv_runsum_supports(const ts_job *job)
     return rs_smem(job->in.bytes, rs_group(job->in.bytes, job->in.channels)) <= conv_smem_limit(job);
 }
 
+/* job->param: segment rows (0: the launchers' defaults), plus 1000 V for the pair path's
+ * double-buffered candidate V (1: two column-sum buffers, one barrier a group of rows, the row pass
+ * of group n - 1 beside the column pass of group n; 2: the same, RGB in groups of 8 rows, which
+ * keeps 3 blocks an SM at K = 15); not selectable otherwise while it is measured. */
+static int rp_variant(const ts_job *job)
+{
+    const int v = job->param / 1000;
+    return v == 1 || v == 2 ? v : 0;
+}
+static int rs_seg(const ts_job *job) { return rp_variant(job) ? job->param % 1000 : job->param; }
+
 template <int B, int CH, bool FD> static ts_status rs_launch(const ts_job *job, const conv_params &p)
 {
     constexpr int G = rs_group(B, CH);
@@ -875,7 +921,7 @@ template <int B, int CH, bool FD> static ts_status rs_launch(const ts_job *job, 
      * there (the fastest of 16..128 rows measured at 8K but for one format and K:
      * tools/results/nvidia-h100-box-2026-11-26.md) */
     const int hs2 = 2 * p.k;
-    const int hs = job->param > 0 ? job->param
+    const int hs = rs_seg(job) > 0 ? rs_seg(job)
                    : CH == 1      ? conv_round_up(hs2 < 16 ? 16 : hs2 > 32 ? 32 : hs2, G)
                                   : conv_round_up(hs2 > 32 ? hs2 : 32, G);
     const long long ntiles = (long long)nx * ((p.height + hs - 1) / hs);
@@ -915,7 +961,7 @@ static ts_status rr_launch(const ts_job *job, const conv_params &p)
      * and 0.2006 ms, 192 rows 0.1883 and 0.2046: tools/results/nvidia-h100-box-2026-11-27.md) */
     const int nseg = resident / nx > 1 ? resident / nx : 1; /* one wave of tiles */
     const int h1 = conv_round_up((p.height + nseg - 1) / nseg, G);
-    const int hs = job->param > 0 ? job->param : h1 < RR_SEG ? h1 : RR_SEG;
+    const int hs = rs_seg(job) > 0 ? rs_seg(job) : h1 < RR_SEG ? h1 : RR_SEG;
     const long long ntiles = (long long)nx * ((p.height + hs - 1) / hs);
     kernel<<<gpu_grid(ntiles < resident ? ntiles : resident), RS_THREADS, smem,
              (cudaStream_t)job->stream>>>(p, P, hs, nx, ntiles, RR);
@@ -935,12 +981,13 @@ static int rp_mode(const conv_params &p, rp_div *q)
     return top + q->bias < 65536 ? RP_PACK : RP_WIDE;
 }
 
-template <int CH, int MODE> static ts_status rp_launch(const ts_job *job, const conv_params &p, const rp_div &q)
+template <int CH, int MODE, int V = 0>
+static ts_status rp_launch(const ts_job *job, const conv_params &p, const rp_div &q)
 {
-    constexpr int G = rp_shape<CH>::G, RUN = rp_shape<CH>::RUN;
+    constexpr int G = rp_shape<CH, V>::G, RUN = rp_shape<CH, V>::RUN, NB = V ? 2 : 1;
     const int P = rr_strip_pixels(p.r, CH), RR = rp_rows(p.k, G);
-    const size_t smem = rp_smem(p.k, G);
-    auto kernel = conv_runsum_pair_kernel<CH, G, RUN, MODE, rp_minb(G)>;
+    const size_t smem = rp_smem(p.k, G, NB);
+    auto kernel = conv_runsum_pair_kernel<CH, G, RUN, MODE, rp_minb(G, NB), (NB == 2)>;
     ts_status st = gpu_allow_smem((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
@@ -952,7 +999,7 @@ template <int CH, int MODE> static ts_status rp_launch(const ts_job *job, const 
     /* segment rows: as rr_launch's */
     const int nseg = resident / nx > 1 ? resident / nx : 1;
     const int h1 = conv_round_up((p.height + nseg - 1) / nseg, G);
-    const int hs = job->param > 0 ? job->param : h1 < RR_SEG ? h1 : RR_SEG;
+    const int hs = rs_seg(job) > 0 ? rs_seg(job) : h1 < RR_SEG ? h1 : RR_SEG;
     const long long ntiles = (long long)nx * ((p.height + hs - 1) / hs);
     kernel<<<gpu_grid(ntiles < resident ? ntiles : resident), RS_THREADS, smem, (cudaStream_t)job->stream>>>(
         p, P, hs, nx, ntiles, RR, q);
@@ -974,7 +1021,18 @@ template <int B, int CH> static ts_status rs_pick(const ts_job *job, const conv_
             if (mode == RP_WIDE) /* implies fd */
                 return rr_takes(job, p, rs_group(1, CH)) ? rr_launch<CH, true, 1, 3>(job, p)
                                                          : rs_launch<B, CH, true>(job, p);
-        if (p.vec_ok && (!job->dev || job->dev->cc >= 80) && rp_smem(p.k, rp_shape<CH>::G) <= conv_smem_limit(job))
+        const bool pair = p.vec_ok && (!job->dev || job->dev->cc >= 80);
+        const int v = rp_variant(job);
+        if (pair && v && mode != RP_GEN) { /* the double-buffered candidate; V = 2 differs on RGB */
+            constexpr int V2 = CH == 3 ? 2 : 1;
+            const int g = v == 2 ? rp_shape<CH, V2>::G : rp_shape<CH, 1>::G;
+            if (rp_smem(p.k, g, 2) <= conv_smem_limit(job))
+                return v == 2 ? (mode == RP_PACK ? rp_launch<CH, RP_PACK, V2>(job, p, q)
+                                                 : rp_launch<CH, RP_WIDE, V2>(job, p, q))
+                              : (mode == RP_PACK ? rp_launch<CH, RP_PACK, 1>(job, p, q)
+                                                 : rp_launch<CH, RP_WIDE, 1>(job, p, q));
+        }
+        if (pair && rp_smem(p.k, rp_shape<CH>::G, 1) <= conv_smem_limit(job))
             return mode == RP_PACK   ? rp_launch<CH, RP_PACK>(job, p, q)
                    : mode == RP_WIDE ? rp_launch<CH, RP_WIDE>(job, p, q)
                                      : rp_launch<CH, RP_GEN>(job, p, q);

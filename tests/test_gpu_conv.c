@@ -433,6 +433,74 @@ TEST(gpu_conv_runsum_segments)
         }
 }
 
+/* runsum's double-buffered candidate (job->param 1000 V + segment rows, V = 1 and 2: the pair
+ * path's two column-sum buffers, one barrier a group; 16-bit and unaligned rows keep their
+ * kernels): every format, the odd sizes, box:3 .. 31 (8-bit: packed and 32-bit row passes), the
+ * kernel file of ones whose divisor the multiply-high takes, at the default segments and at
+ * heights of one row, under a group, one group and a part, several groups. Under
+ * TESSERA_SMALL_ONLY (the sanitizers) fewer ops and heights: still every format and both V. */
+TEST(gpu_conv_runsum_double_buffer)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
+        SKIP("runsum not in the table or not selected");
+    const int small = tu_n_odd_sizes == tu_n_small_sizes;
+    static const int params[] = {1000, 2000, 1001, 2003, 1017, 2017, 1040, 2072};
+    const size_t np = small ? 2 : sizeof params / sizeof params[0];
+    static const int tall[] = {1000, 2000, 1017, 2017};
+    uint64_t st = tu_seed() + 7;
+    ts_op ops[5] = {tu_op("box:3"), tu_op("box:17"), tu_op("box:15"), tu_op("box:31"),
+                    kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101")};
+    const int nops = small ? 2 : 5;
+    for (int ch = 1; ch <= 4; ch++)
+        for (int bytes = 1; bytes <= 2; bytes++) {
+            for (int s = 0; s < tu_n_small_sizes && (!small || s < 5); s++) {
+                ts_image in = tu_random_image(tu_odd_sizes[s][0], tu_odd_sizes[s][1], ch, bytes, &st);
+                for (int f = 0; f < nops; f++)
+                    if (check_params(v, &ops[f], &in, params, np)) {
+                        ts_image_free(&in);
+                        return;
+                    }
+                ts_image_free(&in);
+            }
+            /* several strips and groups: 8-bit under the sanitizers, every depth otherwise */
+            if (small && bytes == 2)
+                continue;
+            ts_image in = tu_random_image(small ? 700 : 1101, small ? 40 : 100, ch, bytes, &st);
+            for (int f = 0; f < nops; f++)
+                if (check_params(v, &ops[f], &in, small ? tall : params,
+                                 small ? sizeof tall / sizeof tall[0] : np)) {
+                    ts_image_free(&in);
+                    return;
+                }
+            ts_image_free(&in);
+        }
+}
+
+/* The candidate at 8K (the benchmark's image: default segments of several groups, many
+ * tiles a block) on RGB8 and gray8, box:3. */
+TEST(gpu_conv_runsum_double_buffer_8k)
+{
+    TU_GPU_OR_SKIP(dev);
+    if (tu_n_odd_sizes <= tu_n_small_sizes)
+        SKIP("TESSERA_SMALL_ONLY: large images left out");
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
+        SKIP("runsum not in the table or not selected");
+    static const int params[] = {1000, 2000};
+    uint64_t st = tu_seed() + 8;
+    ts_op op = tu_op("box:3");
+    const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
+    for (int ch = 1; ch <= 3; ch += 2) {
+        ts_image in = tu_random_image(w, h, ch, 1, &st);
+        int bad = check_params(v, &op, &in, params, sizeof params / sizeof params[0]);
+        ts_image_free(&in);
+        if (bad)
+            return;
+    }
+}
+
 /* runsum on rows that are not 16-byte aligned (a view one pixel into a device image): the
  * sample-by-sample loads and stores, checked against the reference of the same view; the pixel
  * left of the view must keep its poison. */
