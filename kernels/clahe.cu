@@ -18,7 +18,10 @@
  *           cells in shared memory, one load a pixel, each byte-weight product one permute and one
  *           FFMA), launched as a dependent of the histogram kernel on sm_90 so that its start
  *           overlaps that kernel's tail; colour reads the cell entry from L2, one pixel a thread.
- *           job->param: the blend's pixels a thread, 8 or 16 (0: by width).
+ *           job->param: F * 100 + the blend's pixels a thread (8 or 16; 0: by width); F's bits
+ *           (candidates, off by default): 1 the pipelined count (clahe_tile_opt_kernel's PIPE),
+ *           2 the blend's row table built before its wait, 4 that and an L2 prefetch of the
+ *           blend block's band before its wait (clahe_blend_fma_kernel's E).
  */
 #include "clahe_common.cuh"
 #include "variants.h"
@@ -91,7 +94,11 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
  * is read in 16-byte chunks, 4 loads in flight a thread: row-wise where the band's rows are all
  * inside the image (a pointer stepping down, no reflection), else as one list of chunks. It
  * releases the blend (launched as its dependent) at once: the blend waits for it to finish.
- * At most 40 registers (3 blocks an SM), the wave opt_bands sizes the bands for. */
+ * PIPE (gray, the row-wise read): a thread's rows in a rolling ring of 4 registers, the first 4
+ * loads issued before the counters are zeroed, each chunk's slot refilled with the row 4 ahead
+ * as soon as it is counted: 3-4 loads in flight a thread all along (no count phase with none, no
+ * remainder read one at a time). At most 40 registers (3 blocks an SM), the wave opt_bands sizes
+ * the bands for. */
 #define CLAHE_OPT_UNROLL 4
 
 /* Counts the 16 bytes of q into the lane copies whose word 0 of bin 0 is at shared address
@@ -106,7 +113,48 @@ __device__ __forceinline__ void clahe_count16(uint4 q, unsigned mbase)
     }
 }
 
-template <int CH>
+/* PIPE's count of a band inside the image (gray, 16-byte aligned rows, tw % 16 == 0): thread t
+ * reads chunk t % n16 of rows rr = t / n16, rr + per, ... (m of them), the row k in slot k % 4 of
+ * a ring of 4 registers; the first four are on their way while the counters are zeroed, and a
+ * slot is refilled with the row 4 ahead as soon as its chunk is counted, so 3-4 loads stay in
+ * flight a thread from the first row to the last (no count phase with none in flight, no
+ * remainder read one row at a time). Zeroes the counters and syncs, as the kernel's other paths. */
+__device__ __forceinline__ void clahe_count_piped(const ts_image &in, const clahe_geom &g, int j,
+                                                  int r0, int r1, int x0, int n16, int per,
+                                                  uint32_t *cnt)
+{
+    uint4 q[CLAHE_OPT_UNROLL] = {};
+    const int rr = threadIdx.x / n16;
+    const int m = rr < per && r1 - r0 > rr ? (r1 - r0 - rr + per - 1) / per : 0;
+    const size_t step = (size_t)per * in.pitch;
+    const unsigned char *p = (const unsigned char *)in.data +
+                             (size_t)(j * g.th + r0 + (rr < per ? rr : 0)) * in.pitch + x0 +
+                             16 * (threadIdx.x % n16);
+#pragma unroll
+    for (int u = 0; u < CLAHE_OPT_UNROLL; u++)
+        if (u < m) {
+            q[u] = __ldg((const uint4 *)p);
+            p += step;
+        }
+    for (int b = threadIdx.x; b < 256 * 32 / 4; b += blockDim.x)
+        ((uint4 *)cnt)[b] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    const unsigned mbase = (unsigned)__cvta_generic_to_shared(cnt + (threadIdx.x & 31));
+    for (int k = 0; k < m; k += CLAHE_OPT_UNROLL) {
+#pragma unroll
+        for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
+            if (k + u >= m)
+                break;
+            clahe_count16(q[u], mbase); /* q[u] is consumed before its slot is refilled */
+            if (k + u + CLAHE_OPT_UNROLL < m) {
+                q[u] = __ldg((const uint4 *)p);
+                p += step;
+            }
+        }
+    }
+}
+
+template <int CH, bool PIPE>
 __global__ void __launch_bounds__(CLAHE_OPT_THREADS, 3)
     clahe_tile_opt_kernel(ts_image in, clahe_geom g, int bands, uint32_t *hist, uint32_t *count,
                           uint16_t *lut, void *cells)
@@ -118,75 +166,86 @@ __global__ void __launch_bounds__(CLAHE_OPT_THREADS, 3)
     const int tile = blockIdx.x / bands, band = blockIdx.x % bands;
     const int i = tile % g.tx, j = tile / g.tx, lane = threadIdx.x & 31;
     const int r0 = (int)((long long)g.th * band / bands), r1 = (int)((long long)g.th * (band + 1) / bands);
-    for (int b = threadIdx.x; b < 256 * 32 / 4; b += blockDim.x)
-        ((uint4 *)cnt)[b] = make_uint4(0, 0, 0, 0);
-    __syncthreads();
-    uint32_t *mine = cnt + lane;
-    const int x0 = i * g.tw;
-    const bool chunks = CH == 1 && g.tw % 16 == 0 && x0 + g.tw <= g.w &&
-                        (((size_t)in.data | in.pitch) & 15) == 0;
-    const int n16 = g.tw / 16, per = n16 ? (int)blockDim.x / n16 : 0;
-    if (chunks && per > 0 && j * g.th + r1 <= g.h) {
-        /* the band inside the image: thread t reads chunk t % n16 of rows t / n16, + per, ...,
-         * one pointer stepping down; a byte's counter address is one permute and one shift-add */
-        const int rr = threadIdx.x / n16;
-        const unsigned mbase = (unsigned)__cvta_generic_to_shared(mine);
-        if (rr < per) {
-            const size_t step = (size_t)per * in.pitch;
-            const unsigned char *p = (const unsigned char *)in.data +
-                                     (size_t)(j * g.th + r0 + rr) * in.pitch + x0 + 16 * (threadIdx.x % n16);
-            int r = r0 + rr;
-            for (; r + (CLAHE_OPT_UNROLL - 1) * per < r1; r += CLAHE_OPT_UNROLL * per) {
+    bool piped = false;
+    if (PIPE) {
+        const int px0 = i * g.tw, pn16 = g.tw / 16, pper = pn16 ? (int)blockDim.x / pn16 : 0;
+        piped = CH == 1 && g.tw % 16 == 0 && px0 + g.tw <= g.w &&
+                (((size_t)in.data | in.pitch) & 15) == 0 && pper > 0 && j * g.th + r1 <= g.h;
+        if (piped)
+            clahe_count_piped(in, g, j, r0, r1, px0, pn16, pper, cnt);
+    }
+    if (!piped) {
+        for (int b = threadIdx.x; b < 256 * 32 / 4; b += blockDim.x)
+            ((uint4 *)cnt)[b] = make_uint4(0, 0, 0, 0);
+        __syncthreads();
+        uint32_t *mine = cnt + lane;
+        const int x0 = i * g.tw;
+        const bool chunks = CH == 1 && g.tw % 16 == 0 && x0 + g.tw <= g.w &&
+                            (((size_t)in.data | in.pitch) & 15) == 0;
+        const int n16 = g.tw / 16, per = n16 ? (int)blockDim.x / n16 : 0;
+        if (chunks && per > 0 && j * g.th + r1 <= g.h) {
+            /* the band inside the image: thread t reads chunk t % n16 of rows t / n16, + per, ...,
+             * one pointer stepping down; a byte's counter address is one permute and one shift-add */
+            const int rr = threadIdx.x / n16;
+            const unsigned mbase = (unsigned)__cvta_generic_to_shared(mine);
+            if (rr < per) {
+                const size_t step = (size_t)per * in.pitch;
+                const unsigned char *p = (const unsigned char *)in.data +
+                                         (size_t)(j * g.th + r0 + rr) * in.pitch + x0 +
+                                         16 * (threadIdx.x % n16);
+                int r = r0 + rr;
+                for (; r + (CLAHE_OPT_UNROLL - 1) * per < r1; r += CLAHE_OPT_UNROLL * per) {
+                    uint4 q[CLAHE_OPT_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
+                        q[u] = __ldg((const uint4 *)p);
+                        p += step;
+                    }
+#pragma unroll
+                    for (int u = 0; u < CLAHE_OPT_UNROLL; u++)
+                        clahe_count16(q[u], mbase);
+                }
+                for (; r < r1; r += per) {
+                    clahe_count16(__ldg((const uint4 *)p), mbase);
+                    p += step;
+                }
+            }
+        } else if (chunks) {
+            const int n16 = g.tw / 16;
+            const unsigned total = (unsigned)(r1 - r0) * (unsigned)n16;
+            const int dq = blockDim.x / n16, dr = blockDim.x % n16;
+            int r = threadIdx.x / n16, c = threadIdx.x % n16; /* of item threadIdx.x */
+            for (unsigned it = threadIdx.x; it < total; it += CLAHE_OPT_UNROLL * blockDim.x) {
                 uint4 q[CLAHE_OPT_UNROLL];
 #pragma unroll
                 for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
-                    q[u] = __ldg((const uint4 *)p);
-                    p += step;
+                    if (it + u * blockDim.x < total) {
+                        const uint8_t *row = clahe_row<uint8_t>(in, clahe_reflect(j * g.th + r0 + r, g.h));
+                        q[u] = __ldg((const uint4 *)(row + x0) + c);
+                    }
+                    c += dr;
+                    r += dq;
+                    if (c >= n16) {
+                        c -= n16;
+                        r++;
+                    }
                 }
 #pragma unroll
-                for (int u = 0; u < CLAHE_OPT_UNROLL; u++)
-                    clahe_count16(q[u], mbase);
+                for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
+                    if (it + u * blockDim.x >= total)
+                        break;
+                    const unsigned w[4] = {q[u].x, q[u].y, q[u].z, q[u].w};
+#pragma unroll
+                    for (int k = 0; k < 16; k++)
+                        atomicAdd(&mine[((w[k >> 2] >> (8 * (k & 3))) & 0xffu) * 32], 1u);
+                }
             }
-            for (; r < r1; r += per) {
-                clahe_count16(__ldg((const uint4 *)p), mbase);
-                p += step;
-            }
+        } else {
+            const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+            for (int r = r0 + warp; r < r1; r += nw)
+                clahe_walk_row<uint8_t, CH>(clahe_row<uint8_t>(in, clahe_reflect(j * g.th + r, g.h)), g,
+                                            x0, [&](unsigned v) { atomicAdd(&mine[v * 32], 1u); });
         }
-    } else if (chunks) {
-        const int n16 = g.tw / 16;
-        const unsigned total = (unsigned)(r1 - r0) * (unsigned)n16;
-        const int dq = blockDim.x / n16, dr = blockDim.x % n16;
-        int r = threadIdx.x / n16, c = threadIdx.x % n16; /* of item threadIdx.x */
-        for (unsigned it = threadIdx.x; it < total; it += CLAHE_OPT_UNROLL * blockDim.x) {
-            uint4 q[CLAHE_OPT_UNROLL];
-#pragma unroll
-            for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
-                if (it + u * blockDim.x < total) {
-                    const uint8_t *row = clahe_row<uint8_t>(in, clahe_reflect(j * g.th + r0 + r, g.h));
-                    q[u] = __ldg((const uint4 *)(row + x0) + c);
-                }
-                c += dr;
-                r += dq;
-                if (c >= n16) {
-                    c -= n16;
-                    r++;
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < CLAHE_OPT_UNROLL; u++) {
-                if (it + u * blockDim.x >= total)
-                    break;
-                const unsigned w[4] = {q[u].x, q[u].y, q[u].z, q[u].w};
-#pragma unroll
-                for (int k = 0; k < 16; k++)
-                    atomicAdd(&mine[((w[k >> 2] >> (8 * (k & 3))) & 0xffu) * 32], 1u);
-            }
-        }
-    } else {
-        const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-        for (int r = r0 + warp; r < r1; r += nw)
-            clahe_walk_row<uint8_t, CH>(clahe_row<uint8_t>(in, clahe_reflect(j * g.th + r, g.h)), g,
-                                        x0, [&](unsigned v) { atomicAdd(&mine[v * 32], 1u); });
     }
     __syncthreads();
     uint32_t *gh = hist + (size_t)tile * 256;
@@ -230,7 +289,7 @@ struct NaiveRun {
         LAUNCH_CHECK("clahe_hist_naive_kernel");
         clahe_lut_kernel<<<tiles, CLAHE_LUT_THREADS, 0, st>>>(g, s.hist, s.lut);
         LAUNCH_CHECK("clahe_lut_kernel");
-        ClaheApply a = {job, g, s.lut, NULL, 0, false};
+        ClaheApply a = {job, g, s.lut, NULL, 0, false, 0};
         return a.run<T, CH>();
     }
 };
@@ -250,7 +309,7 @@ struct SharedRun {
             return r;
         k<<<g.tx * g.ty, CLAHE_LUT_THREADS, smem, st>>>(job->in, g, slice, s.hist, s.lut);
         LAUNCH_CHECK("clahe_tile_shared_kernel");
-        ClaheApply a = {job, g, s.lut, NULL, 0, false};
+        ClaheApply a = {job, g, s.lut, NULL, 0, false, 0};
         return a.run<T, CH>();
     }
 };
@@ -279,8 +338,9 @@ struct OptRun {
         if (sizeof(T) != 1)
             return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit only");
         cudaStream_t st = (cudaStream_t)job->stream;
+        const int flags = job->param / 100;
         void (*k)(ts_image, clahe_geom, int, uint32_t *, uint32_t *, uint16_t *, void *) =
-            clahe_tile_opt_kernel<CH>;
+            (flags & 1) ? clahe_tile_opt_kernel<CH, CH == 1> : clahe_tile_opt_kernel<CH, false>;
         int tiles = g.tx * g.ty, bands = 1;
         ts_status r = opt_bands(g, job->dev, (const void *)k, &bands);
         if (r != TS_OK)
@@ -289,7 +349,8 @@ struct OptRun {
         k<<<tiles * bands, CLAHE_OPT_THREADS, CLAHE_OPT_SMEM, st>>>(job->in, g, bands, s.hist, s.count,
                                                                    s.lut, s.cells);
         LAUNCH_CHECK("clahe_tile_opt_kernel");
-        ClaheApply a = {job, g, s.lut, s.cells, job->param, true};
+        ClaheApply a = {job, g, s.lut, s.cells, job->param % 100, true,
+                        (flags & 4) ? 3 : (flags & 2) ? 1 : 0};
         return a.run<T, CH>();
     }
 };
@@ -333,9 +394,12 @@ extern "C" ts_status clahe_opt(const ts_job *job)
 {
     if (!clahe_opt_supports(job))
         return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit images only");
-    if (job->param != 0 && job->param != 8 && job->param != 16)
-        return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: the parameter is the blend's pixels a thread, "
-                       "8 or 16 (0: by width), not %d", job->param);
+    const int px = job->param % 100, flags = job->param / 100;
+    if (job->param < 0 || (px != 0 && px != 8 && px != 16) || flags > 7)
+        return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: the parameter is F * 100 + the blend's pixels "
+                       "a thread (8 or 16; 0: by width), F's bits 1: the pipelined count, 2: the "
+                       "blend's set-up before its wait, 4: that and an L2 prefetch of its band; "
+                       "not %d", job->param);
     clahe_geom g = clahe_geom_of(job);
     OptRun r = {job, g, clahe_bufs_of(job, g, 1, 1)};
     return clahe_dispatch(job->in, r);

@@ -115,7 +115,25 @@ __device__ __forceinline__ unsigned clahe_fma_word(unsigned p, const unsigned *b
     return __byte_perm(__byte_perm(q[0], q[1], 0x0040u), __byte_perm(q[2], q[3], 0x0040u), 0x5410u);
 }
 
-template <int PX, int R, int MB>
+/* L2 prefetch of bytes [a, b) of global memory, inside them (16-byte aligned pieces; sm_90). */
+__device__ __forceinline__ void clahe_prefetch_l2(const unsigned char *a, const unsigned char *b)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const size_t lo = ((size_t)a + 15) & ~(size_t)15, hi = (size_t)b & ~(size_t)15;
+    if (hi > lo)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"((unsigned)(hi - lo))
+                     : "memory");
+#else
+    (void)a;
+    (void)b;
+#endif
+}
+
+/* E (candidates; 0 is the default): bit 1 builds the row table and its segments before the wait
+ * (they need nothing the histogram kernel writes; a block resident early does it while that
+ * kernel drains), bit 2 also prefetches the block's band of the image into L2 there, one bulk
+ * prefetch a row. */
+template <int PX, int R, int MB, int E>
 static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, MB)
     clahe_blend_fma_kernel(ts_image in, ts_image out, clahe_geom g, const uint32_t *cells, int rows,
                            int wrows, int cpb, int wcols)
@@ -136,15 +154,23 @@ static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, MB)
     const int cy0 = clahe_axis_of(y0, g.inv_th, g.ty).cell;
     int ncy = clahe_axis_of(y1 - 1, g.inv_th, g.ty).cell - cy0 + 1;
     ncy = ncy < wrows ? ncy : wrows; /* never clamps: the host sized wrows for `rows` */
-    clahe_wait_primary();
-    for (int e = threadIdx.x; e < ncy * ncx * 64; e += blockDim.x) {
-        const int cy = e / (ncx * 64), rest = e - cy * ncx * 64;
-        ((uint4 *)win)[e] = ((const uint4 *)(cells + ((size_t)(cy0 + cy) * cw + cx0) * 256))[rest];
-    }
+    auto stage = [&]() { /* after the wait: the cells are the histogram kernel's */
+        clahe_wait_primary();
+        for (int e = threadIdx.x; e < ncy * ncx * 64; e += blockDim.x) {
+            const int cy = e / (ncx * 64), rest = e - cy * ncx * 64;
+            ((uint4 *)win)[e] = ((const uint4 *)(cells + ((size_t)(cy0 + cy) * cw + cx0) * 256))[rest];
+        }
+    };
+    if (!(E & 1))
+        stage();
     for (int r = threadIdx.x; r < n; r += blockDim.x) {
         clahe_axis ay = clahe_axis_of(y0 + r, g.inv_th, g.ty);
         rt[r] = make_int4(__float_as_int(ay.a), __float_as_int(__fsub_rn(1.0f, ay.a)),
                           (ay.cell - cy0) * ncx * 1024, 0);
+        if (E & 2) {
+            const unsigned char *row = (const unsigned char *)clahe_row<uint8_t>(in, y0 + r);
+            clahe_prefetch_l2(row + (size_t)c0 * PX, row + (c1 * PX < g.w ? c1 * PX : g.w));
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) /* cells only grow down the band: a segment ends where its cell row does */
@@ -153,6 +179,8 @@ static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, MB)
                 end = r + 1;
             rt[r].w = end;
         }
+    if (E & 1) /* the window lies before the row table: thread 0 and the others write apart */
+        stage();
     __syncthreads();
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(win);
     const bool vec_ok = (((size_t)in.data | (size_t)out.data | in.pitch | out.pitch) & (PX - 1)) == 0;

@@ -192,8 +192,10 @@ static const ts_variant table[] = {
      .supports = clahe_cluster_supports, .scratch = clahe_cluster_scratch, .run = clahe_cluster},
     {.family = TS_FAM_CLAHE, .name = "opt", .min_cc = 75, .auto_rank = 4,
      .why = "8-bit: a tile counted by one wave of bands into lane copies (conflict-free), the last "
-            "block builds the LUT into packed cells; gray blends a band of rows a block, one "
-            "shared-memory load a pixel",
+            "block builds the LUT into packed cells; gray blends strips by bands of rows, one "
+            "shared-memory load and four permute+FFMA products a pixel, launched as a dependent "
+            "(param: F * 100 + pixels a thread, 8 or 16; F's bits, candidates: 1 pipelined count, "
+            "2 blend set-up before its wait, 4 that and an L2 prefetch)",
      .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
 #endif
 };

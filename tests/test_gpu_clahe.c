@@ -233,6 +233,69 @@ TEST(gpu_clahe_opt_blends)
     printf("# clahe opt blends: %d runs equal to the reference\n", n);
 }
 
+/* opt's candidates behind the parameter's hundreds (kernels/clahe.cu: 1 the pipelined count, 2 the
+ * blend's row table before its wait, 4 that and an L2 prefetch of its band) against the
+ * reference: the odd sizes at every 8-bit channel count (colour takes the flags and ignores them);
+ * gray bands read row-wise with fewer rows a thread than the count's ring of 4 (1024x512), with
+ * more (8K: ~11; 4096x4096 as one tile: ~5), bands across the padded bottom (4096x130) and right
+ * edge (1000x600); the blend at 8 and 16 pixels a thread. And the parameters opt refuses. */
+TEST(gpu_clahe_opt_candidates)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CLAHE, "opt");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("opt"))
+        SKIP("no opt variant on this device");
+    uint64_t rng = tu_seed();
+    static const int params[] = {100, 200, 600, 700, 708, 716};
+    static const int extra[][2] = {{1024, 512}, {4096, 130}, {1000, 600}, {4096, 4096}};
+    const int small = tu_n_odd_sizes == tu_n_small_sizes;
+    const int n_sizes = tu_n_odd_sizes + (int)(sizeof extra / sizeof extra[0]);
+    int n = 0;
+    for (int s = 0; s < n_sizes; s++) {
+        const int w = s < tu_n_odd_sizes ? tu_odd_sizes[s][0] : extra[s - tu_n_odd_sizes][0];
+        const int h = s < tu_n_odd_sizes ? tu_odd_sizes[s][1] : extra[s - tu_n_odd_sizes][1];
+        const int big = (long)w * h > 3000000, mid = (long)w * h > 1000000;
+        /* under a sanitizer: 1x1, 1x97, 97x1, 33x17, 4097x3, 257x129, 1024x512 (gray), RGBA8 on
+         * the small ones */
+        if (small && ((long)w * h > 524288 || w == 3 || w == 31))
+            continue;
+        for (int ch = 1; ch <= 4; ch++) {
+            if ((big && ch > 1) || (small && ch != 1 && (ch != 4 || w * h > 40000)))
+                continue;
+            ts_image r = tu_random_image(w, h, ch, 1, &rng);
+            ts_image nb = tu_band_image(w, h, ch, 1, 60, 90, &rng);
+            for (size_t p = 0; p < sizeof params / sizeof params[0]; p++) {
+                if ((ch > 1 || small) && params[p] != 100 && params[p] != 700 && params[p] != 708)
+                    continue;
+                if (big && params[p] != 100 && params[p] != 700)
+                    continue;
+                const size_t n_ops = small || big ? 1 : mid ? 2 : N_OPS;
+                for (size_t o = 0; o < n_ops; o++) {
+                    /* 4096x4096: clahe:0:1x1 (one tile) reads ~5 rows a thread */
+                    const char *text = w == 4096 && h == 4096 ? ops[2] : ops[o];
+                    n += same_as_ref(v, text, &r, params[p], "random", 0);
+                    if (!big || o == 0)
+                        n += same_as_ref(v, text, &nb, params[p], "band", 0);
+                }
+            }
+            ts_image_free(&r);
+            ts_image_free(&nb);
+        }
+    }
+    static const int bad[] = {-1, 7, 32, 800, 1016, 108 + 1};
+    ts_image one = tu_random_image(33, 17, 1, 1, &rng);
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        ts_op op = tu_op("clahe");
+        ts_image got;
+        ts_status st = tu_gpu_run(v, &op, &one, &got, bad[b]);
+        CHECKF(st == TS_ERR_UNSUPPORTED, "opt/%d: %s", bad[b], ts_status_str(st));
+        if (st == TS_OK)
+            ts_image_free(&got);
+    }
+    ts_image_free(&one);
+    printf("# clahe opt candidates: %d runs equal to the reference\n", n);
+}
+
 /* The large sizes apart, so sanitizer runs (TESSERA_SMALL_ONLY=1) can leave them out. */
 TEST(gpu_clahe_large)
 {
