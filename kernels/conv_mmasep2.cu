@@ -45,6 +45,14 @@
  * Strips: job->param output rows (a multiple of 8; SEP2_SH by default). A strip of S rows reads
  * S + 8 input rows (whole blocks), so short strips read more, but they spread better over the SMs.
  *
+ * Variant `mmasep2b`: the loads. A warp's ring row is samples base - 16 .. base + 16 NT + 15, 160
+ * bytes at NT = 8, which touch 6 sectors of 32 bytes however the row is aligned (the two halos
+ * each take a sector for 16 bytes): 1.5 sectors read for each one stored, where mmasep's 288-byte
+ * rows for 256 outputs take 1.25. mmasep2b gives the 4 warps of a block one ring of strips side by
+ * side (544-byte rows for 512 outputs: 18 sectors, 1.125 a sector stored), its copies spread over
+ * the block's threads, at the cost of a block barrier a row block (the warps run the same strip
+ * rows, and those past a row's end compute what they do not store). Everything else is mmasep2's.
+ *
  * Layout: interleaved u8 samples, 1 or 3 channels (no alpha); input and output rows 16-byte
  * aligned (the ring's copies, the staged stores).
  */
@@ -52,13 +60,16 @@
 
 #include <string.h>
 
-#define SEP2_NT 8                 /* tiles of 16 output samples a warp (4 tiles: 1.5 times the
-                                   * bytes read a row; 8: 130 registers, no spills) */
-#define SEP2_NB 3                 /* ring blocks of 8 rows a warp: 2 in flight */
-#define SEP2_RB(NT) (16 * ((NT) + 3)) /* ring row: NT + 2 chunks and 16 bytes of pad, an odd number
-                                       * of 16-byte units: the 8 rows a load reads hit 8 bank groups */
+#define SEP2_NT 8                 /* tiles of 16 output samples a warp (8: 128 registers, no
+                                   * spills; 4 read 4 sectors a row for 2 stored, 8 read 6 for 4) */
+#define SEP2_NB 3                 /* ring blocks of 8 rows: 2 in flight */
+/* ring row of W warps' strips: W NT + 2 chunks and 16 bytes of pad, an odd number of 16-byte
+ * units (W = 1, 4: 11, 35), so that the 8 rows a warp's load reads hit 8 distinct bank groups */
+#define SEP2_RB(W, NT) (16 * ((W) * (NT) + 3))
 #define SEP2_SP(NT) (16 * (NT) + 16) /* staged output row: 16 NT bytes and 16 of pad */
-#define SEP2_WARP_SMEM(NT) (SEP2_NB * 8 * SEP2_RB(NT) + 8 * SEP2_SP(NT)) /* ring and stage */
+/* shared memory of a block of MMA_WARPS warps: its rings (one a warp, W = 1, or one shared by
+ * all, W = MMA_WARPS), then a stage a warp */
+#define SEP2_SMEM(W, NT) ((MMA_WARPS / (W)) * SEP2_NB * 8 * SEP2_RB(W, NT) + MMA_WARPS * 8 * SEP2_SP(NT))
 #define SEP2_HSCALE 32768.0f      /* 2^15: the row factors' scale */
 #define SEP2_UNSCALE 512.0f       /* 2^24 / 2^15: the inputs' 2^-24 and the row factors' 2^15 */
 constexpr int SEP2_SH = 32;       /* output rows a strip (default; job->param overrides): 32 ran
@@ -90,20 +101,27 @@ __device__ __forceinline__ void sep2_put(unsigned char *o, int x, int wch, uint3
         *o = (unsigned char)pair;
 }
 
-/* One strip: output samples base .. base + 16 NT - 1 of output rows y0 .. y0 + rows - 1. BORDER:
- * the ring row (samples base - 16 .. base + 16 NT + 15) sticks out of the image row. Each phase
- * runs over all NT tiles (independent products back to back, their latencies overlapped), and the
- * loop takes two blocks a turn so that the last block's row sums stay in place (hp[i & 1]). */
-template <int K, int CH, int NT, int EPI, bool BORDER>
+/* One strip: output samples base .. base + 16 NT - 1 of output rows y0 .. y0 + rows - 1, where
+ * base = rbase + 16 NT w for warp w of the W warps that share the ring (rows of samples
+ * rbase - 16 .. rbase + 16 W NT + 15; W = 1: the warp's own). BORDER: the ring row sticks out of
+ * the image row. Each phase runs over all NT tiles (independent products back to back, their
+ * latencies overlapped), and the loop takes two blocks a turn so that the last block's row sums
+ * stay in place (hp[i & 1]). W > 1: every warp of the block runs the same strip rows (the block's
+ * barriers), those past the row's end computing what they do not store. */
+template <int K, int CH, int NT, int EPI, int W, bool BORDER>
 __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t (&ha)[3][4],
-                                           const uint32_t (&vb)[2], int base, int y0, int rows,
-                                           unsigned char *ring)
+                                           const uint32_t (&vb)[2], int rbase, int y0, int rows,
+                                           unsigned char *ring, unsigned char *stage)
 {
 #if __CUDA_ARCH__ >= 800
-    constexpr int R = K / 2, H = R * CH, NCH = NT + 2, RB = SEP2_RB(NT), BLK = 8 * RB, SP = SEP2_SP(NT);
+    constexpr int R = K / 2, H = R * CH, NCH = NT + 2, NCR = W * NT + 2, RB = SEP2_RB(W, NT),
+                  BLK = 8 * RB, SP = SEP2_SP(NT);
     static_assert(NT % 4 == 0, "mmasep2: 16-byte output chunks, 32 a pass");
-    constexpr int NJ = (8 * NCH + 31) / 32; /* chunks a lane copies a block */
+    static_assert(W == 1 || W == MMA_WARPS, "mmasep2: a ring a warp or one a block");
+    constexpr int NJ = (8 * NCR + 32 * W - 1) / (32 * W); /* chunks a thread copies a block */
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int tid = W == 1 ? lane : (int)threadIdx.x, wofs = W == 1 ? 0 : 16 * NT * (int)(threadIdx.x >> 5);
+    const int base = rbase + wofs;
     const int nblk = (rows + 7) / 8 + 1; /* row blocks: input rows y0 - R + 8 i .. + 7 */
     const uint32_t ring_s = (uint32_t)__cvta_generic_to_shared(ring);
 
@@ -112,10 +130,10 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
         const uint32_t slot = ring_s + (uint32_t)(i % SEP2_NB) * BLK;
 #pragma unroll
         for (int j = 0; j < NJ; j++) {
-            const int c = lane + 32 * j, r = c / NCH, q = base - 16 + 16 * (c % NCH);
-            if ((32 * (j + 1) <= 8 * NCH || c < 8 * NCH) && (!BORDER || (q >= 0 && q < p.wch))) {
+            const int c = tid + 32 * W * j, r = c / NCR, q = rbase - 16 + 16 * (c % NCR);
+            if ((32 * W * (j + 1) <= 8 * NCR || c < 8 * NCR) && (!BORDER || (q >= 0 && q < p.wch))) {
                 const int y = min(max(yb + r, 0), p.height - 1);
-                conv_cp16s(slot + r * RB + 16 * (c % NCH), p.in + ((uint32_t)y * (uint32_t)p.in_pitch + (uint32_t)q));
+                conv_cp16s(slot + r * RB + 16 * (c % NCR), p.in + ((uint32_t)y * (uint32_t)p.in_pitch + (uint32_t)q));
             }
         }
     };
@@ -130,27 +148,41 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
         conv_cp_commit();
     }
     unsigned char *out_row = p.out + ((uint32_t)(y0 + 2 * t) * (uint32_t)p.out_pitch + (uint32_t)(base + 2 * g));
-    /* interior strips: the output block staged at the end of the ring (rows SP bytes apart, an
-     * odd multiple of 16: the 2-byte writes of a row pair hit distinct banks) */
-    unsigned char *stage = ring + SEP2_NB * BLK, *out_blk = p.out + ((uint32_t)y0 * (uint32_t)p.out_pitch + (uint32_t)base);
+    /* interior strips: the output block staged in the warp's stage (rows SP bytes apart, an odd
+     * multiple of 16: the 2-byte writes of a row pair hit distinct banks) */
+    unsigned char *out_blk = p.out + ((uint32_t)y0 * (uint32_t)p.out_pitch + (uint32_t)base);
     auto step = [&](int i, auto cur) {
         constexpr int C = decltype(cur)::value;
-        conv_ring_next<SEP2_NB - 1>(i, nblk, issue);
+        if (W == 1) {
+            conv_ring_next<SEP2_NB - 1>(i, nblk, issue);
+        } else { /* block i landed (this thread's copies, then by the barrier everyone's), and
+                  * every warp has read block i - 1, whose slot block i + 2 refills */
+            conv_cp_wait<SEP2_NB - 2>();
+            __syncthreads();
+            if (i + SEP2_NB - 1 < nblk)
+                issue(i + SEP2_NB - 1);
+            conv_cp_commit();
+        }
         const unsigned char *blk = ring + (i % SEP2_NB) * BLK;
         if (BORDER) {
+            if (W == 1 || threadIdx.x < 32) /* W > 1: warp 0 for the block */
 #pragma unroll
-            for (int r = 0; r < 8; r++)
-                conv_ring_border<CH, 1, H>((unsigned char *)blk + r * RB, base - 16, 16 * NCH, p.wch, lane);
-            __syncwarp();
+                for (int r = 0; r < 8; r++)
+                    conv_ring_border<CH, 1, H>((unsigned char *)blk + r * RB, rbase - 16, 16 * NCR, p.wch, lane);
+            if (W == 1)
+                __syncwarp();
+            else
+                __syncthreads();
         }
         uint32_t bw[NCH][2]; /* B fragments of the chunks: row g, samples 4t .. 4t + 3 */
 #pragma unroll
         for (int c = 0; c < NCH; c++) {
-            const uint32_t w = *(const uint32_t *)(blk + g * RB + 16 * c + 4 * t);
+            const uint32_t w = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + 4 * t);
             bw[c][0] = mma_h2<0x4140u>(w);
             bw[c][1] = mma_h2<0x4342u>(w);
         }
-        __syncwarp(); /* the block is read: the copies issued next may refill its slot */
+        if (W == 1)
+            __syncwarp(); /* the block is read: the copies issued next may refill its slot */
         float h[NT][4]; /* (sample 2g, row 2t), (2g, 2t + 1), (2g + 1, 2t), (2g + 1, 2t + 1) */
 #pragma unroll
         for (int s = 0; s < 3; s++)
@@ -219,7 +251,9 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
 #endif
 }
 
-template <int K, int CH, int EPI>
+/* W = 1: a task a warp (nsx strips of 16 NT samples a row band); W = MMA_WARPS: a task a block,
+ * its warps' strips side by side (nsx groups of W strips a row band). */
+template <int K, int CH, int EPI, int W>
 __global__ void __launch_bounds__(32 * MMA_WARPS)
     conv_mmasep2_kernel(const __grid_constant__ conv_params p, int sh, int nsx, int ntasks)
 {
@@ -228,8 +262,8 @@ __global__ void __launch_bounds__(32 * MMA_WARPS)
 #if __CUDA_ARCH__ >= 800
     extern __shared__ __align__(16) unsigned char sep2_smem[];
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int task = blockIdx.x * MMA_WARPS + (threadIdx.x >> 5);
-    if (task >= ntasks) /* no block barrier below */
+    const int task = W == 1 ? blockIdx.x * MMA_WARPS + (threadIdx.x >> 5) : blockIdx.x;
+    if (task >= ntasks) /* W = 1: no block barrier below; W > 1: uniform in the block */
         return;
 
     /* the row pass's A: rows m = g, g + 8 are tile samples 2g, 2g + 1; k-slots 2t, 2t + 1 | 2t + 8,
@@ -249,31 +283,34 @@ __global__ void __launch_bounds__(32 * MMA_WARPS)
     for (int e = 0; e < 2; e++)
         vb[e] = sep2_vh<K>(p, 8 * e + 2 * t - g) | sep2_vh<K>(p, 8 * e + 2 * t + 1 - g) << 16;
 
-    constexpr int NT = SEP2_NT, SEG = 16 * NT;
-    const int base = task % nsx * SEG, y0 = task / nsx * sh, rows = min(sh, p.height - y0);
-    unsigned char *ring = sep2_smem + (threadIdx.x >> 5) * SEP2_WARP_SMEM(NT);
-    if (base > 0 && base + SEG + 16 <= p.wch)
-        sep2_strip<K, CH, NT, EPI, false>(p, ha, vb, base, y0, rows, ring);
+    constexpr int NT = SEP2_NT, SEG = 16 * NT * W, RING = SEP2_NB * 8 * SEP2_RB(W, NT);
+    const int warp = threadIdx.x >> 5;
+    const int rbase = task % nsx * SEG, y0 = task / nsx * sh, rows = min(sh, p.height - y0);
+    unsigned char *ring = sep2_smem + (W == 1 ? warp : 0) * RING;
+    unsigned char *stage = sep2_smem + MMA_WARPS / W * RING + warp * 8 * SEP2_SP(NT);
+    if (rbase > 0 && rbase + SEG + 16 <= p.wch)
+        sep2_strip<K, CH, NT, EPI, W, false>(p, ha, vb, rbase, y0, rows, ring, stage);
     else
-        sep2_strip<K, CH, NT, EPI, true>(p, ha, vb, base, y0, rows, ring);
+        sep2_strip<K, CH, NT, EPI, W, true>(p, ha, vb, rbase, y0, rows, ring, stage);
 #endif
 }
 
-/* One launch: strips of sh output rows (job->param, or SEP2_SH), a block per MMA_WARPS strips. */
-template <int K, int CH, int EPI> static ts_status sep2_launch(const ts_job *job, const conv_params &p)
+/* One launch: strips of sh output rows (job->param, or SEP2_SH); W = 1: a block per MMA_WARPS
+ * strips, W = MMA_WARPS: a block per MMA_WARPS strips side by side. */
+template <int K, int CH, int EPI, int W> static ts_status sep2_launch(const ts_job *job, const conv_params &p)
 {
-    auto kernel = conv_mmasep2_kernel<K, CH, EPI>;
-    const size_t smem = (size_t)MMA_WARPS * SEP2_WARP_SMEM(SEP2_NT);
+    auto kernel = conv_mmasep2_kernel<K, CH, EPI, W>;
+    const size_t smem = (size_t)SEP2_SMEM(W, SEP2_NT);
     const ts_status st = gpu_allow_smem((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
-    constexpr int SEG = 16 * SEP2_NT;
+    constexpr int SEG = 16 * SEP2_NT * W;
     const int sh = job->param > 0 ? job->param : SEP2_SH, nsx = (p.wch + SEG - 1) / SEG;
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     if (ntasks > INT_MAX)
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep2: %lld strips", ntasks);
-    kernel<<<gpu_grid((ntasks + MMA_WARPS - 1) / MMA_WARPS), 32 * MMA_WARPS, smem,
-             (cudaStream_t)job->stream>>>(p, sh, nsx, (int)ntasks);
+    const long long blocks = W == 1 ? (ntasks + MMA_WARPS - 1) / MMA_WARPS : ntasks;
+    kernel<<<gpu_grid(blocks), 32 * MMA_WARPS, smem, (cudaStream_t)job->stream>>>(p, sh, nsx, (int)ntasks);
     LAUNCH_CHECK("conv_mmasep2_kernel");
     return TS_OK;
 }
@@ -323,7 +360,7 @@ static void sep2_fix_epi(const ts_filter *f, conv_params *p)
         p->epi = CONV_EPI_ROUND;
 }
 
-struct sep2_launcher : conv_launcher {
+template <int W> struct sep2_launcher : conv_launcher {
     static ts_status check(const ts_job *job)
     {
         if (!conv_mmasep2_supports(job))
@@ -344,10 +381,11 @@ struct sep2_launcher : conv_launcher {
             constexpr int K = decltype(k)::value;
             const bool nc = p.epi == CONV_EPI_ROUND_NC;
             if (p.ch == 1)
-                return nc ? sep2_launch<K, 1, MMA_EPI_NC>(job, p) : sep2_launch<K, 1, MMA_EPI_CLAMP>(job, p);
-            return nc ? sep2_launch<K, 3, MMA_EPI_NC>(job, p) : sep2_launch<K, 3, MMA_EPI_CLAMP>(job, p);
+                return nc ? sep2_launch<K, 1, MMA_EPI_NC, W>(job, p) : sep2_launch<K, 1, MMA_EPI_CLAMP, W>(job, p);
+            return nc ? sep2_launch<K, 3, MMA_EPI_NC, W>(job, p) : sep2_launch<K, 3, MMA_EPI_CLAMP, W>(job, p);
         });
     }
 };
 
-extern "C" ts_status conv_mmasep2(const ts_job *job) { return conv_run<sep2_launcher>(job); }
+extern "C" ts_status conv_mmasep2(const ts_job *job) { return conv_run<sep2_launcher<1>>(job); }
+extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_launcher<MMA_WARPS>>(job); }

@@ -346,59 +346,79 @@ TEST(gpu_conv_mmasep_strip_paths)
     }
 }
 
-/* mmasep2's strips: border (the ring row sticks out of the image row: the first and last strips
- * of a row, 1101 samples wide being no multiple of a strip) and inside (the output blocks staged in
+static const char *const mmasep2_rows[] = {"mmasep2", "mmasep2b"};
+
+/* The mmasep2 row `name` if it runs here and is selected, else NULL (after saying why). */
+static const ts_variant *mmasep2_row(const ts_device *dev, const char *name)
+{
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, name);
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected(name)) {
+        printf("# %s not in the table, not runnable or not selected\n", name);
+        return NULL;
+    }
+    return v;
+}
+
+/* mmasep2's and mmasep2b's strips: border (the ring row sticks out of the image row: the first and
+ * last strips or groups of strips of a row, 1101 samples wide being no multiple of either; in
+ * mmasep2b's last group, warps wholly past the row's end) and inside (the output blocks staged in
  * shared memory), rows clamped at the top and the bottom, a short last strip; gauss:5, gauss:7 and
  * a wide sigma on 1 and 3 channels, at the default strip height and at heights of 1 to 8 row
  * blocks (job->param). */
 TEST(gpu_conv_mmasep2_strip_paths)
 {
     TU_GPU_OR_SKIP(dev);
-    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mmasep2");
-    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("mmasep2"))
-        SKIP("mmasep2 not in the table, not runnable or not selected");
     static const int params[] = {0, 8, 16, 24, 40, 64};
-    uint64_t st = tu_seed() + 7;
     ts_op ops[3] = {tu_op("gauss:5"), tu_op("gauss:7"), tu_op("gauss:7:3")};
-    for (int ch = 1; ch <= 3; ch += 2) {
-        ts_image in = tu_random_image(1101, 101, ch, 1, &st);
-        for (int f = 0; f < 3; f++)
-            if (check_params(v, &ops[f], &in, params, sizeof params / sizeof params[0])) {
-                ts_image_free(&in);
-                return;
-            }
-        ts_image_free(&in);
-    }
-}
-
-/* mmasep2 on every format it takes (8-bit gray and RGB) at the odd sizes (1x1, 1xN, Nx1, 33x17,
- * 4097x3, ...; 1080p unless TESSERA_SMALL_ONLY), gauss:5 and gauss:7, and gauss:7 on the
- * benchmark's 8K RGB8 image (whose interior strips all take the staged stores). */
-TEST(gpu_conv_mmasep2_sizes)
-{
-    TU_GPU_OR_SKIP(dev);
-    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mmasep2");
-    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("mmasep2"))
-        SKIP("mmasep2 not in the table, not runnable or not selected");
-    static const int param0[] = {0};
-    uint64_t st = tu_seed() + 8;
-    ts_op ops[2] = {tu_op("gauss:5"), tu_op("gauss:7")};
-    const int large = tu_n_odd_sizes > tu_n_small_sizes; /* 1080p and 8K */
-    for (int i = 0; i < tu_n_small_sizes + large; i++)
+    for (int k = 0; k < 2; k++) {
+        const ts_variant *v = mmasep2_row(dev, mmasep2_rows[k]);
+        if (!v)
+            continue;
+        uint64_t st = tu_seed() + 7;
         for (int ch = 1; ch <= 3; ch += 2) {
-            ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, &st);
-            for (int f = 0; f < 2; f++)
-                if (check_params(v, &ops[f], &in, param0, 1)) {
+            ts_image in = tu_random_image(1101, 101, ch, 1, &st);
+            for (int f = 0; f < 3; f++)
+                if (check_params(v, &ops[f], &in, params, sizeof params / sizeof params[0])) {
                     ts_image_free(&in);
                     return;
                 }
             ts_image_free(&in);
         }
-    if (large) {
-        const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
-        ts_image in = tu_random_image(w, h, 3, 1, &st);
-        check_params(v, &ops[1], &in, param0, 1);
-        ts_image_free(&in);
+    }
+}
+
+/* mmasep2 and mmasep2b on every format they take (8-bit gray and RGB) at the odd sizes (1x1, 1xN,
+ * Nx1, 33x17, 4097x3, ...; 1080p unless TESSERA_SMALL_ONLY), gauss:5 and gauss:7, and gauss:7 on
+ * the benchmark's 8K RGB8 image (whose interior strips take the staged stores). */
+TEST(gpu_conv_mmasep2_sizes)
+{
+    TU_GPU_OR_SKIP(dev);
+    static const int param0[] = {0};
+    ts_op ops[2] = {tu_op("gauss:5"), tu_op("gauss:7")};
+    const int large = tu_n_odd_sizes > tu_n_small_sizes; /* 1080p and 8K */
+    for (int k = 0; k < 2; k++) {
+        const ts_variant *v = mmasep2_row(dev, mmasep2_rows[k]);
+        if (!v)
+            continue;
+        uint64_t st = tu_seed() + 8;
+        for (int i = 0; i < tu_n_small_sizes + large; i++)
+            for (int ch = 1; ch <= 3; ch += 2) {
+                ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, &st);
+                for (int f = 0; f < 2; f++)
+                    if (check_params(v, &ops[f], &in, param0, 1)) {
+                        ts_image_free(&in);
+                        return;
+                    }
+                ts_image_free(&in);
+            }
+        if (large) {
+            const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
+            ts_image in = tu_random_image(w, h, 3, 1, &st);
+            int bad = check_params(v, &ops[1], &in, param0, 1);
+            ts_image_free(&in);
+            if (bad)
+                return;
+        }
     }
 }
 
@@ -735,6 +755,9 @@ TEST(conv_mmasep2_supports)
     CHECKF(!variant_takes("mmasep2", "gauss:7", 3, 2, 8192), "mmasep2 takes a 16-bit image");
     CHECKF(!variant_takes("mmasep2", "gauss:7", 3, 1, 4100), "mmasep2 takes unaligned rows");
     CHECKF(!variant_takes("mmasep2", "box:7", 3, 1, 4096), "mmasep2 takes an exact filter");
+    for (int ch = 1; ch <= 4; ch++) /* mmasep2b: the same jobs */
+        CHECKF(variant_takes("mmasep2b", "gauss:7", ch, 1, 4096) == (ch == 1 || ch == 3),
+               "mmasep2b and mmasep2 differ on gauss:7 on %d ch", ch);
 }
 
 /* runsum takes box filters (one exact output, every weight 1, any divisor) of any K, channel
