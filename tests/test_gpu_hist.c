@@ -876,8 +876,9 @@ static int eq8_params_equal(const ts_variant *v, const ts_device *dev, const ts_
 /* The one kernel's parameters (HIST_EQ8_*: each lane storing its own unit; L2 prefetches 2 and 3
  * steps ahead) against the default and the reference, on every shape it takes (gray8, gray+alpha
  * 8-bit, RGB8 luma): the odd sizes with rows back to back (the staged stores and the
- * prefetches; short last units) and pitched; on the device cut to 2 SMs (a grid of 2 blocks),
- * images that walk more units than shared memory keeps (8-16 steps a thread): the L2 phase, the
+ * prefetches; short last units) and pitched; on the device cut to 2 SMs (a grid of 2 blocks; 1
+ * under TESSERA_SMALL_ONLY), images that walk more units than shared memory keeps (9-16 steps a
+ * thread): the L2 phase, the
  * evict-first stores, prefetches in both phases, the spread last round with a partial warp;
  * 8K on the whole device. The other shapes refuse the parameters. TESSERA_SMALL_ONLY=1
  * (compute-sanitizer) leaves out 8K and some odd sizes. */
@@ -900,17 +901,19 @@ TEST(gpu_equalize_opt_eq8_params)
                 if (!ok)
                     return;
             }
-    /* 2 SMs: 2048 units a step; RGB8 4 units kept a thread, gray 12, so these walk past them */
-    ts_device two = *dev;
-    two.sms = 2;
+    /* 2 SMs (2048 units a step), or 1 and half the width under TESSERA_SMALL_ONLY (racecheck
+     * time): RGB8 keeps 4 units a thread, gray 12, so these walk 9 and 16 steps */
+    ts_device few = *dev;
+    few.sms = small ? 1 : 2;
     static const struct {
         int w, h, ch;
     } walks[] = {{520, 523, 3}, {700, 731, 1}, {500, 517, 2}};
     for (int i = 0; i < 3; i++)
         for (int flat = 0; flat < 2; flat++) {
-            ts_image in = flat ? tu_random_image(walks[i].w, walks[i].h, walks[i].ch, 1, &rng)
-                               : tu_band_image(walks[i].w, walks[i].h, walks[i].ch, 1, 30, 90, &rng);
-            int ok = eq8_params_equal(v, &two, &in, flat, flat ? "random" : "band");
+            int w = walks[i].w * few.sms / 2;
+            ts_image in = flat ? tu_random_image(w, walks[i].h, walks[i].ch, 1, &rng)
+                               : tu_band_image(w, walks[i].h, walks[i].ch, 1, 30, 90, &rng);
+            int ok = eq8_params_equal(v, &few, &in, flat, flat ? "random" : "band");
             ts_image_free(&in);
             if (!ok)
                 return;
