@@ -201,7 +201,7 @@ static const ts_variant table[] = {
             "block builds the LUT into packed cells; gray blends strips by bands of rows, one "
             "shared-memory load and four permute+FFMA products a pixel, launched as a dependent "
             "(param: F * 100 + pixels a thread, 8 or 16; F's bits, candidates: 1 pipelined count, "
-            "2 blend set-up before its wait, 4 that and an L2 prefetch)",
+            "2 zeroing kernel + blend set-up before its wait, 4 L2 prefetch of the blend's band)",
      .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
 #endif
 };

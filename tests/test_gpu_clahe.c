@@ -234,8 +234,8 @@ TEST(gpu_clahe_opt_blends)
 }
 
 /* opt's candidates behind the parameter's hundreds (kernels/clahe.cu: 1 the pipelined count, 2 the
- * blend's row table before its wait, 4 that and an L2 prefetch of its band) against the
- * reference: the odd sizes at every 8-bit channel count (colour takes the flags and ignores them);
+ * zeroing kernel the histogram kernel depends on and the blend's row table before its wait, 4 an
+ * L2 prefetch of the blend's band) against the reference: the odd sizes at every 8-bit channel count (colour takes the flags and ignores them);
  * gray bands read row-wise with fewer rows a thread than the count's ring of 4 (1024x512), with
  * more (8K: ~11; 4096x4096 as one tile: ~5), bands across the padded bottom (4096x130) and right
  * edge (1000x600); the blend at 8 and 16 pixels a thread. And the parameters opt refuses. */
