@@ -298,13 +298,15 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
 }
 
 /* The fused kernel's end with byte partials (the `cluster` row's job->param 16 + K): after the
- * cluster merge a group of 8 bins whose 8 sums are all below 255 (every group of a random 8K
- * image: ~8 counts a bin a cluster) is written as 8 bytes; any other group as 8 bytes of 0xFF
- * and its packed words in the word partial. The sum reads half the bytes the packed partials
- * take, and both loops keep every load of a thread in flight at once: the merge reads its own
- * block's words from its own shared memory (not through the cluster window) and the other
- * ranks' words for up to 4 groups before adding; the sum reads up to 3 clusters a thread (all
- * of them where nc <= 96) before adding. Scratch past opt16_fused_scratch(nc): nc byte
+ * cluster merge a group of 8 bins whose 8 sums are all below 255 and that no drain touched
+ * (every group of a random 8K image: ~8 counts a bin a cluster) is written as 8 bytes; any other
+ * group as 8 bytes of 0xFF, its packed words in the word partial and its counts of 4096 (zero or
+ * not) in the high partial, so the sum needs no per-cluster flag (one L2 round trip and a block
+ * barrier fewer). The sum reads half the bytes the packed partials take, and both loops keep
+ * every load of a thread in flight at once: the merge reads its own block's words from its own
+ * shared memory (not through the cluster window) and the other ranks' words for up to 4 groups
+ * before adding; the sum reads up to 3 clusters a thread (all of them where nc <= 96) before
+ * adding. Scratch past opt16_fused_scratch(nc) (whose flags it leaves unused): nc byte
  * partials of 64 KB. */
 #define OPT16_BYTES_ESC 0xFFFFFFFFu
 
@@ -317,7 +319,7 @@ __host__ __device__ __forceinline__ size_t opt16_fused_scratch_dev(unsigned nc)
 template <class Cluster>
 __device__ __forceinline__ void opt16_fused_bytes_tail(Cluster &cluster, unsigned k, unsigned r, unsigned nc,
                                                        unsigned c, unsigned drained, uint4 *words4,
-                                                       uint2 *high2, unsigned *flags, uint32_t *partial,
+                                                       uint2 *high2, uint32_t *partial,
                                                        uint32_t *hist)
 {
     namespace cg = cooperative_groups;
@@ -351,27 +353,25 @@ __device__ __forceinline__ void opt16_fused_bytes_tail(Cluster &cluster, unsigne
             const unsigned i = i0 + m * T;
             if (i >= e)
                 break;
-            /* fields below 255: the low bytes of the 8 fields in bin order */
+            /* the group's counts of 4096 (drains happened in the cluster: a uniform branch) */
+            uint4 h = make_uint4(0, 0, 0, 0);
+            if (drained)
+#pragma unroll 1
+                for (unsigned j = 0; j < k; j++) { /* bytes to 16-bit lanes, in bin order: k x 255 < 65536 */
+                    const uint2 t = cluster.map_shared_rank(high2, (int)j)[i];
+                    h.x += __byte_perm(t.x, 0, 0x4140), h.y += __byte_perm(t.x, 0, 0x4342);
+                    h.z += __byte_perm(t.y, 0, 0x4140), h.w += __byte_perm(t.y, 0, 0x4342);
+                }
+            /* bytes where the fields are below 255 and nothing was drained, in bin order */
             const uint2 lo = make_uint2(__byte_perm(s[m].x, s[m].y, 0x6420), __byte_perm(s[m].z, s[m].w, 0x6420));
             const bool small = ((s[m].x | s[m].y | s[m].z | s[m].w) & 0xFF00FF00u) == 0 &&
-                               (__vcmpeq4(lo.x, OPT16_BYTES_ESC) | __vcmpeq4(lo.y, OPT16_BYTES_ESC)) == 0;
+                               (__vcmpeq4(lo.x, OPT16_BYTES_ESC) | __vcmpeq4(lo.y, OPT16_BYTES_ESC)) == 0 &&
+                               (h.x | h.y | h.z | h.w) == 0;
             bdst[i] = small ? lo : make_uint2(OPT16_BYTES_ESC, OPT16_BYTES_ESC);
-            if (!small)
-                dst[i] = s[m];
+            if (!small) /* an escaped group: its words and its high counts (zero or not) */
+                dst[i] = s[m], hdst[i] = h;
         }
     }
-    if (drained)
-        for (unsigned i = b + threadIdx.x; i < e; i += T) {
-            uint4 h = make_uint4(0, 0, 0, 0);
-            for (unsigned j = 0; j < k; j++) { /* bytes to 16-bit lanes, in bin order: k x 255 < 65536 */
-                const uint2 t = cluster.map_shared_rank(high2, (int)j)[i];
-                h.x += __byte_perm(t.x, 0, 0x4140), h.y += __byte_perm(t.x, 0, 0x4342);
-                h.z += __byte_perm(t.y, 0, 0x4140), h.w += __byte_perm(t.y, 0, 0x4342);
-            }
-            hdst[i] = h;
-        }
-    if (r == 0 && threadIdx.x == 0)
-        flags[c] = drained;
     /* no block reuses its shared memory (below) while another of its cluster may still read it */
     cluster.sync();
     cg::this_grid().sync();
@@ -385,10 +385,6 @@ __device__ __forceinline__ void opt16_fused_bytes_tail(Cluster &cluster, unsigne
     const unsigned col = threadIdx.x & 31, lane = threadIdx.x >> 5, lanes = T >> 5;
     uint4 *red4 = hist_smem<uint4>();               /* [lanes][32][4] */
     const uint32_t *red = hist_smem<uint32_t>();
-    unsigned *has_high = hist_smem<unsigned>() + lanes * 32 * 16; /* [nc] */
-    for (unsigned j = threadIdx.x; j < nc; j += T)
-        has_high[j] = flags[j];
-    __syncthreads();
     const uint4 *bytes4 = reinterpret_cast<const uint4 *>(bytes);
     const uint4 *part4 = reinterpret_cast<const uint4 *>(partial);
     for (unsigned base = pb; base < pe; base += 32) {
@@ -418,13 +414,12 @@ __device__ __forceinline__ void opt16_fused_bytes_tail(Cluster &cluster, unsigne
                         a[y] += __byte_perm(v[0], 0, 0x4440 + y), a[4 + y] += __byte_perm(v[1], 0, 0x4440 + y);
                         a[8 + y] += __byte_perm(v[2], 0, 0x4440 + y), a[12 + y] += __byte_perm(v[3], 0, 0x4440 + y);
                     }
-                    const bool hh = cc < nc && has_high[cc];
-                    if (e0 || e1 || hh) { /* cc < nc: q is zero past the clusters */
+                    if (e0 || e1) { /* cc < nc: q is zero past the clusters */
                         const uint4 *wp = part4 + (size_t)cc * NW4 + 2 * p;
                         const uint4 *tp = part4 + (size_t)(nc + cc) * NW4 + 2 * p;
                         const uint4 z = make_uint4(0, 0, 0, 0);
                         const uint4 w[2] = {e0 ? wp[0] : z, e1 ? wp[1] : z};
-                        const uint4 t[2] = {hh ? tp[0] : z, hh ? tp[1] : z};
+                        const uint4 t[2] = {e0 ? tp[0] : z, e1 ? tp[1] : z};
 #pragma unroll
                         for (int h = 0; h < 2; h++) {
                             a[8 * h + 0] += (w[h].x & 0xFFFFu) + ((t[h].x & 0xFFFFu) << 12);
@@ -485,7 +480,7 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
     for (unsigned j = 0; j < k; j++)
         drained |= *cluster.map_shared_rank(opt16_drained_flag(65536u), (int)j);
     if constexpr (BYTES) {
-        opt16_fused_bytes_tail(cluster, k, r, nc, c, drained, words4, high2, flags, partial, hist);
+        opt16_fused_bytes_tail(cluster, k, r, nc, c, drained, words4, high2, partial, hist);
         return;
     }
     const unsigned b = r * NW4 / k, e = (r + 1) * NW4 / k;

@@ -630,7 +630,8 @@ TEST(gpu_hist16_byte_tail)
                 ts_put(&in, x++, 0, 0, runs[i].v);
         ts_ref_hist(&in, TS_HIST_LUMA, want);
         for (int k = 0; k < 4; k++)
-            if (!hist_equal_or_refused(cl, &in, TS_HIST_LUMA, ks[k], want, "byte tail 254/255/256", ks[k] == 32))
+            if ((!small || k != 1) &&
+                !hist_equal_or_refused(cl, &in, TS_HIST_LUMA, ks[k], want, "byte tail 254/255/256", ks[k] == 32))
                 goto out;
         ts_image_free(&in);
     }
@@ -640,16 +641,18 @@ TEST(gpu_hist16_byte_tail)
         unsigned lo, hi;
     } cases[] = {{1, 0, 65535}, {1, 777, 777}, {1, 1000, 1001}, {1, 20000, 23999}, {1, 60000, 60255},
                  {3, 0, 65535}, {4, 40000, 40000}};
-    for (int z = 0; z < (small ? 4 : 7); z++)
+    /* under compute-sanitizer (TESSERA_SMALL_ONLY, racecheck is slow): 33x17, two values and
+     * RGB16, K 2; the boundary case above at K 2, 3 and 16 */
+    for (int z = small ? 3 : 0; z < (small ? 4 : 7); z++)
         for (int c = 0; c < 7; c++) {
-            if (small && c != 0 && c != 2 && c != 5)
+            if (small && c != 2 && c != 5)
                 continue;
             ts_image in = tu_band_image(sizes[z][0], sizes[z][1], cases[c].ch, 2, cases[c].lo,
                                         cases[c].hi, &rng);
             ts_ref_hist(&in, TS_HIST_LUMA, want);
             int ok = 1;
             for (int k = 0; k < 4 && ok; k++)
-                if (!small || k < 2)
+                if (!small || k == 0)
                     ok = hist_equal_or_refused(cl, &in, TS_HIST_LUMA, ks[k], want, "byte tail", ks[k] == 32) != 0;
             ts_image_free(&in);
             if (!ok)
