@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
  * flight, 3 blocks an SM on RGB): 8K RGB8 box:15 0.1980 -> 0.1635 ms, box:3 0.1822 -> 0.1507,
  * gray8 box:15 0.0668 -> 0.0564 (tools/results/nvidia-h100-box-2026-11-27b.md).
  *
- * Double-buffered candidate (DB, job->param 1000 V + segment rows, rp_variant; packed and 32-bit
+ * Double-buffered candidate (DB, job->param 512 or 768 + segment rows, rp_variant; packed and 32-bit
  * row passes): two column-sum buffers, so a group of rows costs one barrier, not two: after it,
  * the column pass of group n fills one buffer while the row pass of group n - 1 reads the other
  * (each warp does both, so the warps of a block no longer wait at a barrier between the two
@@ -895,16 +895,16 @@ extern "C" int conv_runsum_supports(const ts_job *job)
     return rs_smem(job->in.bytes, rs_group(job->in.bytes, job->in.channels)) <= conv_smem_limit(job);
 }
 
-/* job->param: segment rows (0: the launchers' defaults), plus 1000 V for the pair path's
- * double-buffered candidate V (1: two column-sum buffers, one barrier a group of rows, the row pass
- * of group n - 1 beside the column pass of group n; 2: the same, RGB in groups of 8 rows, which
- * keeps 3 blocks an SM at K = 15); not selectable otherwise while it is measured. */
+/* job->param: segment rows (1..511; 0: the launchers' defaults), or the pair path's
+ * double-buffered candidate V with segment rows S (0: the defaults) as 256 (V + 1) + S (the
+ * bench's NAME/P takes P <= 1024): 512 + S V = 1 (two column-sum buffers, one barrier a group of
+ * rows, the row pass of group n - 1 beside the column pass of group n), 768 + S V = 2 (the same,
+ * RGB in groups of 8 rows: 3 blocks an SM at K = 15); not the default while it is measured. */
 static int rp_variant(const ts_job *job)
 {
-    const int v = job->param / 1000;
-    return v == 1 || v == 2 ? v : 0;
+    return job->param >= 512 && job->param < 1024 ? job->param / 256 - 1 : 0;
 }
-static int rs_seg(const ts_job *job) { return rp_variant(job) ? job->param % 1000 : job->param; }
+static int rs_seg(const ts_job *job) { return rp_variant(job) ? job->param % 256 : job->param; }
 
 template <int B, int CH, bool FD> static ts_status rs_launch(const ts_job *job, const conv_params &p)
 {

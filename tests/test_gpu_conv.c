@@ -453,7 +453,7 @@ TEST(gpu_conv_runsum_segments)
         }
 }
 
-/* runsum's double-buffered candidate (job->param 1000 V + segment rows, V = 1 and 2: the pair
+/* runsum's double-buffered candidate (job->param 256 (V + 1) + segment rows, V = 1 and 2: the pair
  * path's two column-sum buffers, one barrier a group; 16-bit and unaligned rows keep their
  * kernels): every format, the odd sizes, box:3 .. 31 (8-bit: packed and 32-bit row passes), the
  * kernel file of ones whose divisor the multiply-high takes, at the default segments and at
@@ -466,9 +466,9 @@ TEST(gpu_conv_runsum_double_buffer)
     if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
         SKIP("runsum not in the table or not selected");
     const int small = tu_n_odd_sizes == tu_n_small_sizes;
-    static const int params[] = {1000, 2000, 1001, 2003, 1017, 2017, 1040, 2072};
+    static const int params[] = {512, 768, 512 + 1, 768 + 3, 512 + 17, 768 + 17, 512 + 40, 768 + 72};
     const size_t np = small ? 2 : sizeof params / sizeof params[0];
-    static const int tall[] = {1000, 2000, 1017, 2017};
+    static const int tall[] = {512, 768, 512 + 17, 768 + 17};
     uint64_t st = tu_seed() + 7;
     ts_op ops[5] = {tu_op("box:3"), tu_op("box:17"), tu_op("box:15"), tu_op("box:31"),
                     kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101")};
@@ -508,7 +508,7 @@ TEST(gpu_conv_runsum_double_buffer_8k)
     const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
     if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
         SKIP("runsum not in the table or not selected");
-    static const int params[] = {1000, 2000};
+    static const int params[] = {512, 768};
     uint64_t st = tu_seed() + 8;
     ts_op op = tu_op("box:3");
     const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
