@@ -233,11 +233,63 @@ TEST(gpu_clahe_opt_blends)
     printf("# clahe opt blends: %d runs equal to the reference\n", n);
 }
 
+/* opt/param on `in` with the device cut to `sms` SMs (opt sizes its waves by dev->sms: on one SM a
+ * band of a 1024-wide tile is ~170 rows, ~21 a thread in the pipelined count, on a small image
+ * that sanitizers run quickly), against the reference; 1 when equal. */
+static int opt_on_few_sms(const ts_variant *v, const ts_device *dev, int sms, const char *text,
+                          const ts_image *in, int param)
+{
+    ts_device few = *dev;
+    ts_op op = tu_op(text);
+    ts_image want, got;
+    ts_job job;
+    ts_status st;
+    int ok = 0, x = 0, y = 0, c = 0;
+    few.sms = sms;
+    memset(&job, 0, sizeof job);
+    memset(&got, 0, sizeof got);
+    if (ts_ref_op(&op, in, &want) != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "reference %s: %s", text, ts_error_detail());
+        return 0;
+    }
+    job.op = &op;
+    job.dev = &few;
+    job.param = param;
+    const int w = in->width, h = in->height, ch = in->channels, b = in->bytes;
+    if ((st = ts_gpu_stream_create(&job.stream)) == TS_OK &&
+        (st = ts_gpu_image_alloc(&job.in, w, h, ch, b)) == TS_OK &&
+        (st = ts_gpu_upload(&job.in, in, job.stream)) == TS_OK &&
+        (st = ts_gpu_image_alloc(&job.out, w, h, ch, b)) == TS_OK &&
+        (st = ts_gpu_image_fill(&job.out, 0xA5, job.stream)) == TS_OK &&
+        (st = tu_job_run(v, &job)) == TS_OK &&
+        (st = ts_image_alloc(&got, w, h, ch, b)) == TS_OK &&
+        (st = ts_gpu_download(&got, &job.out, job.stream)) == TS_OK)
+        st = ts_gpu_sync(job.stream);
+    if (st != TS_OK) {
+        tst_fail(__FILE__, __LINE__, "clahe opt/%d %s %dx%d on %d SMs: %s: %s", param, text,
+                 in->width, in->height, sms, ts_status_str(st), ts_error_detail());
+    } else {
+        long d = tu_max_diff(&want, &got, &x, &y, &c);
+        if (d != 0)
+            tst_fail(__FILE__, __LINE__, "clahe opt/%d %s %dx%d on %d SMs: differs by %ld at "
+                     "(%d, %d)", param, text, w, h, sms, d, x, y);
+        ok = d == 0;
+    }
+    ts_image_free(&got);
+    ts_image_free(&want);
+    ts_gpu_free(job.scratch);
+    ts_gpu_image_free(&job.in);
+    ts_gpu_image_free(&job.out);
+    ts_gpu_stream_destroy(job.stream);
+    return ok;
+}
+
 /* opt's candidates behind the parameter's hundreds (kernels/clahe.cu: 1 the pipelined count, 2 the
  * zeroing kernel the histogram kernel depends on and the blend's row table before its wait, 4 an
- * L2 prefetch of the blend's band) against the reference: the odd sizes at every 8-bit channel count (colour takes the flags and ignores them);
- * gray bands read row-wise with fewer rows a thread than the count's ring of 4 (1024x512), with
- * more (8K: ~11; 4096x4096 as one tile: ~5), bands across the padded bottom (4096x130) and right
+ * L2 prefetch of the blend's band) against the reference: the odd sizes at every 8-bit channel
+ * count (colour takes bit 2; bits 1 and 4 are gray's); gray bands read row-wise with fewer rows a
+ * thread than the count's ring of 4 (1024x512), with more (8K: ~11; 4096x4096 as one tile: ~5;
+ * 1024x600 on a device cut to 1 SM: ~21), bands across the padded bottom (4096x130) and right
  * edge (1000x600); the blend at 8 and 16 pixels a thread. And the parameters opt refuses. */
 TEST(gpu_clahe_opt_candidates)
 {
@@ -282,6 +334,15 @@ TEST(gpu_clahe_opt_candidates)
             ts_image_free(&nb);
         }
     }
+    /* many rows a thread on a small image: the device cut to 1 SM (sanitizer runs too) */
+    ts_image lone = tu_random_image(1024, 600, 1, 1, &rng);
+    for (size_t p = 0; p < sizeof params / sizeof params[0]; p++) {
+        if (small && params[p] != 100 && params[p] != 700)
+            continue;
+        n += opt_on_few_sms(v, dev, 1, "clahe:0:1x1", &lone, params[p]);
+        n += opt_on_few_sms(v, dev, 1, "clahe:2:2x2", &lone, params[p]);
+    }
+    ts_image_free(&lone);
     static const int bad[] = {-1, 7, 32, 800, 1016, 108 + 1};
     ts_image one = tu_random_image(33, 17, 1, 1, &rng);
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
