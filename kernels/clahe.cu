@@ -96,14 +96,14 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
  * is read in 16-byte chunks, 4 loads in flight a thread: row-wise where the band's rows are all
  * inside the image (a pointer stepping down, no reflection), else as one list of chunks. It
  * releases the blend (launched as its dependent) at once: the blend waits for it to finish.
- * PIPE (gray, the row-wise read): a thread's rows in a rolling ring of 4 registers, the first 4
- * loads issued before the counters are zeroed, each chunk's slot refilled with the row 4 ahead
- * as soon as it is counted: 3-4 loads in flight a thread all along (no count phase with none, no
- * remainder read one at a time). F bit 1: PIPE; bit 2: the histograms are zeroed by
- * clahe_zero_kernel, launched before this kernel, which is its dependent: it waits for that
- * kernel before its first global write (the adds after the count), so the zeroing and the launch
- * between the two overlap the count. At most 40 registers (3 blocks an SM), the wave opt_bands
- * sizes the bands for. */
+ * F bit 1, the pipelined count (gray, read row-wise; clahe_count_piped): a thread's rows in a
+ * rolling ring of 4 registers, the first 4 loads issued before the counters are zeroed, each
+ * chunk's slot refilled with the row 4 ahead as soon as it is counted: 3-4 loads in flight a
+ * thread all along (no count phase with none, no remainder read one at a time). F bit 2: the
+ * histograms are zeroed by clahe_zero_kernel, launched before this kernel, which is its dependent:
+ * it waits for that kernel before its first global write (the adds after the count), so the
+ * zeroing and the launch between the two overlap the count. At most 40 registers (3 blocks an SM),
+ * the wave opt_bands sizes the bands for. */
 #define CLAHE_OPT_UNROLL 4
 
 /* Counts the 16 bytes of q into the lane copies whose word 0 of bin 0 is at shared address
@@ -118,12 +118,13 @@ __device__ __forceinline__ void clahe_count16(uint4 q, unsigned mbase)
     }
 }
 
-/* PIPE's count of a band inside the image (gray, 16-byte aligned rows, tw % 16 == 0): thread t
- * reads chunk t % n16 of rows rr = t / n16, rr + per, ... (m of them), the row k in slot k % 4 of
- * a ring of 4 registers; the first four are on their way while the counters are zeroed, and a
- * slot is refilled with the row 4 ahead as soon as its chunk is counted, so 3-4 loads stay in
- * flight a thread from the first row to the last (no count phase with none in flight, no
- * remainder read one row at a time). Zeroes the counters and syncs, as the kernel's other paths. */
+/* The pipelined count (F bit 1) of a band inside the image (gray, 16-byte aligned rows, tw a
+ * multiple of 16): thread t reads chunk t % n16 of rows rr = t / n16, rr + per, ... (m of them),
+ * the row k in slot k % 4 of a ring of 4 registers; the first four are on their way while the
+ * counters are zeroed, and a slot is refilled with the row 4 ahead as soon as its chunk is
+ * counted, so 3-4 loads stay in flight a thread from the first row to the last (no count phase
+ * with none in flight, no remainder read one row at a time). Zeroes the counters and syncs, as the
+ * kernel's other paths. */
 __device__ __forceinline__ void clahe_count_piped(const ts_image &in, const clahe_geom &g, int j,
                                                   int r0, int r1, int x0, int n16, int per,
                                                   uint32_t *cnt)
