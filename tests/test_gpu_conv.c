@@ -458,7 +458,8 @@ TEST(gpu_conv_runsum_segments)
  * kernels): every format, the odd sizes, box:3 .. 31 (8-bit: packed and 32-bit row passes), the
  * kernel file of ones whose divisor the multiply-high takes, at the default segments and at
  * heights of one row, under a group, one group and a part, several groups. Under
- * TESSERA_SMALL_ONLY (the sanitizers) fewer ops and heights: still every format and both V. */
+ * TESSERA_SMALL_ONLY (the sanitizers) box:3 and box:17 at the default heights on 1x1 .. 4097x3
+ * (16-bit: 33x17) and at 17 rows on 700x40 (8-bit): still every format and both V. */
 TEST(gpu_conv_runsum_double_buffer)
 {
     TU_GPU_OR_SKIP(dev);
@@ -476,6 +477,8 @@ TEST(gpu_conv_runsum_double_buffer)
     for (int ch = 1; ch <= 4; ch++)
         for (int bytes = 1; bytes <= 2; bytes++) {
             for (int s = 0; s < tu_n_small_sizes && (!small || s < 5); s++) {
+                if (small && bytes == 2 && s != 3)
+                    continue; /* 16-bit (not the candidate's path) on 33x17 alone */
                 ts_image in = tu_random_image(tu_odd_sizes[s][0], tu_odd_sizes[s][1], ch, bytes, &st);
                 for (int f = 0; f < nops; f++)
                     if (check_params(v, &ops[f], &in, params, np)) {
