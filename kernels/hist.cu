@@ -297,7 +297,7 @@ extern "C" int hist_cluster_supports(const ts_job *job)
     if (!job->dev)
         return 1;
     if (hist_opt16_cluster_takes(job))
-        return job->param >= 0 && job->param <= 2 * HIST_MAX_CLUSTER; /* 16 + K: byte partials */
+        return job->param >= 0 && job->param <= HIST_MAX_CLUSTER;
     return job->dev->cc >= 90 && job->dev->cluster_launch && cluster_size_of(job) != 0;
 }
 

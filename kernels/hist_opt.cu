@@ -297,162 +297,6 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
 #endif
 }
 
-/* The fused kernel's end with byte partials (the `cluster` row's job->param 16 + K): after the
- * cluster merge a group of 8 bins whose 8 sums are all below 255 and that no drain touched
- * (every group of a random 8K image: ~8 counts a bin a cluster) is written as 8 bytes; any other
- * group as 8 bytes of 0xFF, its packed words in the word partial and its counts of 4096 (zero or
- * not) in the high partial, so the sum needs no per-cluster flag (one L2 round trip and a block
- * barrier fewer). The sum reads half the bytes the packed partials take, and both loops keep
- * every load of a thread in flight at once: the merge reads its own block's words from its own
- * shared memory (not through the cluster window) and the other ranks' words for up to 4 groups
- * before adding; the sum reads up to 3 clusters a thread (all of them where nc <= 96) before
- * adding. Scratch past opt16_fused_scratch(nc) (whose flags it leaves unused): nc byte
- * partials of 64 KB. */
-#define OPT16_BYTES_ESC 0xFFFFFFFFu
-
-/* opt16_fused_scratch's layout, for the kernel: where the byte partials start. */
-__host__ __device__ __forceinline__ size_t opt16_fused_scratch_dev(unsigned nc)
-{
-    return (size_t)nc * 2 * 65536u * 2 + (((size_t)nc * sizeof(uint32_t) + 255) & ~(size_t)255);
-}
-
-template <class Cluster>
-__device__ __forceinline__ void opt16_fused_bytes_tail(Cluster &cluster, unsigned k, unsigned r, unsigned nc,
-                                                       unsigned c, unsigned drained, uint4 *words4,
-                                                       uint2 *high2, uint32_t *partial,
-                                                       uint32_t *hist)
-{
-    namespace cg = cooperative_groups;
-    constexpr unsigned NW4 = 65536u / 2 / 4, NP = NW4 / 2; /* groups of 8 bins; pairs of groups */
-    constexpr unsigned M = 4, MS = 3; /* groups a thread merges at once; clusters it sums at once */
-    const unsigned T = blockDim.x;
-    const unsigned b = r * NW4 / k, e = (r + 1) * NW4 / k;
-    uint4 *dst = reinterpret_cast<uint4 *>(partial) + (size_t)c * NW4;
-    uint4 *hdst = reinterpret_cast<uint4 *>(partial) + (size_t)(nc + c) * NW4;
-    uint2 *bytes = reinterpret_cast<uint2 *>(reinterpret_cast<unsigned char *>(partial) +
-                                             opt16_fused_scratch_dev(nc));
-    uint2 *bdst = bytes + (size_t)c * NW4;
-    for (unsigned i0 = b + threadIdx.x; i0 < e; i0 += M * T) {
-        uint4 s[M];
-#pragma unroll
-        for (unsigned m = 0; m < M; m++)
-            s[m] = i0 + m * T < e ? words4[i0 + m * T] : make_uint4(0, 0, 0, 0);
-        for (unsigned j = 1; j < k; j++) {
-            const unsigned src = r + j < k ? r + j : r + j - k;
-            const uint4 *w = cluster.map_shared_rank(words4, (int)src);
-            uint4 q[M];
-#pragma unroll
-            for (unsigned m = 0; m < M; m++)
-                q[m] = i0 + m * T < e ? w[i0 + m * T] : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (unsigned m = 0; m < M; m++)
-                s[m].x += q[m].x, s[m].y += q[m].y, s[m].z += q[m].z, s[m].w += q[m].w;
-        }
-#pragma unroll
-        for (unsigned m = 0; m < M; m++) {
-            const unsigned i = i0 + m * T;
-            if (i >= e)
-                break;
-            /* the group's counts of 4096 (drains happened in the cluster: a uniform branch) */
-            uint4 h = make_uint4(0, 0, 0, 0);
-            if (drained)
-#pragma unroll 1
-                for (unsigned j = 0; j < k; j++) { /* bytes to 16-bit lanes, in bin order: k x 255 < 65536 */
-                    const uint2 t = cluster.map_shared_rank(high2, (int)j)[i];
-                    h.x += __byte_perm(t.x, 0, 0x4140), h.y += __byte_perm(t.x, 0, 0x4342);
-                    h.z += __byte_perm(t.y, 0, 0x4140), h.w += __byte_perm(t.y, 0, 0x4342);
-                }
-            /* bytes where the fields are below 255 and nothing was drained, in bin order */
-            const uint2 lo = make_uint2(__byte_perm(s[m].x, s[m].y, 0x6420), __byte_perm(s[m].z, s[m].w, 0x6420));
-            const bool small = ((s[m].x | s[m].y | s[m].z | s[m].w) & 0xFF00FF00u) == 0 &&
-                               (__vcmpeq4(lo.x, OPT16_BYTES_ESC) | __vcmpeq4(lo.y, OPT16_BYTES_ESC)) == 0 &&
-                               (h.x | h.y | h.z | h.w) == 0;
-            bdst[i] = small ? lo : make_uint2(OPT16_BYTES_ESC, OPT16_BYTES_ESC);
-            if (!small) /* an escaped group: its words and its high counts (zero or not) */
-                dst[i] = s[m], hdst[i] = h;
-        }
-    }
-    /* no block reuses its shared memory (below) while another of its cluster may still read it */
-    cluster.sync();
-    cg::this_grid().sync();
-
-    /* Block g: the pairs of groups [pb, pe), 32 at a time; thread (lane = warp, col = lane of the
-     * warp) sums the clusters lane, lane + 32, ... of pair pb + col: a warp reads 512 contiguous
-     * bytes of one cluster. The 32 lanes' sums meet in shared memory (swizzled 16-byte stores:
-     * no bank conflict), then thread (col, x) sums bin 16 (pb + col) + x. */
-    const unsigned G = gridDim.x, g = blockIdx.x;
-    const unsigned pb = (unsigned)((size_t)g * NP / G), pe = (unsigned)((size_t)(g + 1) * NP / G);
-    const unsigned col = threadIdx.x & 31, lane = threadIdx.x >> 5, lanes = T >> 5;
-    uint4 *red4 = hist_smem<uint4>();               /* [lanes][32][4] */
-    const uint32_t *red = hist_smem<uint32_t>();
-    const uint4 *bytes4 = reinterpret_cast<const uint4 *>(bytes);
-    const uint4 *part4 = reinterpret_cast<const uint4 *>(partial);
-    for (unsigned base = pb; base < pe; base += 32) {
-        const unsigned p = base + col;
-        uint32_t a[16];
-#pragma unroll
-        for (int x = 0; x < 16; x++)
-            a[x] = 0; /* < 2^31: the image's pixels */
-        if (p < pe)
-            for (unsigned c0 = lane; c0 < nc; c0 += MS * lanes) {
-                uint4 q[MS];
-#pragma unroll
-                for (unsigned m = 0; m < MS; m++) {
-                    const unsigned cc = c0 + m * lanes;
-                    q[m] = cc < nc ? bytes4[(size_t)cc * NP + p] : make_uint4(0, 0, 0, 0);
-                }
-#pragma unroll
-                for (unsigned m = 0; m < MS; m++) {
-                    const unsigned cc = c0 + m * lanes;
-                    /* an escaped group adds its packed words instead of its bytes; the word and
-                     * high loads of one cluster are in flight together */
-                    const bool e0 = q[m].x == OPT16_BYTES_ESC, e1 = q[m].z == OPT16_BYTES_ESC;
-                    const uint32_t v[4] = {e0 ? 0u : q[m].x, e0 ? 0u : q[m].y, e1 ? 0u : q[m].z,
-                                           e1 ? 0u : q[m].w};
-#pragma unroll
-                    for (int y = 0; y < 4; y++) {
-                        a[y] += __byte_perm(v[0], 0, 0x4440 + y), a[4 + y] += __byte_perm(v[1], 0, 0x4440 + y);
-                        a[8 + y] += __byte_perm(v[2], 0, 0x4440 + y), a[12 + y] += __byte_perm(v[3], 0, 0x4440 + y);
-                    }
-                    if (e0 || e1) { /* cc < nc: q is zero past the clusters */
-                        const uint4 *wp = part4 + (size_t)cc * NW4 + 2 * p;
-                        const uint4 *tp = part4 + (size_t)(nc + cc) * NW4 + 2 * p;
-                        const uint4 z = make_uint4(0, 0, 0, 0);
-                        const uint4 w[2] = {e0 ? wp[0] : z, e1 ? wp[1] : z};
-                        const uint4 t[2] = {e0 ? tp[0] : z, e1 ? tp[1] : z};
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            a[8 * h + 0] += (w[h].x & 0xFFFFu) + ((t[h].x & 0xFFFFu) << 12);
-                            a[8 * h + 1] += (w[h].x >> 16) + ((t[h].x >> 16) << 12);
-                            a[8 * h + 2] += (w[h].y & 0xFFFFu) + ((t[h].y & 0xFFFFu) << 12);
-                            a[8 * h + 3] += (w[h].y >> 16) + ((t[h].y >> 16) << 12);
-                            a[8 * h + 4] += (w[h].z & 0xFFFFu) + ((t[h].z & 0xFFFFu) << 12);
-                            a[8 * h + 5] += (w[h].z >> 16) + ((t[h].z >> 16) << 12);
-                            a[8 * h + 6] += (w[h].w & 0xFFFFu) + ((t[h].w & 0xFFFFu) << 12);
-                            a[8 * h + 7] += (w[h].w >> 16) + ((t[h].w >> 16) << 12);
-                        }
-                    }
-                }
-            }
-        const unsigned sw = (col >> 1) & 3;
-#pragma unroll
-        for (unsigned j = 0; j < 4; j++)
-            red4[(lane * 32 + col) * 4 + (j ^ sw)] = make_uint4(a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]);
-        __syncthreads();
-        for (unsigned t = threadIdx.x; t < 32 * 16; t += T) { /* thread (cl, x): bin 16 (base + cl) + x */
-            const unsigned cl = t >> 4, x = t & 15;
-            const unsigned off = cl * 16 + 4 * ((x >> 2) ^ ((cl >> 1) & 3)) + (x & 3);
-            if (base + cl < pe) {
-                uint32_t sum = 0;
-                for (unsigned l = 0; l < lanes; l++)
-                    sum += red[l * 32 * 16 + off];
-                hist[16 * (base + cl) + x] = sum;
-            }
-        }
-        __syncthreads();
-    }
-}
-
 /* The same count and merge in one kernel that also writes the histogram, so no memset before it
  * and no reduce kernel after it (sm_90, a cooperative launch of clusters): the drains move
  * counts to a byte a bin in shared memory (in units of 4096) instead of to global memory, so
@@ -461,7 +305,7 @@ __device__ __forceinline__ void opt16_fused_bytes_tail(Cluster &cluster, unsigne
  * then block g sums its 1/G of the bins over every cluster's partials (the high ones only where
  * a drain of that cluster moved counts) and stores them. Needs every bin of a block below
  * 256 x 4096 counts (opt16_fused_fits). Scratch: nc packed partials, nc high partials, nc flags. */
-template <int CH, bool LUMA, bool BYTES>
+template <int CH, bool LUMA>
 __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
     hist_opt16_fused_kernel(ts_image im, HistUnits units, bool vec, uint32_t *hist, uint32_t *partial)
 {
@@ -479,10 +323,6 @@ __global__ void __launch_bounds__(HIST_OPT16_THREADS, 1)
     unsigned drained = 0;
     for (unsigned j = 0; j < k; j++)
         drained |= *cluster.map_shared_rank(opt16_drained_flag(65536u), (int)j);
-    if constexpr (BYTES) {
-        opt16_fused_bytes_tail(cluster, k, r, nc, c, drained, words4, high2, partial, hist);
-        return;
-    }
     const unsigned b = r * NW4 / k, e = (r + 1) * NW4 / k;
     uint4 *dst = reinterpret_cast<uint4 *>(partial) + (size_t)c * NW4;
     uint4 *hdst = reinterpret_cast<uint4 *>(partial) + (size_t)(nc + c) * NW4;
@@ -612,13 +452,7 @@ static bool opt16_fused_fits(unsigned walked, unsigned blocks, int pix)
 /* Its scratch for nc clusters: nc packed partials, nc high partials (128 KB each), nc flags. */
 static size_t opt16_fused_scratch(unsigned nc)
 {
-    return opt16_fused_scratch_dev(nc);
-}
-
-/* The same with the byte partials (64 KB a cluster) after it. */
-static size_t opt16_fused_bytes_scratch(unsigned nc)
-{
-    return opt16_fused_scratch(nc) + (size_t)nc * 65536u;
+    return (size_t)nc * 2 * 65536u * 2 + hist_round256((size_t)nc * sizeof(uint32_t));
 }
 
 static int plan_of(const ts_job *job, hist_plan *p)
@@ -636,7 +470,6 @@ struct OptCount {
     size_t extra_bytes;
     hist_plan plan;
     int cluster_k; /* 16-bit: 0 per-block partials (any GPU), else clusters of this many (sm_90) */
-    bool bytes_tail; /* the fused kernel with byte partials (opt16_fused_bytes_tail) */
 
     /* Blocks per slice: resident ones, no more than the units need, at most `cap`. */
     ts_status grid(const void *k, unsigned units, int cap, int *per_slice)
@@ -738,8 +571,7 @@ struct OptCount {
     {
         *ran = false;
         HistUnits u = hist_units<2, CH>(job->in);
-        void (*kernel)(ts_image, HistUnits, bool, uint32_t *, uint32_t *) =
-            bytes_tail ? hist_opt16_fused_kernel<CH, L, true> : hist_opt16_fused_kernel<CH, L, false>;
+        void (*kernel)(ts_image, HistUnits, bool, uint32_t *, uint32_t *) = hist_opt16_fused_kernel<CH, L>;
         const int k = cluster_k;
         const size_t smem = HIST_OPT16_FUSED_SMEM;
         int coop = 0;
@@ -761,7 +593,7 @@ struct OptCount {
         nc = nc < 1 ? 1 : nc;
         const unsigned g = nc * (unsigned)k;
         if (!opt16_fused_fits(u.walked(), g, HistUnit<2, CH>::PIX) || !extra ||
-            extra_bytes < (bytes_tail ? opt16_fused_bytes_scratch(nc) : opt16_fused_scratch(nc)))
+            extra_bytes < opt16_fused_scratch(nc))
             return TS_OK;
         attr[1] = cudaLaunchAttribute{};
         attr[1].id = cudaLaunchAttributeCooperative;
@@ -829,7 +661,7 @@ static size_t opt_partial_bytes(const ts_job *job, const hist_plan *p)
 
 static ts_status opt_count(const ts_job *job, uint32_t *d_hist, void *extra, size_t extra_bytes)
 {
-    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, 0, false};
+    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, 0};
     if (!plan_of(job, &op.plan))
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
     if (opt16_clusters(job, &op.plan))
@@ -850,23 +682,16 @@ extern "C" int hist_opt16_cluster_takes(const ts_job *job)
     return default_plan(job, &p) && opt16_clusters(job, &p);
 }
 
-/* The `cluster` row's job->param past HIST_MAX_CLUSTER: 16 + K is clusters of K with the byte
- * partials (opt16_fused_bytes_tail). */
 extern "C" size_t hist_opt16_cluster_partial_bytes(const ts_job *job)
 {
     hist_plan p;
-    if (!default_plan(job, &p))
-        return 0;
-    return job->param > HIST_MAX_CLUSTER ? opt16_fused_bytes_scratch((unsigned)p.blocks)
-                                         : opt16_fused_scratch((unsigned)p.blocks);
+    return default_plan(job, &p) ? opt16_fused_scratch((unsigned)p.blocks) : 0;
 }
 
 extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
                                               size_t extra_bytes, int k)
 {
-    const bool bytes_tail = k > HIST_MAX_CLUSTER;
-    k = bytes_tail ? k - HIST_MAX_CLUSTER : k;
-    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, k, bytes_tail};
+    OptCount op = {job, d_hist, extra, extra_bytes, {0, 0, 0, 0, 0, 0}, k};
     if (!default_plan(job, &op.plan) || !opt16_clusters(job, &op.plan) || k < 1 || k > HIST_MAX_CLUSTER)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist: packed 16-bit counters in clusters of %d blocks "
                        "need one histogram of 65536 bins, sm_90 and 1..%d blocks", k, HIST_MAX_CLUSTER);
