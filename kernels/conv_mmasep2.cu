@@ -42,7 +42,7 @@
  * block instead of 2 NT STG.U16. The border strips keep the 2-byte stores (their rows end
  * anywhere).
  *
- * Strips: job->param output rows (a multiple of 8; SEP2_SH by default). A strip of S rows reads
+ * Strips: job->param output rows (a multiple of 8; sep2_default_sh by default). A strip of S rows reads
  * S + 8 input rows (whole blocks), so short strips read more, but they spread better over the SMs.
  *
  * Variant `mmasep2b`: the loads. A warp's ring row is samples base - 16 .. base + 16 NT + 15, 160
@@ -72,8 +72,10 @@
 #define SEP2_SMEM(W, NT) ((MMA_WARPS / (W)) * SEP2_NB * 8 * SEP2_RB(W, NT) + MMA_WARPS * 8 * SEP2_SP(NT))
 #define SEP2_HSCALE 32768.0f      /* 2^15: the row factors' scale */
 #define SEP2_UNSCALE 512.0f       /* 2^24 / 2^15: the inputs' 2^-24 and the row factors' 2^15 */
-constexpr int SEP2_SH = 32;       /* output rows a strip (default; job->param overrides): 32 ran
-                                   * 2% faster than 64 and 8% than 128 at 8K RGB8 */
+/* output rows a strip by default (job->param overrides): for one ring a warp 32 (shorter strips
+ * spread better; 64 and 128 measured slower at 8K RGB8), for one ring a block 64 (its strips are
+ * 4 times as wide, fewer of them: 64 measured faster than 32 at 8K RGB8, gauss:5 and gauss:7) */
+template <int W> constexpr int sep2_default_sh() { return W == 1 ? 32 : 64; }
 
 /* Row factor of tile sample 16 (s - 1) + j (chunk s of the three) for the tile's output x, as FP16
  * bits, scaled by 2^15. */
@@ -295,7 +297,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS)
 #endif
 }
 
-/* One launch: strips of sh output rows (job->param, or SEP2_SH); W = 1: a block per MMA_WARPS
+/* One launch: strips of sh output rows (job->param, or sep2_default_sh); W = 1: a block per MMA_WARPS
  * strips, W = MMA_WARPS: a block per MMA_WARPS strips side by side. */
 template <int K, int CH, int EPI, int W> static ts_status sep2_launch(const ts_job *job, const conv_params &p)
 {
@@ -305,7 +307,7 @@ template <int K, int CH, int EPI, int W> static ts_status sep2_launch(const ts_j
     if (st != TS_OK)
         return st;
     constexpr int SEG = 16 * SEP2_NT * W;
-    const int sh = job->param > 0 ? job->param : SEP2_SH, nsx = (p.wch + SEG - 1) / SEG;
+    const int sh = job->param > 0 ? job->param : sep2_default_sh<W>(), nsx = (p.wch + SEG - 1) / SEG;
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     if (ntasks > INT_MAX)
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep2: %lld strips", ntasks);

@@ -80,12 +80,12 @@ static const ts_variant table[] = {
     {.family = TS_FAM_CONV, .name = "mmasep2", .min_cc = 80, .auto_rank = 0,
      .why = "mmasep with the column factors on the tensor cores too: the row pass's accumulators "
             "are the column pass's A fragments, no FMAs an output; output blocks staged in shared "
-            "memory and stored as whole sectors (not auto until measured faster than mmasep)",
+            "memory and stored as whole sectors (a rung: mmasep2b takes the same jobs faster)",
      .supports = conv_mmasep2_supports, .run = conv_mmasep2},
-    {.family = TS_FAM_CONV, .name = "mmasep2b", .min_cc = 80, .auto_rank = 0,
+    {.family = TS_FAM_CONV, .name = "mmasep2b", .min_cc = 80, .auto_rank = 11,
      .why = "mmasep2 with one input ring a block: its 4 warps' strips side by side share each row "
             "and its halos (a block barrier a step), 18 sectors read a row of 512 outputs instead "
-            "of 24 (not auto until measured)",
+            "of 24 (param: strip rows, 64 by default)",
      .supports = conv_mmasep2_supports, .run = conv_mmasep2b},
     {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
      .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
