@@ -16,14 +16,15 @@
  *           four LUT bytes a pixel blends, packed in one u32 per value). The gray blend then takes
  *           a strip of columns by a band of rows a block (clahe_blend_fma_kernel: the strip's
  *           cells in shared memory, one load a pixel, each byte-weight product one permute and one
- *           FFMA), launched as a dependent of the histogram kernel on sm_90 so that its start
- *           overlaps that kernel's tail; colour reads the cell entry from L2, one pixel a thread.
- *           job->param: F * 100 + the blend's pixels a thread (8 or 16; 0: by width); F's bits
- *           (candidates, off by default): 1 the pipelined count (clahe_tile_opt_kernel's F & 1),
- *           2 the launches overlapped further: the histograms zeroed by a kernel the histogram
- *           kernel is a dependent of (no memset), the blend's row table built before its wait
- *           (clahe_blend_fma_kernel's E & 1); 4 an L2 prefetch of the blend block's band before
- *           its wait, with the row table there too (E = 3).
+ *           FFMA); colour reads the cell entry from L2, one pixel a thread. The launches overlap
+ *           (sm_90, programmatic dependents): the histograms are zeroed by clahe_zero_kernel, of
+ *           which the histogram kernel is a dependent (it waits before its first global write, so
+ *           the zeroing and the launch between them overlap its count), and the gray blend is a
+ *           dependent of the histogram kernel that builds its row table before its wait (its start
+ *           overlaps that kernel's tail; clahe_blend_fma_kernel's E = 1). 8K gray8 0.0532 ms
+ *           against 0.0561 with a memset and the blend's set-up after its wait (H100, 2026-11-27).
+ *           job->param: F * 100 + the blend's pixels a thread (8 or 16; 0: by width); F 1 (a
+ *           candidate, off by default): the pipelined count (clahe_tile_opt_kernel's F & 1; gray).
  */
 #include "clahe_common.cuh"
 #include "variants.h"
@@ -99,10 +100,10 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
  * F bit 1, the pipelined count (gray, read row-wise; clahe_count_piped): a thread's rows in a
  * rolling ring of 4 registers, the first 4 loads issued before the counters are zeroed, each
  * chunk's slot refilled with the row 4 ahead as soon as it is counted: 3-4 loads in flight a
- * thread all along (no count phase with none, no remainder read one at a time). F bit 2: the
- * histograms are zeroed by clahe_zero_kernel, launched before this kernel, which is its dependent:
- * it waits for that kernel before its first global write (the adds after the count), so the
- * zeroing and the launch between the two overlap the count. At most 40 registers (3 blocks an SM),
+ * thread all along (no count phase with none, no remainder read one at a time). The histograms
+ * are zeroed by clahe_zero_kernel, launched before this kernel, which is its dependent: it waits
+ * for that kernel before its first global write (the adds after the count), so the zeroing and
+ * the launch between the two overlap the count. At most 40 registers (3 blocks an SM),
  * the wave opt_bands sizes the bands for. */
 #define CLAHE_OPT_UNROLL 4
 
@@ -160,7 +161,7 @@ __device__ __forceinline__ void clahe_count_piped(const ts_image &in, const clah
     }
 }
 
-/* F bit 2's zeroing of the tiles' histograms and tickets: releases its dependent at once. */
+/* The zeroing of the tiles' histograms and tickets: releases its dependent at once. */
 __global__ void __launch_bounds__(256) clahe_zero_kernel(uint32_t *p, unsigned n)
 {
     clahe_release_dependents();
@@ -261,8 +262,7 @@ __global__ void __launch_bounds__(CLAHE_OPT_THREADS, 3)
                                             x0, [&](unsigned v) { atomicAdd(&mine[v * 32], 1u); });
         }
     }
-    if (F & 2)
-        clahe_wait_primary(); /* the zeroing of hist and count is done and visible */
+    clahe_wait_primary(); /* the zeroing of hist and count is done and visible */
     __syncthreads();
     uint32_t *gh = hist + (size_t)tile * 256;
     for (int b = threadIdx.x; b < 256; b += blockDim.x) {
@@ -305,7 +305,7 @@ struct NaiveRun {
         LAUNCH_CHECK("clahe_hist_naive_kernel");
         clahe_lut_kernel<<<tiles, CLAHE_LUT_THREADS, 0, st>>>(g, s.hist, s.lut);
         LAUNCH_CHECK("clahe_lut_kernel");
-        ClaheApply a = {job, g, s.lut, NULL, 0, false, 0};
+        ClaheApply a = {job, g, s.lut, NULL, 0, false, false};
         return a.run<T, CH>();
     }
 };
@@ -325,7 +325,7 @@ struct SharedRun {
             return r;
         k<<<g.tx * g.ty, CLAHE_LUT_THREADS, smem, st>>>(job->in, g, slice, s.hist, s.lut);
         LAUNCH_CHECK("clahe_tile_shared_kernel");
-        ClaheApply a = {job, g, s.lut, NULL, 0, false, 0};
+        ClaheApply a = {job, g, s.lut, NULL, 0, false, false};
         return a.run<T, CH>();
     }
 };
@@ -354,44 +354,34 @@ struct OptRun {
         if (sizeof(T) != 1)
             return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit only");
         cudaStream_t st = (cudaStream_t)job->stream;
-        const int flags = job->param / 100;
         void (*k)(ts_image, clahe_geom, int, uint32_t *, uint32_t *, uint16_t *, void *) =
-            (flags & 3) == 0   ? clahe_tile_opt_kernel<CH, 0>
-            : (flags & 3) == 1 ? clahe_tile_opt_kernel<CH, CH == 1 ? 1 : 0>
-            : (flags & 3) == 2 ? clahe_tile_opt_kernel<CH, 2>
-                               : clahe_tile_opt_kernel<CH, CH == 1 ? 3 : 2>;
+            job->param / 100 == 1 ? clahe_tile_opt_kernel<CH, CH == 1 ? 1 : 0>
+                                  : clahe_tile_opt_kernel<CH, 0>;
         int tiles = g.tx * g.ty, bands = 1;
         ts_status r = opt_bands(g, job->dev, (const void *)k, &bands);
         if (r != TS_OK)
             return r;
-        if (!(flags & 2)) {
-            CUDA_TRY(cudaMemsetAsync(s.hist, 0, clahe_hist_bytes(g), st));
-            k<<<tiles * bands, CLAHE_OPT_THREADS, CLAHE_OPT_SMEM, st>>>(job->in, g, bands, s.hist,
-                                                                       s.count, s.lut, s.cells);
-            LAUNCH_CHECK("clahe_tile_opt_kernel");
-        } else { /* the zeroing as a kernel this one is a dependent of */
-            const unsigned n = (unsigned)(clahe_hist_bytes(g) / sizeof(uint32_t));
-            clahe_zero_kernel<<<gpu_div_up(n, 256), 256, 0, st>>>(s.hist, n);
-            LAUNCH_CHECK("clahe_zero_kernel");
-            void *args[] = {(void *)&job->in, (void *)&g,       (void *)&bands, (void *)&s.hist,
-                            (void *)&s.count, (void *)&s.lut, (void *)&s.cells};
-            cudaLaunchConfig_t cfg = {};
-            cudaLaunchAttribute attr[1];
-            cfg.gridDim = dim3((unsigned)(tiles * bands));
-            cfg.blockDim = dim3(CLAHE_OPT_THREADS);
-            cfg.dynamicSmemBytes = CLAHE_OPT_SMEM;
-            cfg.stream = st;
-            if (clahe_pdl_ok((const void *)k, job->dev)) {
-                attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                attr[0].val.programmaticStreamSerializationAllowed = 1;
-                cfg.attrs = attr;
-                cfg.numAttrs = 1;
-            }
-            CUDA_TRY(cudaLaunchKernelExC(&cfg, (const void *)k, args));
-            LAUNCH_CHECK("clahe_tile_opt_kernel");
+        /* the zeroing as a kernel this one is a dependent of */
+        const unsigned n = (unsigned)(clahe_hist_bytes(g) / sizeof(uint32_t));
+        clahe_zero_kernel<<<gpu_div_up(n, 256), 256, 0, st>>>(s.hist, n);
+        LAUNCH_CHECK("clahe_zero_kernel");
+        void *args[] = {(void *)&job->in, (void *)&g,       (void *)&bands, (void *)&s.hist,
+                        (void *)&s.count, (void *)&s.lut, (void *)&s.cells};
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr[1];
+        cfg.gridDim = dim3((unsigned)(tiles * bands));
+        cfg.blockDim = dim3(CLAHE_OPT_THREADS);
+        cfg.dynamicSmemBytes = CLAHE_OPT_SMEM;
+        cfg.stream = st;
+        if (clahe_pdl_ok((const void *)k, job->dev)) {
+            attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[0].val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
         }
-        ClaheApply a = {job, g, s.lut, s.cells, job->param % 100, true,
-                        (flags & 4) ? 3 : (flags & 2) ? 1 : 0};
+        CUDA_TRY(cudaLaunchKernelExC(&cfg, (const void *)k, args));
+        LAUNCH_CHECK("clahe_tile_opt_kernel");
+        ClaheApply a = {job, g, s.lut, s.cells, job->param % 100, true, true};
         return a.run<T, CH>();
     }
 };
@@ -436,11 +426,10 @@ extern "C" ts_status clahe_opt(const ts_job *job)
     if (!clahe_opt_supports(job))
         return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: 8-bit images only");
     const int px = job->param % 100, flags = job->param / 100;
-    if (job->param < 0 || (px != 0 && px != 8 && px != 16) || flags > 7)
+    if (job->param < 0 || (px != 0 && px != 8 && px != 16) || flags > 1)
         return ts_fail(TS_ERR_UNSUPPORTED, "clahe opt: the parameter is F * 100 + the blend's pixels "
-                       "a thread (8 or 16; 0: by width), F's bits 1: the pipelined count, 2: the "
-                       "zeroing kernel and the blend's set-up before its wait, 4: an L2 prefetch "
-                       "of the blend's band; not %d", job->param);
+                       "a thread (8 or 16; 0: by width), F 1: the pipelined count; not %d",
+                       job->param);
     clahe_geom g = clahe_geom_of(job);
     OptRun r = {job, g, clahe_bufs_of(job, g, 1, 1)};
     return clahe_dispatch(job->in, r);

@@ -115,24 +115,9 @@ __device__ __forceinline__ unsigned clahe_fma_word(unsigned p, const unsigned *b
     return __byte_perm(__byte_perm(q[0], q[1], 0x0040u), __byte_perm(q[2], q[3], 0x0040u), 0x5410u);
 }
 
-/* L2 prefetch of bytes [a, b) of global memory, inside them (16-byte aligned pieces; sm_90). */
-__device__ __forceinline__ void clahe_prefetch_l2(const unsigned char *a, const unsigned char *b)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const size_t lo = ((size_t)a + 15) & ~(size_t)15, hi = (size_t)b & ~(size_t)15;
-    if (hi > lo)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"((unsigned)(hi - lo))
-                     : "memory");
-#else
-    (void)a;
-    (void)b;
-#endif
-}
-
-/* E (candidates; 0 is the default): bit 1 builds the row table and its segments before the wait
- * (they need nothing the histogram kernel writes; a block resident early does it while that
- * kernel drains), bit 2 also prefetches the block's band of the image into L2 there, one bulk
- * prefetch a row. */
+/* E 1 (opt, launched as a dependent) builds the row table and its segments before the wait (they
+ * need nothing the histogram kernel writes; a block resident early does it while that kernel
+ * drains); E 0 (cluster, launched after its histogram kernel) stages the cells first. */
 template <int PX, int R, int MB, int E>
 static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, MB)
     clahe_blend_fma_kernel(ts_image in, ts_image out, clahe_geom g, const uint32_t *cells, int rows,
@@ -161,16 +146,12 @@ static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, MB)
             ((uint4 *)win)[e] = ((const uint4 *)(cells + ((size_t)(cy0 + cy) * cw + cx0) * 256))[rest];
         }
     };
-    if (!(E & 1))
+    if (!E)
         stage();
     for (int r = threadIdx.x; r < n; r += blockDim.x) {
         clahe_axis ay = clahe_axis_of(y0 + r, g.inv_th, g.ty);
         rt[r] = make_int4(__float_as_int(ay.a), __float_as_int(__fsub_rn(1.0f, ay.a)),
                           (ay.cell - cy0) * ncx * 1024, 0);
-        if (E & 2) {
-            const unsigned char *row = (const unsigned char *)clahe_row<uint8_t>(in, y0 + r);
-            clahe_prefetch_l2(row + (size_t)c0 * PX, row + (c1 * PX < g.w ? c1 * PX : g.w));
-        }
     }
     __syncthreads();
     if (threadIdx.x == 0) /* cells only grow down the band: a segment ends where its cell row does */
@@ -179,7 +160,7 @@ static __global__ void __launch_bounds__(CLAHE_BAND_THREADS, MB)
                 end = r + 1;
             rt[r].w = end;
         }
-    if (E & 1) /* the window lies before the row table: thread 0 and the others write apart */
+    if (E) /* the window lies before the row table: thread 0 and the others write apart */
         stage();
     __syncthreads();
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(win);

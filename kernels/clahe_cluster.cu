@@ -231,7 +231,7 @@ struct ClusterRun {
         /* the plain LUTs only where the blend reads them (no cells) */
         uint16_t *lut = s.cells ? NULL : s.lut;
         CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, job->in, g, k, lut, s.cells));
-        ClaheApply a = {job, g, s.lut, s.cells, 0, false, 0};
+        ClaheApply a = {job, g, s.lut, s.cells, 0, false, false};
         return a.run<T, CH>();
     }
 };

@@ -385,18 +385,16 @@ struct ClaheApply {
     const void *cells;
     int px;
     bool pdl; /* launch the strip blend as a dependent of the kernel before it (sm_90) */
-    int early; /* the strip blend's E: 0 (default), 1 or 3 (clahe_blend_fma_kernel) */
+    bool early; /* the strip blend's E: its row table before its wait (clahe_blend_fma_kernel) */
     template <class T, int CH> ts_status run()
     {
         if (cells && sizeof(T) == 1 && CH == 1) {
             if (px == 16 || (px == 0 && g.w >= 16 * CLAHE_BAND_THREADS))
-                return band(early == 3   ? (const void *)clahe_blend_fma_kernel<16, 2, 2, 3>
-                            : early == 1 ? (const void *)clahe_blend_fma_kernel<16, 2, 2, 1>
-                                         : (const void *)clahe_blend_fma_kernel<16, 2, 2, 0>,
+                return band(early ? (const void *)clahe_blend_fma_kernel<16, 2, 2, 1>
+                                  : (const void *)clahe_blend_fma_kernel<16, 2, 2, 0>,
                             16);
-            return band(early == 3   ? (const void *)clahe_blend_fma_kernel<8, 4, 3, 3>
-                        : early == 1 ? (const void *)clahe_blend_fma_kernel<8, 4, 3, 1>
-                                     : (const void *)clahe_blend_fma_kernel<8, 4, 3, 0>,
+            return band(early ? (const void *)clahe_blend_fma_kernel<8, 4, 3, 1>
+                              : (const void *)clahe_blend_fma_kernel<8, 4, 3, 0>,
                         8);
         }
         return generic<T, CH>();

@@ -199,9 +199,10 @@ static const ts_variant table[] = {
     {.family = TS_FAM_CLAHE, .name = "opt", .min_cc = 75, .auto_rank = 4,
      .why = "8-bit: a tile counted by one wave of bands into lane copies (conflict-free), the last "
             "block builds the LUT into packed cells; gray blends strips by bands of rows, one "
-            "shared-memory load and four permute+FFMA products a pixel, launched as a dependent "
-            "(param: F * 100 + pixels a thread, 8 or 16; F's bits, candidates: 1 pipelined count, "
-            "2 zeroing kernel + blend set-up before its wait, 4 L2 prefetch of the blend's band)",
+            "shared-memory load and four permute+FFMA products a pixel; the launches overlapped "
+            "(a zeroing kernel, the count and the blend each the one before's dependent, the "
+            "blend's set-up before its wait) (param: F * 100 + pixels a thread, 8 or 16; F 1, a "
+            "candidate: the pipelined count)",
      .supports = clahe_opt_supports, .scratch = clahe_scratch, .run = clahe_opt},
 #endif
 };
