@@ -7,14 +7,14 @@
  * all) and walks a segment of rows down it, G rows at a time:
  *   - column pass: each thread keeps the column sums of its 4 samples in registers and moves them
  *     down a row by adding the entering input row (y + r) and subtracting the leaving one
- *     (y - r - 1, read K + 1 rows earlier by this block). 8-bit input on 16-byte aligned rows (sm_80)
- *     takes the pair path below (RGBA at K >= 17 the ring path): the rows come through a cp.async
+ *     (y - r - 1, read K + 1 rows earlier by this block). 8-bit input on 16-byte aligned rows
+ *     (sm_80) takes the pair path below (RGB at K <= 25 with the multiply-high rounding its
+ *     double-buffered kernel, RGBA at K >= 17 the ring path): the rows come through a cp.async
  *     ring in shared memory, one group ahead; 16-bit and unaligned rows load from global memory,
  *     a group's 2G loads issued one group ahead, during the row pass of the group before. 8-bit
- *     sums are packed two to a register (16-bit lanes:
- *     K * 255 < 2^16, and a lane never borrows, its sum holding the leaving sample), so a word of
- *     4 samples costs two adds; the G rows of sums go to shared memory (u16 for 8-bit input, else
- *     u32) with one 8- or 16-byte store;
+ *     sums are packed two to a register (16-bit lanes: K * 255 < 2^16, and a lane never borrows,
+ *     its sum holding the leaving sample), so a word of 4 samples costs two adds; the G rows of
+ *     sums go to shared memory (u16 for 8-bit input, else u32) with one 8- or 16-byte store;
  *   - row pass: a thread takes 16 consecutive pixels (8 on RGBA) of one buffered row (all colour
  *     channels) and slides a window of K column sums along them: one add and one subtract an
  *     output after the first window, every shared-memory offset a compile-time constant from two
@@ -531,15 +531,19 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
  * flight, 3 blocks an SM on RGB): 8K RGB8 box:15 0.1980 -> 0.1635 ms, box:3 0.1822 -> 0.1507,
  * gray8 box:15 0.0668 -> 0.0564 (tools/results/nvidia-h100-box-2026-11-27b.md).
  *
- * Double-buffered candidate (DB, job->param 512 or 768 + segment rows, rp_variant; packed and 32-bit
- * row passes): two column-sum buffers, so a group of rows costs one barrier, not two: after it,
- * the column pass of group n fills one buffer while the row pass of group n - 1 reads the other
- * (each warp does both, so the warps of a block no longer wait at a barrier between the two
+ * Double-buffered (DB: RGB at K <= RP_DB_KMAX, the multiply-high rounding, packed and 32-bit row
+ * passes; rs_pick): two column-sum buffers, so a group of rows costs one barrier, not two: after
+ * it, the column pass of group n fills one buffer while the row pass of group n - 1 reads the
+ * other (each warp does both, so the warps of a block no longer wait at a barrier between the two
  * phases), and one more turn passes the last group's rows alone. The ring is unchanged (the
  * column pass reads only its own group's slots, the copies of group n + 1 overwrite those of
  * group n - 1). A pad after each buffer keeps a partial run's reads past its last pair row off the
- * other buffer. V = 1 keeps the shapes (RGB: 2 blocks an SM, the two buffers and the ring 89 KB at
- * K = 15); V = 2 takes RGB in groups of 8 rows (3 blocks an SM, 65 KB, 160 row-pass jobs). */
+ * other buffer. RGB in groups of 8 rows (160 row-pass jobs) keeps 3 blocks an SM (65 KB at
+ * K = 15); in the single buffer's 12 rows (2 blocks an SM, 89 KB) it lost everywhere but
+ * box:31 (1.8%). Against the single buffer, 8K RGB8: box:3 0.1486 -> 0.1297 ms, box:15 0.1630
+ * -> 0.1448, box:31 0.2092 -> 0.2137 (both at 2 blocks an SM there: RP_DB_KMAX). On gray8 and
+ * RGBA8 (their own shapes) it was slower (box:15 0.0559 -> 0.0597 ms, 0.2369 -> 0.2450): they
+ * keep the single buffer (tools/results/nvidia-h100-box-2026-11-27b.md). */
 enum { RP_GEN = 0, RP_WIDE = 1, RP_PACK = 2 };
 
 /* The multiply-high rounding: m = ceil(2^32 / d), bias (d - 1) / 2 (d = 1: m = 2^32 - 1, bias 1,
@@ -553,7 +557,7 @@ static int rp_rows(int k, int g) { return 2 * g + k; }
 /* the buffer's pad: a strip's last partial run slides past the staged samples (reads unused) */
 #define RP_PAD 64
 #define RP_BP 1029 /* pair-row pitch, words: odd (the banks, above) */
-/* NB column-sum buffers: 1, or 2 (the double-buffered candidate, rp_variant) */
+/* NB column-sum buffers: 1, or 2 (double-buffered) */
 static size_t rp_smem(int k, int g, int nb)
 {
     return (size_t)rp_rows(k, g) * RS_NS + (size_t)nb * (g / 2 * RP_BP + RP_PAD) * 4;
@@ -564,10 +568,18 @@ static size_t rp_smem(int k, int g, int nb)
  * on one bank: a run's RUN * CH words put warp neighbours 8 or 16 banks apart, the pair rows
  * 5 apart (G = 16 on RGBA: 8 pair rows for its 2 run offsets). The fastest of the shapes measured
  * at 8K (tools/results/nvidia-h100-box-2026-11-27b.md). */
-template <int CH, int V = 0> struct rp_shape {
-    static constexpr int G = V == 2 && CH == 3 ? 8 : CH == 3 ? 12 : CH == 1 ? 8 : 16;
+template <int CH, bool DB = false> struct rp_shape {
+    static_assert(!DB || CH == 3, "double-buffered: RGB alone");
+    static constexpr int G = DB ? 8 : CH == 3 ? 12 : CH == 1 ? 8 : 16;
     static constexpr int RUN = CH == 4 ? 4 : 8;
 };
+/* The largest K of the double-buffered RGB kernel (G = 8, 2 buffers: (16 + K) 1024 + 33440
+ * bytes a block, and the 1 KB the driver reserves a block): 3 blocks an SM's 228 KB up to K = 25
+ * (76448 bytes a block; K = 27: 78496). The single-buffered RGB kernel (G = 12) drops from 3 to 2
+ * at the same K (K = 25: 76152 bytes, K = 27: 78200), so at K <= 25 the two hold the 3 blocks an
+ * SM under which the double buffer won at K = 3 and 15 (13% and 11%), and at K >= 27 both hold 2,
+ * where it lost 2% at K = 31. K 17..25 (its 32-bit row pass) not measured. */
+#define RP_DB_KMAX 25
 /* Blocks an SM the shared memory allows at K = 15 (the register cap, at most 4), NB buffers. */
 static __host__ __device__ constexpr int rp_minb(int g, int nb = 1)
 {
@@ -895,16 +907,11 @@ extern "C" int conv_runsum_supports(const ts_job *job)
     return rs_smem(job->in.bytes, rs_group(job->in.bytes, job->in.channels)) <= conv_smem_limit(job);
 }
 
-/* job->param: segment rows (1..511; 0: the launchers' defaults), or the pair path's
- * double-buffered candidate V with segment rows S (0: the defaults) as 256 (V + 1) + S (the
- * bench's NAME/P takes P <= 1024): 512 + S V = 1 (two column-sum buffers, one barrier a group of
- * rows, the row pass of group n - 1 beside the column pass of group n), 768 + S V = 2 (the same,
- * RGB in groups of 8 rows: 3 blocks an SM at K = 15); not the default while it is measured. */
-static int rp_variant(const ts_job *job)
-{
-    return job->param >= 512 && job->param < 1024 ? job->param / 256 - 1 : 0;
-}
-static int rs_seg(const ts_job *job) { return rp_variant(job) ? job->param % 256 : job->param; }
+/* job->param: segment rows S (1..511; 0: the launchers' defaults), or 512 + S: the same, with
+ * RGB8 at K <= RP_DB_KMAX on the single-buffered pair kernel (the default before the double
+ * buffer, kept to compare against; the bench's NAME/P takes P <= 1024); elsewhere 512 + S is S. */
+static bool rp_single(const ts_job *job) { return job->param >= 512 && job->param < 1024; }
+static int rs_seg(const ts_job *job) { return rp_single(job) ? job->param - 512 : job->param; }
 
 template <int B, int CH, bool FD> static ts_status rs_launch(const ts_job *job, const conv_params &p)
 {
@@ -981,13 +988,13 @@ static int rp_mode(const conv_params &p, rp_div *q)
     return top + q->bias < 65536 ? RP_PACK : RP_WIDE;
 }
 
-template <int CH, int MODE, int V = 0>
+template <int CH, int MODE, bool DB = false>
 static ts_status rp_launch(const ts_job *job, const conv_params &p, const rp_div &q)
 {
-    constexpr int G = rp_shape<CH, V>::G, RUN = rp_shape<CH, V>::RUN, NB = V ? 2 : 1;
+    constexpr int G = rp_shape<CH, DB>::G, RUN = rp_shape<CH, DB>::RUN, NB = DB ? 2 : 1;
     const int P = rr_strip_pixels(p.r, CH), RR = rp_rows(p.k, G);
     const size_t smem = rp_smem(p.k, G, NB);
-    auto kernel = conv_runsum_pair_kernel<CH, G, RUN, MODE, rp_minb(G, NB), (NB == 2)>;
+    auto kernel = conv_runsum_pair_kernel<CH, G, RUN, MODE, rp_minb(G, NB), DB>;
     ts_status st = gpu_allow_smem((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
@@ -1007,9 +1014,11 @@ static ts_status rp_launch(const ts_job *job, const conv_params &p, const rp_div
     return TS_OK;
 }
 
-/* 8-bit jobs on 16-byte aligned rows (sm_80) take the pair path, but RGBA's 32-bit row pass
- * (RP_WIDE: box:17 and up), which ran slower there than the ring's (8K RGBA8 box:31 0.3088
- * against 0.2987 ms; packed, box:15, 0.2376 against 0.2417); the rest the global-load kernel. */
+/* 8-bit jobs on 16-byte aligned rows (sm_80) take the pair path (RGB at K <= RP_DB_KMAX with
+ * the multiply-high rounding double-buffered, unless job->param asks for the single buffer), but
+ * RGBA's 32-bit row pass (RP_WIDE: box:17 and up), which ran slower there than the ring's (8K
+ * RGBA8 box:31 0.3088 against 0.2987 ms; packed, box:15, 0.2376 against 0.2417); the rest the
+ * global-load kernel. */
 template <int B, int CH> static ts_status rs_pick(const ts_job *job, const conv_params &p)
 {
     /* the multiply-high alone: an odd divisor (no tie) at least the taps (no saturation) */
@@ -1022,16 +1031,11 @@ template <int B, int CH> static ts_status rs_pick(const ts_job *job, const conv_
                 return rr_takes(job, p, rs_group(1, CH)) ? rr_launch<CH, true, 1, 3>(job, p)
                                                          : rs_launch<B, CH, true>(job, p);
         const bool pair = p.vec_ok && (!job->dev || job->dev->cc >= 80);
-        const int v = rp_variant(job);
-        if (pair && v && mode != RP_GEN) { /* the double-buffered candidate; V = 2 differs on RGB */
-            constexpr int V2 = CH == 3 ? 2 : 1;
-            const int g = v == 2 ? rp_shape<CH, V2>::G : rp_shape<CH, 1>::G;
-            if (rp_smem(p.k, g, 2) <= conv_smem_limit(job))
-                return v == 2 ? (mode == RP_PACK ? rp_launch<CH, RP_PACK, V2>(job, p, q)
-                                                 : rp_launch<CH, RP_WIDE, V2>(job, p, q))
-                              : (mode == RP_PACK ? rp_launch<CH, RP_PACK, 1>(job, p, q)
-                                                 : rp_launch<CH, RP_WIDE, 1>(job, p, q));
-        }
+        if constexpr (CH == 3)
+            if (pair && mode != RP_GEN && p.k <= RP_DB_KMAX && !rp_single(job) &&
+                rp_smem(p.k, rp_shape<CH, true>::G, 2) <= conv_smem_limit(job))
+                return mode == RP_PACK ? rp_launch<CH, RP_PACK, true>(job, p, q)
+                                       : rp_launch<CH, RP_WIDE, true>(job, p, q);
         if (pair && rp_smem(p.k, rp_shape<CH>::G, 1) <= conv_smem_limit(job))
             return mode == RP_PACK   ? rp_launch<CH, RP_PACK>(job, p, q)
                    : mode == RP_WIDE ? rp_launch<CH, RP_WIDE>(job, p, q)

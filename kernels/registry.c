@@ -90,7 +90,7 @@ static const ts_variant table[] = {
     {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
      .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
             "along shared memory, a constant cost per output whatever K (param: segment rows; "
-            "512 or 768 + rows: the 8-bit pair path double-buffered, a candidate)",
+            "512 + rows: RGB8 at K <= 25 single-buffered, the default before the double buffer)",
      .supports = conv_runsum_supports, .run = conv_runsum},
 #endif
     /* ---- geom (geom.cu) */

@@ -425,9 +425,9 @@ TEST(gpu_conv_mmasep2_sizes)
 /* runsum (box filters by running sums): segment heights (job->param, rows) that cut the image
  * into many segments, from one row (most of a group past the segment) to more than a group,
  * several strips side by side with a partial last run, K up to 31 on every format (8-bit: K <= 15
- * the packed row pass, 17 and 31 the 32-bit one), a kernel file of ones whose divisor is even and
- * saturates (the general rounding) and one whose divisor is odd and above the taps (the
- * multiply-high with its bias). */
+ * the packed row pass, 17 and 31 the 32-bit one; RGB8 up to 17 double-buffered), a kernel file
+ * of ones whose divisor is even and saturates (the general rounding) and one whose divisor is odd
+ * and above the taps (the multiply-high with its bias). */
 TEST(gpu_conv_runsum_segments)
 {
     TU_GPU_OR_SKIP(dev);
@@ -453,13 +453,14 @@ TEST(gpu_conv_runsum_segments)
         }
 }
 
-/* runsum's double-buffered candidate (job->param 256 (V + 1) + segment rows, V = 1 and 2: the pair
- * path's two column-sum buffers, one barrier a group; 16-bit and unaligned rows keep their
- * kernels): every format, the odd sizes, box:3 .. 31 (8-bit: packed and 32-bit row passes), the
- * kernel file of ones whose divisor the multiply-high takes, at the default segments and at
- * heights of one row, under a group, one group and a part, several groups. Under
- * TESSERA_SMALL_ONLY (the sanitizers) box:3 and box:17 at the default heights on 1x1 .. 4097x3
- * (16-bit: 33x17) and at 17 rows on 700x40 (8-bit): still every format and both V. */
+/* runsum's double-buffered pair kernel (RGB8 at K <= 25 with the multiply-high rounding: the
+ * default) against the single-buffered one it replaced there (job->param 512 + segment rows;
+ * elsewhere 512 + S is S): every format, the odd sizes, box:3 .. 31 (8-bit: packed and 32-bit
+ * row passes, K = 25 the double buffer's last, 27 past it), the kernel file of ones whose divisor
+ * the multiply-high takes, at the default segments and at heights of one row, under a group, one
+ * group and a part, several groups. Under TESSERA_SMALL_ONLY (the sanitizers) RGB8 alone (the
+ * one format whose kernel the param picks), box:3 and box:17 (packed and 32-bit) at the default
+ * heights on 1x1 .. 4097x3 and at 17 rows on 700x40, both kernels. */
 TEST(gpu_conv_runsum_double_buffer)
 {
     TU_GPU_OR_SKIP(dev);
@@ -467,18 +468,18 @@ TEST(gpu_conv_runsum_double_buffer)
     if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
         SKIP("runsum not in the table or not selected");
     const int small = tu_n_odd_sizes == tu_n_small_sizes;
-    static const int params[] = {512, 768, 512 + 1, 768 + 3, 512 + 17, 768 + 17, 512 + 40, 768 + 72};
+    static const int params[] = {0, 512, 1, 512 + 1, 3, 17, 512 + 17, 40, 512 + 72};
     const size_t np = small ? 2 : sizeof params / sizeof params[0];
-    static const int tall[] = {512, 768, 512 + 17, 768 + 17};
+    static const int tall[] = {0, 512, 17, 512 + 17};
     uint64_t st = tu_seed() + 7;
-    ts_op ops[5] = {tu_op("box:3"), tu_op("box:17"), tu_op("box:15"), tu_op("box:31"),
-                    kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101")};
-    const int nops = small ? 2 : 5;
+    ts_op ops[7] = {tu_op("box:3"),  tu_op("box:17"), tu_op("box:15"), tu_op("box:25"),
+                    tu_op("box:27"), tu_op("box:31"), kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101")};
+    const int nops = small ? 2 : 7;
     for (int ch = 1; ch <= 4; ch++)
         for (int bytes = 1; bytes <= 2; bytes++) {
+            if (small && (ch != 3 || bytes != 1))
+                continue;
             for (int s = 0; s < tu_n_small_sizes && (!small || s < 5); s++) {
-                if (small && bytes == 2 && s != 3)
-                    continue; /* 16-bit (not the candidate's path) on 33x17 alone */
                 ts_image in = tu_random_image(tu_odd_sizes[s][0], tu_odd_sizes[s][1], ch, bytes, &st);
                 for (int f = 0; f < nops; f++)
                     if (check_params(v, &ops[f], &in, params, np)) {
@@ -487,9 +488,7 @@ TEST(gpu_conv_runsum_double_buffer)
                     }
                 ts_image_free(&in);
             }
-            /* several strips and groups: 8-bit under the sanitizers, every depth otherwise */
-            if (small && bytes == 2)
-                continue;
+            /* several strips and groups */
             ts_image in = tu_random_image(small ? 700 : 1101, small ? 40 : 100, ch, bytes, &st);
             for (int f = 0; f < nops; f++)
                 if (check_params(v, &ops[f], &in, small ? tall : params,
@@ -501,8 +500,8 @@ TEST(gpu_conv_runsum_double_buffer)
         }
 }
 
-/* The candidate at 8K (the benchmark's image: default segments of several groups, many
- * tiles a block) on RGB8 and gray8, box:3. */
+/* Both RGB8 kernels at 8K (the benchmark's image: default segments of several groups, many
+ * tiles a block), box:3 and box:17. */
 TEST(gpu_conv_runsum_double_buffer_8k)
 {
     TU_GPU_OR_SKIP(dev);
@@ -511,17 +510,15 @@ TEST(gpu_conv_runsum_double_buffer_8k)
     const ts_variant *v = ts_variant_find(TS_FAM_CONV, "runsum");
     if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("runsum"))
         SKIP("runsum not in the table or not selected");
-    static const int params[] = {512, 768};
+    static const int params[] = {0, 512};
     uint64_t st = tu_seed() + 8;
-    ts_op op = tu_op("box:3");
+    ts_op ops[2] = {tu_op("box:3"), tu_op("box:17")};
     const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
-    for (int ch = 1; ch <= 3; ch += 2) {
-        ts_image in = tu_random_image(w, h, ch, 1, &st);
-        int bad = check_params(v, &op, &in, params, sizeof params / sizeof params[0]);
-        ts_image_free(&in);
-        if (bad)
-            return;
-    }
+    ts_image in = tu_random_image(w, h, 3, 1, &st);
+    int bad = 0;
+    for (int f = 0; f < 2 && !bad; f++)
+        bad = check_params(v, &ops[f], &in, params, sizeof params / sizeof params[0]);
+    ts_image_free(&in);
 }
 
 /* runsum on rows that are not 16-byte aligned (a view one pixel into a device image): the
