@@ -44,7 +44,8 @@
  * job->param, when 1..64, forces the number of slices (the benchmark sweeps 1..16): more,
  * smaller slices put more blocks on an SM but read the image more often; the default is the
  * fewest that fit. `supports` refuses a count that does not divide the bins or fit a block.
- * HIST_EQ8_* (hist_plan.h: 100 and up) pick the one kernel's store and prefetch paths instead.
+ * On the one-kernel shapes a slice count takes the three kernels (opt/1..64); the one kernel
+ * itself has no parameter.
  */
 #include "hist_common.cuh"
 #include "variants.h"
@@ -458,9 +459,7 @@ static size_t opt16_fused_scratch(unsigned nc)
 static int plan_of(const ts_job *job, hist_plan *p)
 {
     long nbins = hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
-    /* the one kernel's parameters are not slice counts (the three kernels run unsliced) */
-    int forced = hist_eq8_param(job->param) ? 0 : job->param;
-    return hist_plan_opt(nbins, job->in.bytes, job->dev, forced, p);
+    return hist_plan_opt(nbins, job->in.bytes, job->dev, job->param, p);
 }
 
 struct OptCount {
@@ -701,8 +700,6 @@ extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_his
 extern "C" int hist_opt_supports(const ts_job *job)
 {
     hist_plan p;
-    if (hist_eq8_param(job->param) && !hist_opt_eq8_shape(job))
-        return 0;
     return hist_supports(job) && (!job->dev || plan_of(job, &p));
 }
 
@@ -724,8 +721,5 @@ extern "C" ts_status hist_opt(const ts_job *job)
         return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: the bins do not fit shared memory");
     if (hist_opt_eq8_runs(job))
         return hist_opt_eq8(job);
-    if (hist_eq8_param(job->param))
-        return ts_fail(TS_ERR_UNSUPPORTED, "hist opt: parameter %d is the one-kernel 8-bit equalize's "
-                       "(one histogram of 1-3 channels, cooperative launch)", job->param);
     return hist_run_job(job, opt_count, opt_partial_bytes(job, &p));
 }

@@ -5,9 +5,13 @@
  * last first, backwards, while the L2 still holds part of them, then the kept ones (no read at
  * all). Equalizes with one histogram (luma, gray) of 1 to 3 channels; the rest keep the three
  * kernels (hist_run_job). Bit-exact with ts_ref_equalize.
- * job->param (hist_plan.h's HIST_EQ8_*, for the benchmark's A/B) picks the apply's stores lane by
- * lane as before the staged stores, or adds L2 prefetches of each warp's units a few steps ahead
- * (sm_90 code: one bulk prefetch a warp a step; a line at a time in code built for older GPUs).
+ * The apply stores RGB8's 48-byte units through shared memory as whole pieces (evict-first where
+ * it reads units back from L2); H100, 8K RGB8: 0.0960 ms (67% of copy bandwidth) against 0.1100
+ * (59%) storing each lane's unit itself. L2 prefetches of each warp's units 2 or 3 walk steps
+ * ahead (one bulk prefetch a warp a step) measured 0.0975 and 0.1051 ms there and 0.0300 and
+ * 0.0309 at 4K (0.0293 without); they won only at 1080p (0.0168 against 0.0175, 3 steps) and
+ * by 1% on gray8 8K, so they went, with the old stores (the candidates' code: f492310; figures:
+ * tools/results/nvidia-h100-equalize-2026-11-27b.md).
  */
 #include "hist_common.cuh"
 
@@ -15,7 +19,6 @@
 
 /* The LUT of one 256-bin histogram by one warp, 8 bins a lane: the formula of hist_lut_kernel
  * (ts_equalize_lut's: first non-empty bin h0, n pixels, ties to even, one value unchanged). */
-template <bool SHFL_H0>
 __device__ __forceinline__ void eq8_lut_warp(const uint32_t *h, uint16_t *l, uint32_t n, unsigned lane)
 {
     const unsigned base = lane * 8;
@@ -31,17 +34,7 @@ __device__ __forceinline__ void eq8_lut_warp(const uint32_t *h, uint16_t *l, uin
     }
     uint32_t incl = sum;
     hist_warp_scan_min(incl, first, lane);
-    uint32_t h0;
-    if constexpr (SHFL_H0) { /* from the lane that holds bin `first`: no second trip to the L2 */
-        uint32_t mine = v[0];
-#pragma unroll
-        for (int i = 1; i < 8; i++)
-            mine = first == base + (unsigned)i ? v[i] : mine;
-        h0 = __shfl_sync(0xFFFFFFFFu, mine, (first >> 3) & 31u);
-        h0 = first < 256 ? h0 : 0;
-    } else {
-        h0 = first < 256 ? __ldcg(h + first) : 0;
-    }
+    const uint32_t h0 = first < 256 ? __ldcg(h + first) : 0;
     const bool identity = first >= 256 || h0 == n;
     const uint64_t den = (uint64_t)(n - h0);
     const double inv = identity ? 0.0 : 1.0 / (double)den;
@@ -173,27 +166,6 @@ __device__ __forceinline__ void eq8_pipeline(unsigned m, Load &&load, F &&f)
     }
 }
 
-/* How the kernel stores and prefetches (opt/P: hist_plan.h's HIST_EQ8_*). */
-enum {
-    EQ8_STAGED,   /* the default: 48-byte units staged into whole pieces, evict-first past the L2 */
-    EQ8_PLAIN,    /* each lane stores its own unit, no evict-first (before the staged stores) */
-    EQ8_PREFETCH2, /* EQ8_STAGED plus L2 prefetches 2 walk steps ahead; h0 by a shuffle */
-    EQ8_PREFETCH3, /* the same, 3 steps ahead */
-};
-
-/* Brings `bytes` (a multiple of 16, p 16-byte aligned) into the L2 without waiting for them:
- * one bulk prefetch on sm_90 (the TMA unit; no registers, nothing in the SM's queues), a line
- * at a time before. */
-__device__ __forceinline__ void eq8_prefetch_l2(const unsigned char *p, unsigned bytes)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-    for (unsigned o = 0; o < bytes; o += 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + o) : "memory");
-#endif
-}
-
 /* equalize of an 8-bit image in one kernel, one block an SM, all blocks resident (a cooperative
  * launch): (1) count with lane copies, keeping each thread's first `slots` units in shared
  * memory; add the block's counts to `hist`; (2) a grid barrier (`arrive`, zeroed before the
@@ -205,10 +177,10 @@ __device__ __forceinline__ void eq8_prefetch_l2(const unsigned char *p, unsigned
  * units at a time, so every SM gets its share of it (in the stride's order the first blocks got
  * it all, and the other SMs idled at the barrier and at the end). Samples are taken and put
  * back with PRMT, luma's y is one IMAD.HI and its apply one table load a pixel (eq8_luma_tab):
- * a quarter fewer instructions than hist_map_unit's. What each step gave, and what bounds the
- * kernel (the apply's stores: 48 bytes a lane, so every 32-byte sector is written in pieces), is
+ * a quarter fewer instructions than hist_map_unit's. What each step gave, and what bounded the
+ * kernel before the staged stores (48 bytes a lane: every 32-byte sector written in pieces), is
  * in issue 36's results (tools/results/). */
-template <int CH, bool LUMA, int MODE>
+template <int CH, bool LUMA>
 __global__ void __launch_bounds__(EQ8_THREADS, 1)
     hist_opt_eq8_kernel(ts_image in, ts_image out, HistUnits u, bool vec, unsigned slots,
                         uint32_t *hist, unsigned *arrive)
@@ -240,7 +212,7 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
     /* Evict-first stores where the apply reads units back from L2 (some thread walks more units
      * than it keeps): the output then leaves the L2 before that input. Not otherwise: an output
      * that fits the L2 would go to DRAM inside the run. */
-    const bool cs = MODE != EQ8_PLAIN && full >= slots;
+    const bool cs = full >= slots;
     /* 48-byte units: each lane's three 16-byte stores would fill every 32-byte sector of the warp's
      * 1536 bytes in pieces. When the warp's 32 units lie back to back, half a warp's units at a
      * time go through shared memory (the lane copies' area, free after the LUT) and out as whole
@@ -262,10 +234,6 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
             o = eq8_map_luma<CH>(a, tab);
         else
             o = eq8_map_lut<CH, S::NH>(a, lut);
-        if constexpr (MODE == EQ8_PLAIN) {
-            o.store(p, nb, vec);
-            return;
-        }
         bool whole = vec && nb == U::BYTES;
         if constexpr (U::NVEC == 3) {
             unsigned char *p0 = p;
@@ -302,28 +270,9 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
         }
     };
 
-    /* EQ8_PREFETCH*: lane 0 brings the warp's 32 units of step k (back to back in the flat walk,
-     * for k < iters) into the L2 while step k - PF is counted or applied (PF - 1 steps before
-     * their loads): with one 1024-thread block an SM and one unit in flight a thread, the loads
-     * alone keep too few bytes in flight to stream the image at the copy's rate. */
-    constexpr unsigned PF = MODE == EQ8_PREFETCH2 ? 2 : MODE == EQ8_PREFETCH3 ? 3 : 0;
-    const bool pf = PF && vec && u.flat_bytes && lane == 0;
-    auto prefetch = [&](unsigned k) {
-        size_t off = (size_t)unit(k) * U::BYTES, left = u.flat_bytes - off;
-        unsigned bytes = (unsigned)(left < 32u * U::BYTES ? left : 32u * U::BYTES) & ~15u;
-        if (bytes)
-            eq8_prefetch_l2((const unsigned char *)in.data + off, bytes);
-    };
-    if constexpr (PF > 2) /* the steps before the count's first (0 and 1: their loads go first) */
-        if (pf)
-            for (unsigned k = 2; k < PF && k < iters; k++)
-                prefetch(k);
-
     /* (1) count, keeping the first `slots` units */
     uint32_t *mine = cnt + lane;
     eq8_pipeline<U>(iters, load, [&](const U &a, int nb, unsigned k) {
-        if (pf && k + PF < iters)
-            prefetch(k + PF);
         if (nb == U::BYTES)
             eq8_count<CH, LUMA, false>(a, U::PIX, mine);
         else
@@ -361,7 +310,7 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
 
     /* (3) the LUT, one warp a histogram; luma's apply table from it */
     if (tid < 32 * S::NH)
-        eq8_lut_warp<(PF > 0)>(hist + (tid >> 5) * 256u, lut + (tid >> 5) * 256u,
+        eq8_lut_warp(hist + (tid >> 5) * 256u, lut + (tid >> 5) * 256u,
                      (uint32_t)((uint64_t)in.width * (uint64_t)in.height), lane);
     __syncthreads();
     if constexpr (LUMA) {
@@ -375,11 +324,7 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
     const unsigned m = iters - kept;
     eq8_pipeline<U>(
         m,
-        [&](U &a, unsigned j) {
-            if (pf && j + PF - 1 < m) /* before the load: fewer registers live (no spill) */
-                prefetch(iters - j - PF);
-            return load(a, iters - 1 - j);
-        },
+        [&](U &a, unsigned j) { return load(a, iters - 1 - j); },
         [&](const U &a, int, unsigned j) { apply(a, iters - 1 - j); });
     for (unsigned k = kept; k-- > 0;) {
         U a;
@@ -400,23 +345,14 @@ struct OptEqualize8 {
         if constexpr (B != 1 || HistShape<B, CH, L>::NH != 1)
             return ts_fail(TS_ERR_UNSUPPORTED, "equalize opt: one kernel for one 8-bit histogram only");
         else
-            switch (job->param) {
-            case HIST_EQ8_PLAIN_STORES:
-                return run8<CH, L, EQ8_PLAIN>();
-            case HIST_EQ8_PREFETCH2:
-                return run8<CH, L, EQ8_PREFETCH2>();
-            case HIST_EQ8_PREFETCH3:
-                return run8<CH, L, EQ8_PREFETCH3>();
-            default:
-                return run8<CH, L, EQ8_STAGED>();
-            }
+            return run8<CH, L>();
     }
 
-    template <int CH, bool L, int MODE> ts_status run8()
+    template <int CH, bool L> ts_status run8()
     {
         typedef HistShape<1, CH, L> S;
         typedef HistUnit<1, CH> U;
-        const void *k = (const void *)hist_opt_eq8_kernel<CH, L, MODE>;
+        const void *k = (const void *)hist_opt_eq8_kernel<CH, L>;
         const size_t nbins = (size_t)S::NH * 256, cnt_bytes = nbins * HIST_LANES * sizeof(uint32_t);
         cudaFuncAttributes fa;
         CUDA_TRY(cudaFuncGetAttributes(&fa, k));
@@ -456,7 +392,7 @@ struct OptEqualize8 {
         cfg.stream = s;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        CUDA_TRY(cudaLaunchKernelEx(&cfg, hist_opt_eq8_kernel<CH, L, MODE>, job->in, job->out, u, vec,
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, hist_opt_eq8_kernel<CH, L>, job->in, job->out, u, vec,
                                     (unsigned)slots, (uint32_t *)scratch, (unsigned *)(scratch + eq)));
         LAUNCH_CHECK("hist_opt_eq8_kernel");
         return TS_OK;
@@ -475,7 +411,7 @@ bool hist_opt_eq8_shape(const ts_job *job)
 
 bool hist_opt_eq8_runs(const ts_job *job)
 {
-    if (!hist_opt_eq8_shape(job) || (job->param != 0 && !hist_eq8_param(job->param)) || !job->dev)
+    if (!hist_opt_eq8_shape(job) || job->param != 0 || !job->dev)
         return false;
     int coop = 0;
     if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, job->dev->id) != cudaSuccess)

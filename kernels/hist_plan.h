@@ -25,19 +25,6 @@
  * cluster row sweeps 1..16 with job->param; on an H100 at 8K, 2 was the fastest: 4 and 8 leave
  * 4 of the 132 SMs without a block, 16 more) */
 #define HIST_OPT16_CLUSTER 2
-/* opt's job->param on the one-kernel 8-bit equalize (hist_opt_eq8.cu), past the slice counts
- * (1..64, which take the three kernels): the apply's stores as they were before the staged
- * stores (each lane its own unit, no evict-first), and the default plus L2 prefetches of each
- * warp's units 2 or 3 walk steps ahead of their loads. Other jobs refuse these values. */
-#define HIST_EQ8_PLAIN_STORES 100
-#define HIST_EQ8_PREFETCH2 102
-#define HIST_EQ8_PREFETCH3 103
-static inline int hist_eq8_param(int param)
-{
-    return param == HIST_EQ8_PLAIN_STORES || param == HIST_EQ8_PREFETCH2 ||
-           param == HIST_EQ8_PREFETCH3;
-}
-
 /* All counters of a job: ts_hist_count() histograms of ts_hist_bins() bins, back to back. */
 static inline long hist_total_bins(ts_hist_mode mode, int channels, int bytes)
 {

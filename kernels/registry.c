@@ -137,7 +137,9 @@ static const ts_variant table[] = {
      .prefers = hist_eq16_cluster_takes},
     {.family = TS_FAM_HIST, .name = "opt", .min_cc = 75, .auto_rank = 5,
      .why = "all adds local: packed 16-bit counters (65536 bins in 128 KB; sm_90: a cluster's "
-            "blocks summed through DSMEM) or 32 lane copies (8-bit, conflict-free), vector loads",
+            "blocks summed through DSMEM) or 32 lane copies (8-bit, conflict-free), vector loads; "
+            "8-bit equalize of one histogram in one cooperative kernel, RGB8's output staged "
+            "through shared memory (param: 1-64 slices of bins, the three kernels)",
      .supports = hist_opt_supports, .scratch = hist_opt_scratch, .run = hist_opt},
 #endif
     /* ---- resize (ref_resize.c, resize.cu, resize_opt.cu, resize_mma.cu, resize_mmai.cu,
