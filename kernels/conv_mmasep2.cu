@@ -72,10 +72,11 @@
 #define SEP2_SMEM(W, NT) ((MMA_WARPS / (W)) * SEP2_NB * 8 * SEP2_RB(W, NT) + MMA_WARPS * 8 * SEP2_SP(NT))
 #define SEP2_HSCALE 32768.0f      /* 2^15: the row factors' scale */
 #define SEP2_UNSCALE 512.0f       /* 2^24 / 2^15: the inputs' 2^-24 and the row factors' 2^15 */
-/* output rows a strip by default (job->param overrides): for one ring a warp 32 (shorter strips
- * spread better; 64 and 128 measured slower at 8K RGB8), for one ring a block 64 (its strips are
- * 4 times as wide, fewer of them: 64 measured faster than 32 at 8K RGB8, gauss:5 and gauss:7) */
-template <int W> constexpr int sep2_default_sh() { return W == 1 ? 32 : 64; }
+/* output rows a strip by default (job->param overrides): 32 (shorter strips spread better; 64
+ * and 128 measured slower at 8K RGB8), but 64 for one ring a block on RGB (its strips are 4
+ * times as wide, fewer of them: 64 measured faster than 32 at 8K RGB8, gauss:5 and gauss:7; on
+ * 8K gray8 gauss:7 slower, 0.0376 ms against 0.0344) */
+template <int W, int CH> constexpr int sep2_default_sh() { return W > 1 && CH == 3 ? 64 : 32; }
 
 /* Row factor of tile sample 16 (s - 1) + j (chunk s of the three) for the tile's output x, as FP16
  * bits, scaled by 2^15. */
@@ -307,7 +308,7 @@ template <int K, int CH, int EPI, int W> static ts_status sep2_launch(const ts_j
     if (st != TS_OK)
         return st;
     constexpr int SEG = 16 * SEP2_NT * W;
-    const int sh = job->param > 0 ? job->param : sep2_default_sh<W>(), nsx = (p.wch + SEG - 1) / SEG;
+    const int sh = job->param > 0 ? job->param : sep2_default_sh<W, CH>(), nsx = (p.wch + SEG - 1) / SEG;
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     if (ntasks > INT_MAX)
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep2: %lld strips", ntasks);
@@ -348,6 +349,16 @@ extern "C" int conv_mmasep2_supports(const ts_job *job)
         (((uintptr_t)job->out.data | job->out.pitch) & 15)) /* the staged 16-byte stores */
         return 0;
     return sep2_ok(&job->op->filter, 255);
+}
+
+/* The jobs where mmasep2b was measured fastest (auto's pick there, ahead of the ranks): RGB at
+ * K 5 and 7 and gray at K 7; gray gauss:5 stays mmapipe's (8K gray8: 0.0340 ms, mmasep2 0.0350,
+ * mmasep2b 0.0362). */
+extern "C" int conv_mmasep2b_prefers(const ts_job *job)
+{
+    conv_traits t;
+    return conv_mmasep2_supports(job) && conv_job_traits(job, &t) &&
+           (job->in.channels == 3 || t.k == 7);
 }
 
 /* ROUND_NC while the arithmetic's filter sum cannot reach maxv + 1/4 (as conv_mma.cu's). */

@@ -31,8 +31,9 @@ static ts_status cpu_run(const ts_job *job)
  * are faster (H100, 8K gray8 box:3: mmapipe 0.0322 ms, pipe 0.0385, roll 0.0534, runsum 0.0602)
  * and mmapipe at K = 5, 7 on 8-bit (box:7: 0.0444 against 0.0667), while above K = 7 only tiled,
  * sep and runsum take a box (tools/results/nvidia-h100-box-2026-11-26.md); gemm (rank 0) is
- * never taken, and neither are mmasep2 and mmasep2b (rank 0) until a measurement shows them
- * faster than mmasep. */
+ * never taken, nor is mmasep2 (rank 0: mmasep2b takes its jobs faster); mmasep2b (rank 1: never
+ * by rank, mmapipe outranks it on every job it takes) is auto's pick where it prefers: RGB gauss:5
+ * and gauss:7 and gray gauss:7 (H100, 8K: tools/results/nvidia-h100-final-2026-11-27b.md). */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
@@ -82,11 +83,13 @@ static const ts_variant table[] = {
             "are the column pass's A fragments, no FMAs an output; output blocks staged in shared "
             "memory and stored as whole sectors (a rung: mmasep2b takes the same jobs faster)",
      .supports = conv_mmasep2_supports, .run = conv_mmasep2},
-    {.family = TS_FAM_CONV, .name = "mmasep2b", .min_cc = 80, .auto_rank = 11,
+    {.family = TS_FAM_CONV, .name = "mmasep2b", .min_cc = 80, .auto_rank = 1,
      .why = "mmasep2 with one input ring a block: its 4 warps' strips side by side share each row "
             "and its halos (a block barrier a step), 18 sectors read a row of 512 outputs instead "
-            "of 24 (param: strip rows, 64 by default)",
-     .supports = conv_mmasep2_supports, .run = conv_mmasep2b},
+            "of 24 (param: strip rows; 64 on RGB, 32 on gray by default)",
+     .supports = conv_mmasep2_supports, .run = conv_mmasep2b,
+     /* measured fastest there: tools/results/nvidia-h100-final-2026-11-27b.md */
+     .prefers = conv_mmasep2b_prefers},
     {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
      .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
             "along shared memory, a constant cost per output whatever K (param: segment rows; "

@@ -35,6 +35,7 @@ ts_status conv_mmapipe(const ts_job *job);
 int conv_mmasep_supports(const ts_job *job);
 ts_status conv_mmasep(const ts_job *job);
 int conv_mmasep2_supports(const ts_job *job);
+int conv_mmasep2b_prefers(const ts_job *job);
 ts_status conv_mmasep2(const ts_job *job);
 ts_status conv_mmasep2b(const ts_job *job);
 int conv_runsum_supports(const ts_job *job);

@@ -760,6 +760,34 @@ TEST(conv_mmasep2_supports)
                "mmasep2b and mmasep2 differ on gauss:7 on %d ch", ch);
 }
 
+/* auto on an sm_90 device: mmasep2b where it was measured fastest (RGB gauss:5 and gauss:7, gray
+ * gauss:7), mmapipe on gray gauss:5, mmasep on RGBA (mmasep2b does not take it). */
+TEST(conv_mmasep2b_auto_jobs)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    static const struct {
+        const char *op;
+        int ch;
+        const char *want;
+    } cases[] = {{"gauss:7", 3, "mmasep2b"}, {"gauss:5", 3, "mmasep2b"}, {"gauss:7", 1, "mmasep2b"},
+                 {"gauss:5", 1, "mmapipe"},  {"gauss:7", 4, "mmasep"},  {"gauss:3", 3, "mmapipe"}};
+    ts_device dev;
+    memset(&dev, 0, sizeof dev);
+    dev.cc = 90;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ts_op op = tu_op(cases[i].op);
+        ts_job job;
+        memset(&job, 0, sizeof job);
+        job.op = &op;
+        job.in = (ts_image){NULL, 4096, 1000, 500, cases[i].ch, 1};
+        job.out = job.in;
+        const ts_variant *v = ts_variant_auto(&job, &dev);
+        CHECKF(v && strcmp(v->name, cases[i].want) == 0, "auto on %s, %d ch: %s, want %s", cases[i].op,
+               cases[i].ch, v ? v->name : "none", cases[i].want);
+    }
+}
+
 /* runsum takes box filters (one exact output, every weight 1, any divisor) of any K, channel
  * count and depth, and nothing else. */
 TEST(conv_runsum_supports)
