@@ -328,6 +328,63 @@ static size_t rr_smem(int k, int g, int d)
 #define RR_SEG 96 /* default segment rows */
 static int rr_strip_pixels(int r, int ch) { return (RS_NS - 15 - 2 * r * ch) / ch / 16 * 16; }
 
+/* One thread's part of a strip's ring (RR slots of RS_NS bytes; the staged bytes of a row start
+ * 16-byte aligned at a0, nch chunks): copying rows in and reading its 4 samples back. */
+template <int CH> struct rr_ring {
+    const conv_params &p;
+    const unsigned char *ring;
+    int RR, t, a0, q0, nbytes;
+    bool fast, cvalid;
+    const unsigned char *csrc;
+    uint32_t cdst;
+
+    /* this thread copies chunk t mod 64 (16 bytes at b) of a row; chunks past the strip or outside
+     * the image row are not copied, the one across the row's end is zero-filled past it */
+    __device__ __forceinline__ rr_ring(const conv_params &p_, unsigned char *ring_, int RR_, int t_, int a0_,
+                                       int nch, int q0_, bool fast_)
+        : p(p_), ring(ring_), RR(RR_), t(t_), a0(a0_), q0(q0_), fast(fast_)
+    {
+        const int cc = t & 63, b = a0 + 16 * cc;
+        cvalid = cc < nch && b >= 0 && b < p.wch;
+        nbytes = min(16, p.wch - b);
+        csrc = p.in + b;
+        cdst = (uint32_t)__cvta_generic_to_shared(ring_) + 16 * cc;
+    }
+
+    /* rows [v, v + n) (clamped into the image) into slots from s, wrapping: this thread's chunk of
+     * rows t / 64, t / 64 + 4, ... */
+    __device__ __forceinline__ void issue(int v, int n, int s) const
+    {
+        if (cvalid)
+            for (int i = t >> 6; i < n; i += RS_THREADS / 64) {
+                int sl = s + i;
+                sl = sl >= RR ? sl - RR : sl;
+                const int y = min(max(v + i, 0), p.height - 1);
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(cdst + sl * RS_NS),
+                             "l"(csrc + (size_t)y * p.in_pitch), "r"(nbytes)
+                             : "memory");
+            }
+    }
+
+    /* the 4 samples of this thread from ring slot sl (the image's sides: the clamped samples) */
+    __device__ __forceinline__ rs_vec<1> word(int sl) const
+    {
+        rs_vec<1> v;
+        const unsigned char *row = ring + (size_t)sl * RS_NS;
+        if (fast) {
+            v.w[0] = *(const uint32_t *)(row + RS_VS * t);
+        } else {
+            v.w[0] = 0;
+#pragma unroll
+            for (int j = 0; j < RS_VS; j++) {
+                const int q = q0 + j, x = conv_floor_div(q, CH), c = q - x * CH;
+                v.w[0] |= (uint32_t)row[min(max(x, 0), p.width - 1) * CH + c - a0] << (8 * j);
+            }
+        }
+        return v;
+    }
+};
+
 template <int CH, int G, bool FD, int RR_D, int MINB>
 __global__ void __launch_bounds__(RS_THREADS, MINB)
     conv_runsum_ring_kernel(const __grid_constant__ conv_params p, int P, int hs, int nx, long long ntiles, int RR)
@@ -356,49 +413,15 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
         const bool col = t < nw, fast = q0 >= 0 && q0 + RS_VS <= p.wch;
         const int vb = y0 - r - 1; /* virtual row in slot 0 */
 
-        /* rows [v, v + n) into slots from s (wrapping): this thread copies chunk t mod 64 (16
-         * bytes at b) of rows t / 64, t / 64 + 4, ...; chunks past the strip or outside the image
-         * row are not copied, the one across the row's end is zero-filled past it */
-        const int cc = t & 63, b = a0 + 16 * cc;
-        const bool cvalid = cc < nch && b >= 0 && b < p.wch;
-        const int nbytes = min(16, p.wch - b);
-        const unsigned char *csrc = p.in + b;
-        const uint32_t cdst = (uint32_t)__cvta_generic_to_shared(ring) + 16 * cc;
-        auto issue = [&](int v, int n, int s) {
-            if (cvalid)
-                for (int i = t >> 6; i < n; i += RS_THREADS / 64) {
-                    int sl = s + i;
-                    sl = sl >= RR ? sl - RR : sl;
-                    const int y = min(max(v + i, 0), p.height - 1);
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(cdst + sl * RS_NS),
-                                 "l"(csrc + (size_t)y * p.in_pitch), "r"(nbytes)
-                                 : "memory");
-                }
-        };
-        /* the 4 samples of this thread from ring slot sl */
-        auto word = [&](int sl) {
-            rs_vec<B> v;
-            const unsigned char *row = ring + (size_t)sl * RS_NS;
-            if (fast) {
-                v.w[0] = *(const uint32_t *)(row + RS_VS * t);
-            } else {
-                v.w[0] = 0;
-#pragma unroll
-                for (int j = 0; j < RS_VS; j++) {
-                    const int q = q0 + j, x = conv_floor_div(q, CH), c = q - x * CH;
-                    v.w[0] |= (uint32_t)row[min(max(x, 0), p.width - 1) * CH + c - a0] << (8 * j);
-                }
-            }
-            return v;
-        };
+        const rr_ring<CH> rg(p, ring, RR, t, a0, nch, q0, fast);
         auto group_rows = [&](int n) { return max(0, min(G, y1 - y0 - n * G)); };
 
         /* the window of row y0 - 1 and group 0's entering rows, then groups 1 .. RR_D - 1 */
-        issue(vb, k + group_rows(0), 0);
+        rg.issue(vb, k + group_rows(0), 0);
         conv_cp_commit();
 #pragma unroll
         for (int d = 1; d < RR_D; d++) {
-            issue(y0 + d * G + r, group_rows(d), d * G + k);
+            rg.issue(y0 + d * G + r, group_rows(d), d * G + k);
             conv_cp_commit();
         }
 
@@ -411,11 +434,11 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
             __syncthreads();          /* everyone's; the buffer's last row pass is done */
             if (n == 0 && col)
                 for (int i = 0; i < k; i++)
-                    rs_cols_add<B>(cs, word(i));
+                    rs_cols_add<B>(cs, rg.word(i));
             {
                 int s = rb + RR_D * G + k;
                 s = s >= RR ? s - RR : s;
-                issue(yg + RR_D * G + r, group_rows(n + RR_D), s);
+                rg.issue(yg + RR_D * G + r, group_rows(n + RR_D), s);
                 conv_cp_commit();
             }
             if (col && fast) { /* column pass: rows yg .. yg + ng - 1 into the buffer */
@@ -438,7 +461,7 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
                     int sl = rb + g, se = rb + g + k;
                     sl = sl >= RR ? sl - RR : sl;
                     se = se >= RR ? se - RR : se;
-                    rs_cols_step<B>(cs, word(se), word(sl));
+                    rs_cols_step<B>(cs, rg.word(se), rg.word(sl));
                     rs_cols_store<B>(buf + RS_VS * t + g * RS_BP, cs);
                 }
             }
@@ -787,46 +810,12 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
         const bool col = t < nw, fast = q0 >= 0 && q0 + RS_VS <= p.wch;
         const int vb = y0 - r - 1; /* virtual row in slot 0 */
 
-        /* rows [v, v + n) into slots from s (wrapping): this thread copies chunk t mod 64 (16
-         * bytes at b) of rows t / 64, t / 64 + 4, ...; chunks past the strip or outside the image
-         * row are not copied, the one across the row's end is zero-filled past it */
-        const int cc = t & 63, b = a0 + 16 * cc;
-        const bool cvalid = cc < nch && b >= 0 && b < p.wch;
-        const int nbytes = min(16, p.wch - b);
-        const unsigned char *csrc = p.in + b;
-        const uint32_t cdst = (uint32_t)__cvta_generic_to_shared(ring) + 16 * cc;
-        auto issue = [&](int v, int n, int s) {
-            if (cvalid)
-                for (int i = t >> 6; i < n; i += RS_THREADS / 64) {
-                    int sl = s + i;
-                    sl = sl >= RR ? sl - RR : sl;
-                    const int y = min(max(v + i, 0), p.height - 1);
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(cdst + sl * RS_NS),
-                                 "l"(csrc + (size_t)y * p.in_pitch), "r"(nbytes)
-                                 : "memory");
-                }
-        };
-        /* the 4 samples of this thread from ring slot sl */
-        auto word = [&](int sl) {
-            rs_vec<1> v;
-            const unsigned char *row = ring + (size_t)sl * RS_NS;
-            if (fast) {
-                v.w[0] = *(const uint32_t *)(row + RS_VS * t);
-            } else {
-                v.w[0] = 0;
-#pragma unroll
-                for (int j = 0; j < RS_VS; j++) {
-                    const int qq = q0 + j, x = conv_floor_div(qq, CH), c = qq - x * CH;
-                    v.w[0] |= (uint32_t)row[min(max(x, 0), p.width - 1) * CH + c - a0] << (8 * j);
-                }
-            }
-            return v;
-        };
+        const rr_ring<CH> rg(p, ring, RR, t, a0, nch, q0, fast);
         auto group_rows = [&](int n) { return max(0, min(G, y1 - y0 - n * G)); };
         auto slot = [&](int s) { return s >= RR ? s - RR : s; };
 
         /* the window of row y0 - 1 and group 0's entering rows */
-        issue(vb, k + group_rows(0), 0);
+        rg.issue(vb, k + group_rows(0), 0);
         conv_cp_commit();
 
 
@@ -843,8 +832,8 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
             if (!DB || yg < y1) {
                 if (n == 0 && col)
                     for (int i = 0; i < k; i++)
-                        rp_cols_add(cs, word(i));
-                issue(yg + G + r, group_rows(n + 1), slot(rb + G + k));
+                        rp_cols_add(cs, rg.word(i));
+                rg.issue(yg + G + r, group_rows(n + 1), slot(rb + G + k));
                 conv_cp_commit();
                 /* column pass: rows yg .. yg + ng - 1 into pair rows (an odd last row pairs with a
                  * copy of itself) */
@@ -868,10 +857,10 @@ __global__ void __launch_bounds__(RS_THREADS, MINB)
                 } else if (col) { /* the strip's sides: the clamped samples */
 #pragma unroll 1
                     for (int h = 0; 2 * h < ng; h++) {
-                        rp_cols_step(cs, word(slot(rb + 2 * h + k)), word(slot(rb + 2 * h)));
+                        rp_cols_step(cs, rg.word(slot(rb + 2 * h + k)), rg.word(slot(rb + 2 * h)));
                         const rs_cols<1> a = cs;
                         if (2 * h + 1 < ng)
-                            rp_cols_step(cs, word(slot(rb + 2 * h + 1 + k)), word(slot(rb + 2 * h + 1)));
+                            rp_cols_step(cs, rg.word(slot(rb + 2 * h + 1 + k)), rg.word(slot(rb + 2 * h + 1)));
                         rp_cols_store(cb + h * RP_BP + RS_VS * t, a, cs);
                     }
                 }

@@ -352,7 +352,6 @@ extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_his
  * Its scratch: the equalize scratch (histogram; the LUT unused), then the barrier's counter. */
 #define HIST_EQ8_ARRIVE_BYTES 256
 bool hist_opt_eq8_runs(const ts_job *job);
-bool hist_opt_eq8_shape(const ts_job *job); /* its shapes, without asking the device */
 ts_status hist_opt_eq8(const ts_job *job);
 
 /* Across the warp: `incl` becomes the inclusive prefix sum of the lanes' values, `first` the

@@ -95,6 +95,17 @@ __device__ __forceinline__ void eq8_luma_tab(const uint16_t *lut, int16_t *tab, 
 
 __device__ __forceinline__ unsigned eq8_clamp(int v) { return (unsigned)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
+/* Samples o[] (a byte value each) put back into a unit's words with PRMT. */
+template <int CH> __device__ __forceinline__ HistUnit<1, CH> eq8_pack(const unsigned *o)
+{
+    HistUnit<1, CH> out;
+#pragma unroll
+    for (int i = 0; i < HistUnit<1, CH>::WORDS; i++)
+        out.w[i] = __byte_perm(__byte_perm(o[4 * i], o[4 * i + 1], 0x0040u),
+                               __byte_perm(o[4 * i + 2], o[4 * i + 3], 0x0040u), 0x5410u);
+    return out;
+}
+
 /* hist_map_unit<1, CH, true> through eq8_luma_tab's table: per pixel three IMADs, two IMAD.HI,
  * one shared load and one add-and-clamp a colour sample; samples taken and put back with PRMT. */
 template <int CH>
@@ -113,12 +124,7 @@ __device__ __forceinline__ HistUnit<1, CH> eq8_map_luma(const HistUnit<1, CH> &u
         if (CH == 4)
             o[p * CH + 3] = eq8_byte(u, p * CH + 3);
     }
-    U out;
-#pragma unroll
-    for (int i = 0; i < U::WORDS; i++)
-        out.w[i] = __byte_perm(__byte_perm(o[4 * i], o[4 * i + 1], 0x0040u),
-                               __byte_perm(o[4 * i + 2], o[4 * i + 3], 0x0040u), 0x5410u);
-    return out;
+    return eq8_pack<CH>(o);
 }
 
 /* hist_map_unit<1, CH, false> with samples taken and put back with PRMT: colour sample c through
@@ -136,12 +142,7 @@ __device__ __forceinline__ HistUnit<1, CH> eq8_map_lut(const HistUnit<1, CH> &u,
             unsigned v = eq8_byte(u, p * CH + c);
             o[p * CH + c] = c < CC ? lut[(NH == 1 ? 0u : (unsigned)c * 256u) + v] : v;
         }
-    U out;
-#pragma unroll
-    for (int i = 0; i < U::WORDS; i++)
-        out.w[i] = __byte_perm(__byte_perm(o[4 * i], o[4 * i + 1], 0x0040u),
-                               __byte_perm(o[4 * i + 2], o[4 * i + 3], 0x0040u), 0x5410u);
-    return out;
+    return eq8_pack<CH>(o);
 }
 
 /* f(unit, bytes, j) for j = 0 .. m-1, the units loaded by load(unit, j) (which returns their
@@ -403,7 +404,7 @@ struct OptEqualize8 {
  * sweep keeps the counting kernel it measures), and a device that launches cooperative kernels.
  * Not RGBA8: at 8K it measured 2% slower than the three kernels (H100; 8% and 19% faster at 4K
  * and 1080p): one 16-byte unit in flight a thread is half what the three kernels' walk keeps. */
-bool hist_opt_eq8_shape(const ts_job *job)
+static bool hist_opt_eq8_shape(const ts_job *job)
 {
     return job->op->kind == TS_OP_EQUALIZE && job->in.bytes == 1 &&
            ts_hist_count(job->op->hist_mode, job->in.channels) == 1 && job->in.channels != 4;
