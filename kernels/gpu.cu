@@ -76,6 +76,9 @@ extern "C" ts_status ts_gpu_open_id(ts_device *dev, int want_id)
     int v = 0;
     cudaDeviceGetAttribute(&v, cudaDevAttrClusterLaunch, id);
     dev->cluster_launch = v && dev->cc >= 90;
+    v = 0;
+    cudaDeviceGetAttribute(&v, cudaDevAttrCooperativeLaunch, id);
+    dev->coop_launch = v != 0;
     cudaDeviceGetAttribute(&dev->clock_khz, cudaDevAttrClockRate, id);
     cudaDeviceGetAttribute(&dev->mem_clock_khz, cudaDevAttrMemoryClockRate, id);
     cudaDeviceGetAttribute(&dev->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, id);

@@ -573,11 +573,8 @@ struct OptCount {
         void (*kernel)(ts_image, HistUnits, bool, uint32_t *, uint32_t *) = hist_opt16_fused_kernel<CH, L>;
         const int k = cluster_k;
         const size_t smem = HIST_OPT16_FUSED_SMEM;
-        int coop = 0;
-        if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, job->dev->id) != cudaSuccess || !coop) {
-            cudaGetLastError();
+        if (!job->dev->coop_launch)
             return TS_OK;
-        }
         cudaLaunchAttribute attr[2];
         cudaLaunchConfig_t cfg;
         int clusters = 0;

@@ -412,12 +412,7 @@ static bool hist_opt_eq8_shape(const ts_job *job)
 
 bool hist_opt_eq8_runs(const ts_job *job)
 {
-    if (!hist_opt_eq8_shape(job) || job->param != 0 || !job->dev)
-        return false;
-    int coop = 0;
-    if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, job->dev->id) != cudaSuccess)
-        return false;
-    return coop != 0;
+    return hist_opt_eq8_shape(job) && job->param == 0 && job->dev && job->dev->coop_launch;
 }
 
 ts_status hist_opt_eq8(const ts_job *job)

@@ -285,6 +285,7 @@ typedef struct ts_device {
     size_t smem_per_sm;
     size_t l2_bytes;
     int cluster_launch;       /* thread-block clusters usable (and cc >= 90) */
+    int coop_launch;          /* cooperative launches (a grid-wide barrier) usable */
     int clock_khz, mem_clock_khz, mem_bus_bits;
     int driver_version, runtime_version;
 } ts_device;
