@@ -388,19 +388,36 @@ __device__ __forceinline__ void conv_ring_fill(unsigned char *dst, const unsigne
 #endif
 
 /* Writes the replicated border into a ring row of `len` samples starting at sample s0: samples
- * -H .. -1 (when s0 <= -H) get the first pixel's, wch .. wch + H - 1 (those inside the ring row)
- * the last pixel's, by lanes 0 .. H - 1. A window of an output inside the row needs no others. */
+ * -h .. -1 (when s0 <= -h) get the first pixel's, wch .. wch + h - 1 (those inside the ring row)
+ * the last pixel's, by lanes 0 .. 31 (h <= HMAX, a multiple of CH). A window of an output inside
+ * the row needs no others. */
+template <int CH, int B, int HMAX>
+__device__ __forceinline__ void conv_ring_border_n(unsigned char *rrow, int s0, int len, int wch, int h,
+                                                   int lane)
+{
+    auto one = [&](int l) {
+        if (s0 < 0)
+            conv_st<B>(rrow, -s0 - h + l, conv_ld<B>(rrow, -s0 + l % CH));
+        const int r = wch - s0 + l;
+        if (r < len)
+            conv_st<B>(rrow, r, conv_ld<B>(rrow, wch - s0 - CH + l % CH));
+    };
+    if constexpr (HMAX <= 32) {
+        if (lane < h)
+            one(lane);
+    } else {
+#pragma unroll 1
+        for (int l = lane; l < h; l += 32)
+            one(l);
+    }
+}
+/* The same for a compile-time halo H <= 32 (lanes 0 .. H - 1). */
 template <int CH, int B, int H>
 __device__ __forceinline__ void conv_ring_border(unsigned char *rrow, int s0, int len, int wch,
                                                  int lane)
 {
-    if (lane < H) {
-        if (s0 < 0)
-            conv_st<B>(rrow, -s0 - H + lane, conv_ld<B>(rrow, -s0 + lane % CH));
-        const int r = wch - s0 + lane;
-        if (r < len)
-            conv_st<B>(rrow, r, conv_ld<B>(rrow, wch - s0 - CH + lane % CH));
-    }
+    static_assert(H <= 32, "conv_ring_border: a lane a sample");
+    conv_ring_border_n<CH, B, H>(rrow, s0, len, wch, H, lane);
 }
 
 #endif /* CONV_COMMON_CUH */

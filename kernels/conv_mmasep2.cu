@@ -1,6 +1,7 @@
-/* conv_mmasep2.cu - convolution, variant `mmasep2`: a separable float filter (gauss) with both of
- * its passes on the tensor cores, 8-bit gray and RGB, K = 5 and 7 (conv.cu has the op; the
- * building blocks are conv_mma_parts.cuh's).
+/* conv_mmasep2.cu - convolution, variants `mmasep2` and `mmasep2b`: a separable float filter
+ * (gauss) with both of its passes on the tensor cores, 8-bit gray and RGB, K = 5 and 7; and
+ * `mmabox`, the box filter K 3 .. 31 on the same strips, bit-exact (at the end of the file).
+ * conv.cu has the op; the building blocks are conv_mma_parts.cuh's.
  *
  * mmasep (conv_mma.cuh) multiplies each input row by the row factors on the tensor cores and then
  * spends K FP32 FMAs an output on the column factors: at K = 7 those FMAs are most of what it
@@ -29,8 +30,8 @@
  * unscales by 2^9.
  *
  * Work: a warp owns SEP2_NT tiles (16 NT samples) of a strip of rows and walks down it a block of
- * 8 rows at a time, its input rows coming through a warp-private cp.async ring of SEP2_NB blocks
- * in shared memory (SEP2_NB - 1 in flight), rows clamped at the top and bottom, the border
+ * 8 rows at a time, its input rows coming through a warp-private cp.async ring of NB blocks
+ * in shared memory (NB - 1 in flight), rows clamped at the top and bottom, the border
  * replicated into the ring at the sides (conv_ring_border). The M index of a tile is permuted
  * (m = g is sample 2g, m = g + 8 sample 2g + 1) so that a lane's results are pairs of neighbours.
  *
@@ -60,38 +61,84 @@
 
 #include <string.h>
 
-#define SEP2_NT 8                 /* tiles of 16 output samples a warp (8: 128 registers, no
-                                   * spills; 4 read 4 sectors a row for 2 stored, 8 read 6 for 4) */
-#define SEP2_NB 3                 /* ring blocks of 8 rows: 2 in flight */
-/* ring row of W warps' strips: W NT + 2 chunks and 16 bytes of pad, an odd number of 16-byte
- * units (W = 1, 4: 11, 35), so that the 8 rows a warp's load reads hit 8 distinct bank groups */
-#define SEP2_RB(W, NT) (16 * ((W) * (NT) + 3))
+/* A strip kernel's shape: CH channels, C1 chunks of 16 samples of halo each side of a tile (the
+ * row pass's k-steps: S = 2 C1 + 1), NBK row blocks of 8 an output block reads (the column pass:
+ * NBK / 2 k16 products and a k8 one when NBK is odd), SPLIT: the row sums enter the column pass
+ * as two FP16 parts, BOX: the box filter's arithmetic (below). gauss:5 and gauss:7 are C1 = 1,
+ * NBK = 2, their K compile-time (K_: the factors' loads uniform); box's K is the job's. NT, the tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4
+ * sectors a row for 2 stored, 8 read 6 for 4), 4 where the row sums kept (NBK blocks, SPLIT
+ * parts) would not fit beside them. */
+template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0> struct sep2_geo {
+    static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, HP = SPLIT_ ? 2 : 1, K = K_;
+    static constexpr int NB = 3; /* ring blocks of 8 rows: 2 in flight (4 measured no faster on box) */
+    static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
+    static constexpr int NT = NBK_ * HP <= 3 ? 8 : 4;
+    /* blocks an SM (launch bounds): 4 (128 registers) where that spills nothing or little and
+     * measured faster, else as many as the registers allow (box, 8K: nvidia-h100-box-2026-11-27c.md) */
+    static constexpr int MINB = BOX_ && ((CH_ == 1 && NBK_ <= 4) || NBK_ * HP <= 6) ? 4 : 1;
+    static_assert(NBK_ >= 2 && C1_ >= 1, "mmasep2: an output block reads two row blocks or more");
+};
+template <int CH, int K> using sep2_gauss = sep2_geo<CH, 1, 2, false, false, K>;
+
+/* ring row of W warps' strips: W NT + 2 C1 chunks and 16 bytes of pad, an odd number of 16-byte
+ * units (NT even), so that the 8 rows a warp's load reads hit 8 distinct bank groups */
+#define SEP2_RB(W, NT, C1) (16 * ((W) * (NT) + 2 * (C1) + 1))
 #define SEP2_SP(NT) (16 * (NT) + 16) /* staged output row: 16 NT bytes and 16 of pad */
 /* shared memory of a block of MMA_WARPS warps: its rings (one a warp, W = 1, or one shared by
  * all, W = MMA_WARPS), then a stage a warp */
-#define SEP2_SMEM(W, NT) ((MMA_WARPS / (W)) * SEP2_NB * 8 * SEP2_RB(W, NT) + MMA_WARPS * 8 * SEP2_SP(NT))
+#define SEP2_SMEM(W, NT, C1, NB) ((MMA_WARPS / (W)) * (NB) * 8 * SEP2_RB(W, NT, C1) + MMA_WARPS * 8 * SEP2_SP(NT))
 #define SEP2_HSCALE 32768.0f      /* 2^15: the row factors' scale */
 #define SEP2_UNSCALE 512.0f       /* 2^24 / 2^15: the inputs' 2^-24 and the row factors' 2^15 */
 /* output rows a strip by default (job->param overrides): 32 (shorter strips spread better; 64
  * and 128 measured slower at 8K RGB8), but 64 for one ring a block on RGB (its strips are 4
  * times as wide, fewer of them: 64 measured faster than 32 at 8K RGB8, gauss:5 and gauss:7; on
- * 8K gray8 gauss:7 slower, 0.0376 ms against 0.0344) */
-template <int W, int CH> constexpr int sep2_default_sh() { return W > 1 && CH == 3 ? 64 : 32; }
+ * 8K gray8 gauss:7 slower, 0.0376 ms against 0.0344); and longer where an output block reads
+ * more row blocks (a strip reads 8 (NBK - 1) rows twice) or holds fewer tiles: gray 64 from NBK
+ * 3, RGB 128 from NBK 4 or with the row sums split (box, 8K: box:11 gray8 0.0384 ms at 64 rows,
+ * 0.0418 at 128; box:17 rgb8 0.1116 at 128, 0.1207 at 64; box:15 rgb8 0.0948 at 64, 0.0986 at
+ * 128: tools/results/nvidia-h100-box-2026-11-27c.md) */
+template <int W, class G> constexpr int sep2_default_sh()
+{
+    return W == 1 ? 32 : G::CH == 3 ? (G::NBK >= 4 || G::SPLIT ? 128 : 64) : (G::NBK >= 3 ? 64 : 32);
+}
 
-/* Row factor of tile sample 16 (s - 1) + j (chunk s of the three) for the tile's output x, as FP16
- * bits, scaled by 2^15. */
-template <int K, int CH>
+/* d += a * b, m16n8k8 (the column pass's last row block when NBK is odd). */
+template <bool FRESH>
+__device__ __forceinline__ void sep2_mma1688(float (&d)[4], const uint32_t (&a)[2], uint32_t b)
+{
+#if __CUDA_ARCH__ >= 800
+    if (FRESH)
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%7,%7,%7,%7};"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b), "f"(0.0f));
+    else
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b));
+#endif
+}
+
+/* Row factor of tile sample 16 (s - C1) + j (chunk s of the S) for the tile's output x, as FP16
+ * bits, scaled by 2^15 (BOX: every factor 1, 2^15 = 0x7800). */
+template <class G>
 __device__ __forceinline__ uint32_t sep2_hw(const conv_params &p, int s, int x, int j)
 {
-    const int d = 16 * (s - 1) + j - x + K / 2 * CH; /* = kx * CH */
-    const float w = d >= 0 && d % CH == 0 && d / CH < K ? __uint_as_float(p.srow[d / CH]) * SEP2_HSCALE : 0.0f;
+    const int k = G::K ? G::K : p.k, d = 16 * (s - G::C1) + j - x + k / 2 * G::CH; /* = kx * CH */
+    if (G::BOX)
+        return (unsigned)d <= (unsigned)(k / 2 * 2 * G::CH) && d % G::CH == 0 ? 0x7800u : 0u;
+    const float w = d >= 0 && d % G::CH == 0 && d / G::CH < k ? __uint_as_float(p.srow[d / G::CH]) * SEP2_HSCALE : 0.0f;
     return __half_as_ushort(__float2half_rn(w));
 }
 
-/* Column factor c[j] (0 outside 0 .. K - 1) as FP16 bits. */
-template <int K> __device__ __forceinline__ uint32_t sep2_vh(const conv_params &p, int j)
+/* Column factor c[j] (0 outside 0 .. K - 1) as FP16 bits (BOX: 1 = 0x3c00). */
+template <class G> __device__ __forceinline__ uint32_t sep2_vh(const conv_params &p, int j)
 {
-    return j >= 0 && j < K ? __half_as_ushort(__float2half_rn(__uint_as_float(p.scol[j]))) : 0u;
+    const int k = G::K ? G::K : p.k;
+    if (G::BOX)
+        return (unsigned)j < (unsigned)k ? 0x3c00u : 0u;
+    return j >= 0 && j < k ? __half_as_ushort(__float2half_rn(__uint_as_float(p.scol[j]))) : 0u;
 }
 
 /* Stores a lane's pair (x, x + 1) of an output row (EDGE: the pair may end or lie past the row). */
@@ -104,36 +151,54 @@ __device__ __forceinline__ void sep2_put(unsigned char *o, int x, int wch, uint3
         *o = (unsigned char)pair;
 }
 
+/* f(integral_constant<0>), ..., f(integral_constant<N - 1>). */
+template <int N, class F> __device__ __forceinline__ void sep2_unroll(F &&f)
+{
+    if constexpr (N > 0) {
+        sep2_unroll<N - 1>(f);
+        f(std::integral_constant<int, N - 1>());
+    }
+}
+
+/* The constants of a strip: the row pass's A (S k-steps), the column pass's B (NBK / 2 k16
+ * products, vb8 the k8 one), the epilogue's scale and offset, the row sums' start. */
+template <class G> struct sep2_consts {
+    uint32_t ha[G::S][4];
+    uint32_t vb[G::NBK / 2][2];
+    uint32_t vb8;
+    float ea, eb, h0;
+};
+
 /* One strip: output samples base .. base + 16 NT - 1 of output rows y0 .. y0 + rows - 1, where
  * base = rbase + 16 NT w for warp w of the W warps that share the ring (rows of samples
- * rbase - 16 .. rbase + 16 W NT + 15; W = 1: the warp's own). BORDER: the ring row sticks out of
- * the image row. Each phase runs over all NT tiles (independent products back to back, their
- * latencies overlapped), and the loop takes two blocks a turn so that the last block's row sums
- * stay in place (hp[i & 1]). W > 1: every warp of the block runs the same strip rows (the block's
- * barriers), those past the row's end computing what they do not store. */
-template <int K, int CH, int NT, int EPI, int W, bool BORDER>
-__device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t (&ha)[3][4],
-                                           const uint32_t (&vb)[2], int rbase, int y0, int rows,
-                                           unsigned char *ring, unsigned char *stage)
+ * rbase - 16 C1 .. rbase + 16 W NT + 16 C1 - 1; W = 1: the warp's own). BORDER: the ring row
+ * sticks out of the image row. Each phase runs over all NT tiles (independent products back to
+ * back, their latencies overlapped), and the loop takes NBK blocks a turn so that the row sums of
+ * the NBK blocks an output block reads stay in place (hp[i % NBK]). W > 1: every warp of the
+ * block runs the same strip rows (the block's barriers), those past the row's end computing what
+ * they do not store. */
+template <class G, int EPI, int W, bool BORDER>
+__device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_consts<G> &k, int rbase, int y0,
+                                           int rows, unsigned char *ring, unsigned char *stage)
 {
 #if __CUDA_ARCH__ >= 800
-    constexpr int R = K / 2, H = R * CH, NCH = NT + 2, NCR = W * NT + 2, RB = SEP2_RB(W, NT),
-                  BLK = 8 * RB, SP = SEP2_SP(NT);
+    constexpr int NT = G::NT, C1 = G::C1, NBK = G::NBK, NCH = NT + 2 * C1, NCR = W * NT + 2 * C1,
+                  RB = SEP2_RB(W, NT, C1), BLK = 8 * RB, SP = SEP2_SP(NT);
     static_assert(NT % 4 == 0, "mmasep2: 16-byte output chunks, 32 a pass");
     static_assert(W == 1 || W == MMA_WARPS, "mmasep2: a ring a warp or one a block");
     constexpr int NJ = (8 * NCR + 32 * W - 1) / (32 * W); /* chunks a thread copies a block */
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, R = p.k / 2;
     const int tid = W == 1 ? lane : (int)threadIdx.x, wofs = W == 1 ? 0 : 16 * NT * (int)(threadIdx.x >> 5);
     const int base = rbase + wofs;
-    const int nblk = (rows + 7) / 8 + 1; /* row blocks: input rows y0 - R + 8 i .. + 7 */
+    const int nblk = (rows + 7) / 8 + NBK - 1; /* row blocks: input rows y0 - R + 8 i .. + 7 */
     const uint32_t ring_s = (uint32_t)__cvta_generic_to_shared(ring);
 
     auto issue = [&](int i) {
         const int yb = y0 - R + 8 * i;
-        const uint32_t slot = ring_s + (uint32_t)(i % SEP2_NB) * BLK;
+        const uint32_t slot = ring_s + (uint32_t)(i % G::NB) * BLK;
 #pragma unroll
         for (int j = 0; j < NJ; j++) {
-            const int c = tid + 32 * W * j, r = c / NCR, q = rbase - 16 + 16 * (c % NCR);
+            const int c = tid + 32 * W * j, r = c / NCR, q = rbase - 16 * C1 + 16 * (c % NCR);
             if ((32 * W * (j + 1) <= 8 * NCR || c < 8 * NCR) && (!BORDER || (q >= 0 && q < p.wch))) {
                 const int y = min(max(yb + r, 0), p.height - 1);
                 conv_cp16s(slot + r * RB + 16 * (c % NCR), p.in + ((uint32_t)y * (uint32_t)p.in_pitch + (uint32_t)q));
@@ -141,11 +206,12 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
         }
     };
 
-    /* row sums of blocks i (hp[i & 1]) as FP16 pairs: [e] rows 2t, 2t + 1 of sample 2g (e = 0),
-     * 2g + 1 (e = 1): the column pass's a0, a1 for the older block, a2, a3 for the newer */
-    uint32_t hp[2][NT][2];
+    /* row sums of the last NBK blocks (hp[i % NBK]) as FP16 pairs ([1]: the SPLIT parts' second):
+     * [e] rows 2t, 2t + 1 of sample 2g (e = 0), 2g + 1 (e = 1): the column pass's a0, a1 for the
+     * older block of a k-step, a2, a3 for the newer */
+    uint32_t hp[NBK][G::HP][NT][2];
 #pragma unroll
-    for (int j = 0; j < SEP2_NB - 1; j++) {
+    for (int j = 0; j < G::NB - 1; j++) {
         if (j < nblk)
             issue(j);
         conv_cp_commit();
@@ -157,21 +223,22 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
     auto step = [&](int i, auto cur) {
         constexpr int C = decltype(cur)::value;
         if (W == 1) {
-            conv_ring_next<SEP2_NB - 1>(i, nblk, issue);
+            conv_ring_next<G::NB - 1>(i, nblk, issue);
         } else { /* block i landed (this thread's copies, then by the barrier everyone's), and
                   * every warp has read block i - 1, whose slot block i + 2 refills */
-            conv_cp_wait<SEP2_NB - 2>();
+            conv_cp_wait<G::NB - 2>();
             __syncthreads();
-            if (i + SEP2_NB - 1 < nblk)
-                issue(i + SEP2_NB - 1);
+            if (i + G::NB - 1 < nblk)
+                issue(i + G::NB - 1);
             conv_cp_commit();
         }
-        const unsigned char *blk = ring + (i % SEP2_NB) * BLK;
+        const unsigned char *blk = ring + (i % G::NB) * BLK;
         if (BORDER) {
             if (W == 1 || threadIdx.x < 32) /* W > 1: warp 0 for the block */
 #pragma unroll
                 for (int r = 0; r < 8; r++)
-                    conv_ring_border<CH, 1, H>((unsigned char *)blk + r * RB, rbase - 16, 16 * NCR, p.wch, lane);
+                    conv_ring_border_n<G::CH, 1, 16 * C1>((unsigned char *)blk + r * RB, rbase - 16 * C1,
+                                                          16 * NCR, p.wch, R * G::CH, lane);
             if (W == 1)
                 __syncwarp();
             else
@@ -188,37 +255,61 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
             __syncwarp(); /* the block is read: the copies issued next may refill its slot */
         float h[NT][4]; /* (sample 2g, row 2t), (2g, 2t + 1), (2g + 1, 2t), (2g + 1, 2t + 1) */
 #pragma unroll
-        for (int s = 0; s < 3; s++)
+        for (int s = 0; s < G::S; s++)
 #pragma unroll
             for (int mt = 0; mt < NT; mt++) {
-                if (s == 0)
-                    mma_16816<true>(h[mt], ha[0], bw[mt]);
-                else
-                    mma_16816<false>(h[mt], ha[s], bw[mt + s]);
+                if (s == 0 && !G::BOX) {
+                    mma_16816<true>(h[mt], k.ha[0], bw[mt]);
+                } else {
+                    if (s == 0)
+                        h[mt][0] = h[mt][1] = h[mt][2] = h[mt][3] = k.h0;
+                    mma_16816<false>(h[mt], k.ha[s], bw[mt + s]);
+                }
             }
 #pragma unroll
         for (int mt = 0; mt < NT; mt++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const __half2 hh = __floats2half2_rn(h[mt][2 * e], h[mt][2 * e + 1]);
-                hp[C][mt][e] = *(const uint32_t *)&hh;
+                hp[C][0][mt][e] = *(const uint32_t *)&hh;
+                if constexpr (G::SPLIT) { /* the part FP16 rounded off: exact (below) */
+                    const float2 hf = __half22float2(hh);
+                    const __half2 lo = __floats2half2_rn(h[mt][2 * e] - hf.x, h[mt][2 * e + 1] - hf.y);
+                    hp[C][G::HP - 1][mt][e] = *(const uint32_t *)&lo;
+                }
             }
-        if (i == 0)
+        if (i < NBK - 1)
             return;
-        float o[NT][4]; /* output block i - 1, laid out as h */
+        float o[NT][4]; /* output block i - NBK + 1, laid out as h: from the blocks in slots
+                         * (C + 1 + b) % NBK, b = 0 .. NBK - 1, oldest first */
 #pragma unroll
-        for (int mt = 0; mt < NT; mt++) {
-            const uint32_t a[4] = {hp[C ^ 1][mt][0], hp[C ^ 1][mt][1], hp[C][mt][0], hp[C][mt][1]};
-            mma_16816<true>(o[mt], a, vb);
-        }
-        const int m = 8 * (i - 1) + 2 * t; /* this lane's first output row of the block */
+        for (int mt = 0; mt < NT; mt++)
+#pragma unroll
+            for (int part = 0; part < G::HP; part++) {
+#pragma unroll
+                for (int s = 0; s < NBK / 2; s++) {
+                    const int b0 = (C + 1 + 2 * s) % NBK, b1 = (C + 2 + 2 * s) % NBK;
+                    const uint32_t a[4] = {hp[b0][part][mt][0], hp[b0][part][mt][1], hp[b1][part][mt][0],
+                                           hp[b1][part][mt][1]};
+                    if (part == 0 && s == 0)
+                        mma_16816<true>(o[mt], a, k.vb[s]);
+                    else
+                        mma_16816<false>(o[mt], a, k.vb[s]);
+                }
+                if constexpr (NBK % 2 == 1) {
+                    constexpr int bl = (C + NBK) % NBK;
+                    const uint32_t a[2] = {hp[bl][part][mt][0], hp[bl][part][mt][1]};
+                    sep2_mma1688<false>(o[mt], a, k.vb8);
+                }
+            }
+        const int m = 8 * (i - NBK + 1) + 2 * t; /* this lane's first output row of the block */
 #pragma unroll
         for (int mt = 0; mt < NT; mt++) {
             uint32_t u[4];
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float a = EPI == MMA_EPI_NC ? o[mt][e] : fminf(fmaxf(o[mt][e], 0.0f), 255.0f / SEP2_UNSCALE);
-                u[e] = __float_as_uint(fmaf(a, SEP2_UNSCALE, CONV_MAGIC));
+                u[e] = __float_as_uint(fmaf(a, k.ea, k.eb));
             }
             const uint32_t w0 = __byte_perm(u[0], u[2], 0x0040u), w1 = __byte_perm(u[1], u[3], 0x0040u);
             if (!BORDER) { /* staged: rows 2t, 2t + 1 of the block, samples 16 mt + 2g */
@@ -238,7 +329,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
 #pragma unroll
             for (int j = 0; j < NT / 4; j++) {
                 const int c = lane + 32 * j, r = c / NT, col = c % NT;
-                if (8 * (i - 1) + r < rows)
+                if (8 * (i - NBK + 1) + r < rows)
                     *(uint4 *)(out_blk + r * p.out_pitch + 16 * col) = *(const uint4 *)(stage + r * SP + 16 * col);
             }
             __syncwarp(); /* the stage is read: the next block may write it */
@@ -246,22 +337,20 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const uint32_t 
         }
         out_row += 8 * p.out_pitch;
     };
-    for (int i = 0; i < nblk; i += 2) {
-        step(i, std::integral_constant<int, 0>());
-        if (i + 1 < nblk)
-            step(i + 1, std::integral_constant<int, 1>());
-    }
+    for (int i = 0; i < nblk; i += NBK)
+        sep2_unroll<NBK>([&](auto c) {
+            if (i + decltype(c)::value < nblk)
+                step(i + decltype(c)::value, c);
+        });
 #endif
 }
 
 /* W = 1: a task a warp (nsx strips of 16 NT samples a row band); W = MMA_WARPS: a task a block,
  * its warps' strips side by side (nsx groups of W strips a row band). */
-template <int K, int CH, int EPI, int W>
-__global__ void __launch_bounds__(32 * MMA_WARPS)
+template <class G, int EPI, int W>
+__global__ void __launch_bounds__(32 * MMA_WARPS, G::MINB)
     conv_mmasep2_kernel(const __grid_constant__ conv_params p, int sh, int nsx, int ntasks)
 {
-    static_assert(K / 2 * CH <= 16, "mmasep2: the halo must fit one chunk");
-    static_assert(K <= 9, "mmasep2: an output block's rows must fit two row blocks");
 #if __CUDA_ARCH__ >= 800
     extern __shared__ __align__(16) unsigned char sep2_smem[];
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -269,46 +358,61 @@ __global__ void __launch_bounds__(32 * MMA_WARPS)
     if (task >= ntasks) /* W = 1: no block barrier below; W > 1: uniform in the block */
         return;
 
+    sep2_consts<G> k;
     /* the row pass's A: rows m = g, g + 8 are tile samples 2g, 2g + 1; k-slots 2t, 2t + 1 | 2t + 8,
      * 2t + 9 are chunk samples 4t, 4t + 1 | 4t + 2, 4t + 3 */
-    uint32_t ha[3][4];
 #pragma unroll
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < G::S; s++)
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const int x = 2 * g + (e & 1), j = 4 * t + 2 * (e >> 1);
-            ha[s][e] = sep2_hw<K, CH>(p, s, x, j) | sep2_hw<K, CH>(p, s, x, j + 1) << 16;
+            k.ha[s][e] = sep2_hw<G>(p, s, x, j) | sep2_hw<G>(p, s, x, j + 1) << 16;
         }
-    /* the column pass's B: V[j][y] = c[j - y], k-slot j = row j of the two blocks (b0: rows 2t,
-     * 2t + 1, b1: rows 2t + 8, 2t + 9), n = g the output row */
-    uint32_t vb[2];
+    /* the column pass's B: V[j][y] = c[j - y], k-slot j = row j of the NBK blocks (b0: rows
+     * 16 s + 2t, + 1, b1: rows 16 s + 2t + 8, + 9; vb8: rows 16 (NBK / 2) + 2t, + 1), n = g the
+     * output row */
 #pragma unroll
-    for (int e = 0; e < 2; e++)
-        vb[e] = sep2_vh<K>(p, 8 * e + 2 * t - g) | sep2_vh<K>(p, 8 * e + 2 * t + 1 - g) << 16;
+    for (int s = 0; s < G::NBK / 2; s++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int j = 16 * s + 8 * e + 2 * t - g;
+            k.vb[s][e] = sep2_vh<G>(p, j) | sep2_vh<G>(p, j + 1) << 16;
+        }
+    const int j8 = 16 * (G::NBK / 2) + 2 * t - g;
+    k.vb8 = G::NBK % 2 ? sep2_vh<G>(p, j8) | sep2_vh<G>(p, j8 + 1) << 16 : 0u;
+    if (G::BOX) { /* see mmabox below */
+        k.ea = __fdiv_rn(SEP2_UNSCALE, (float)(p.k * p.k));
+        k.eb = 128.0f + CONV_MAGIC;
+        k.h0 = -(float)p.k * (128.0f / SEP2_UNSCALE);
+    } else {
+        k.ea = SEP2_UNSCALE;
+        k.eb = CONV_MAGIC;
+        k.h0 = 0.0f;
+    }
 
-    constexpr int NT = SEP2_NT, SEG = 16 * NT * W, RING = SEP2_NB * 8 * SEP2_RB(W, NT);
+    constexpr int NT = G::NT, SEG = 16 * NT * W, RING = G::NB * 8 * SEP2_RB(W, NT, G::C1);
     const int warp = threadIdx.x >> 5;
     const int rbase = task % nsx * SEG, y0 = task / nsx * sh, rows = min(sh, p.height - y0);
     unsigned char *ring = sep2_smem + (W == 1 ? warp : 0) * RING;
     unsigned char *stage = sep2_smem + MMA_WARPS / W * RING + warp * 8 * SEP2_SP(NT);
-    if (rbase > 0 && rbase + SEG + 16 <= p.wch)
-        sep2_strip<K, CH, NT, EPI, W, false>(p, ha, vb, rbase, y0, rows, ring, stage);
+    if (rbase >= 16 * G::C1 && rbase + SEG + 16 * G::C1 <= p.wch)
+        sep2_strip<G, EPI, W, false>(p, k, rbase, y0, rows, ring, stage);
     else
-        sep2_strip<K, CH, NT, EPI, W, true>(p, ha, vb, rbase, y0, rows, ring, stage);
+        sep2_strip<G, EPI, W, true>(p, k, rbase, y0, rows, ring, stage);
 #endif
 }
 
 /* One launch: strips of sh output rows (job->param, or sep2_default_sh); W = 1: a block per MMA_WARPS
  * strips, W = MMA_WARPS: a block per MMA_WARPS strips side by side. */
-template <int K, int CH, int EPI, int W> static ts_status sep2_launch(const ts_job *job, const conv_params &p)
+template <class G, int EPI, int W> static ts_status sep2_launch(const ts_job *job, const conv_params &p)
 {
-    auto kernel = conv_mmasep2_kernel<K, CH, EPI, W>;
-    const size_t smem = (size_t)SEP2_SMEM(W, SEP2_NT);
+    auto kernel = conv_mmasep2_kernel<G, EPI, W>;
+    const size_t smem = (size_t)SEP2_SMEM(W, G::NT, G::C1, G::NB);
     const ts_status st = gpu_allow_smem((const void *)kernel, smem);
     if (st != TS_OK)
         return st;
-    constexpr int SEG = 16 * SEP2_NT * W;
-    const int sh = job->param > 0 ? job->param : sep2_default_sh<W, CH>(), nsx = (p.wch + SEG - 1) / SEG;
+    constexpr int SEG = 16 * G::NT * W;
+    const int sh = job->param > 0 ? job->param : sep2_default_sh<W, G>(), nsx = (p.wch + SEG - 1) / SEG;
     const long long ntasks = (long long)nsx * ((p.height + sh - 1) / sh);
     if (ntasks > INT_MAX)
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep2: %lld strips", ntasks);
@@ -361,6 +465,17 @@ extern "C" int conv_mmasep2b_prefers(const ts_job *job)
            (job->in.channels == 3 || t.k == 7);
 }
 
+/* The checks every strip variant makes after its own: the device, the strip height. */
+static ts_status sep2_check(const ts_job *job, const char *name)
+{
+    if (job->dev && job->dev->cc < 80)
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv %s: needs sm_80 (mma.sync, cp.async)", name);
+    if (job->param < 0 || job->param % 8)
+        return ts_fail(TS_ERR_INVALID, "conv %s: strip height %d is not a positive multiple of 8",
+                       name, job->param);
+    return TS_OK;
+}
+
 /* ROUND_NC while the arithmetic's filter sum cannot reach maxv + 1/4 (as conv_mma.cu's). */
 static void sep2_fix_epi(const ts_filter *f, conv_params *p)
 {
@@ -380,12 +495,7 @@ template <int W> struct sep2_launcher : conv_launcher {
             return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep2: needs mmapipe's job on 1 or 3 channels "
                                                "with a float separable filter of K 5 or 7 whose FP16 "
                                                "row and column factors stay within 0.25 of a step");
-        if (job->dev && job->dev->cc < 80)
-            return ts_fail(TS_ERR_UNSUPPORTED, "conv mmasep2: needs sm_80 (mma.sync, cp.async)");
-        if (job->param < 0 || job->param % 8)
-            return ts_fail(TS_ERR_INVALID, "conv mmasep2: strip height %d is not a positive "
-                           "multiple of 8", job->param);
-        return TS_OK;
+        return sep2_check(job, "mmasep2");
     }
     static ts_status launch(const ts_job *job, conv_params &p)
     {
@@ -394,11 +504,92 @@ template <int W> struct sep2_launcher : conv_launcher {
             constexpr int K = decltype(k)::value;
             const bool nc = p.epi == CONV_EPI_ROUND_NC;
             if (p.ch == 1)
-                return nc ? sep2_launch<K, 1, MMA_EPI_NC, W>(job, p) : sep2_launch<K, 1, MMA_EPI_CLAMP, W>(job, p);
-            return nc ? sep2_launch<K, 3, MMA_EPI_NC, W>(job, p) : sep2_launch<K, 3, MMA_EPI_CLAMP, W>(job, p);
+                return nc ? sep2_launch<sep2_gauss<1, K>, MMA_EPI_NC, W>(job, p)
+                          : sep2_launch<sep2_gauss<1, K>, MMA_EPI_CLAMP, W>(job, p);
+            return nc ? sep2_launch<sep2_gauss<3, K>, MMA_EPI_NC, W>(job, p)
+                      : sep2_launch<sep2_gauss<3, K>, MMA_EPI_CLAMP, W>(job, p);
         });
     }
 };
 
 extern "C" ts_status conv_mmasep2(const ts_job *job) { return conv_run<sep2_launcher<1>>(job); }
 extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_launcher<MMA_WARPS>>(job); }
+
+/* ---------------------------------------------------------------- mmabox
+ * The box filter K x K (K 3 .. 31) on mmasep2b's strips, bit-exact: round(S / K^2) of the integer
+ * window sum S, the division's ties impossible (K^2 odd).
+ *
+ *   row pass: factors 1 (2^15 in FP16), the accumulators started at -128 K 2^-9, so that they end
+ *             as h = (sum of the K samples - 128 K) 2^-9: every partial sum an integer times 2^-9
+ *             below 2^17 of them in magnitude, exact in FP32 however the tensor cores align and
+ *             truncate. |h| <= 128 K 2^-9: an integer up to 2048 (K <= 15) is exact in FP16, so h
+ *             enters the column pass as it is; above (K >= 17, |h| <= 3968 2^-9) FP16 keeps it
+ *             within one unit, and the unit it rounds off (-1, 0 or 1 times 2^-9, exact in FP16)
+ *             enters as a second A operand (SPLIT: twice the column products, none lost);
+ *   column pass: factors 1 over the K rows of the NBK blocks (k16 products of block pairs, a k8
+ *             one for an odd block): o = (S - 128 K^2) 2^-9 exactly (|o| < 2^8, every partial sum
+ *             a multiple of 2^-9);
+ *   epilogue: fma(o, 512 / K^2, 128 + 1.5 2^23), rounded once to an integer: 512 / K^2 in FP32
+ *             is within 2^-24 of itself, so the exact value is within 128 2^-24 < 10^-5 of S / K^2,
+ *             which is 1 / (2 K^2) >= 5.2 10^-4 or more away from a half-integer: the rounding is
+ *             round(S / K^2), in [0, 255] (no clamp), the low byte of the bits.
+ * The halo (K / 2 samples of each channel) sets the row pass's k-steps: C1 chunks of 16 each side
+ * (gray: 1 up to K 31; RGB: 1 to K 11, 2 to K 21, 3 to K 31); the rows an output block reads set
+ * NBK: 8 + K - 1 rows in blocks of 8 (2 to K 9, 3 to K 17, 4 to K 25, 5 to K 31). */
+static bool sep2_box_filter(const ts_filter *f)
+{
+    if (!f || !f->exact || f->outputs != 1 || f->magnitude || f->k < 3 || f->k > 31 || f->divisor != f->k * f->k)
+        return false;
+    for (int i = 0; i < f->k * f->k; i++)
+        if (f->iw[i] != 1)
+            return false;
+    return true;
+}
+
+extern "C" int conv_mmabox_supports(const ts_job *job)
+{
+    return sep2_box_filter(conv_job_filter(job)) && job->in.bytes == 1 &&
+           (job->in.channels == 1 || job->in.channels == 3) &&
+           (((uintptr_t)job->in.data | job->in.pitch | (uintptr_t)job->out.data | job->out.pitch) & 15) == 0;
+}
+
+struct box_launcher : conv_launcher {
+    static ts_status check(const ts_job *job)
+    {
+        if (!conv_mmabox_supports(job))
+            return ts_fail(TS_ERR_UNSUPPORTED, "conv mmabox: needs a box filter (K 3 .. 31) on 8-bit "
+                                               "gray or RGB with 16-byte aligned rows");
+        return sep2_check(job, "mmabox");
+    }
+    static ts_status launch(const ts_job *job, conv_params &p)
+    {
+        const int r = p.k / 2, c1 = (r * p.ch + 15) / 16, nbk = (7 + 2 * r) / 8 + 1;
+        const bool split = p.k >= 17;
+#define SEP2_BOX(CH, C1, NBK, SPLIT)                                                                 \
+    if (p.ch == (CH) && c1 == (C1) && nbk == (NBK) && split == (SPLIT))                            \
+        return sep2_launch<sep2_geo<CH, C1, NBK, SPLIT, true>, MMA_EPI_NC, MMA_WARPS>(job, p);
+        SEP2_BOX(1, 1, 2, false) /* K 3 .. 9 */
+        SEP2_BOX(1, 1, 3, false) /* 11 .. 15 */
+        SEP2_BOX(1, 1, 3, true)  /* 17 */
+        SEP2_BOX(1, 1, 4, true)  /* 19 .. 25 */
+        SEP2_BOX(1, 1, 5, true)  /* 27 .. 31 */
+        SEP2_BOX(3, 1, 2, false) /* K 3 .. 9 */
+        SEP2_BOX(3, 1, 3, false) /* 11 */
+        SEP2_BOX(3, 2, 3, false) /* 13, 15 */
+        SEP2_BOX(3, 2, 3, true)  /* 17 */
+        SEP2_BOX(3, 2, 4, true)  /* 19, 21 */
+        SEP2_BOX(3, 3, 4, true)  /* 23, 25 */
+        SEP2_BOX(3, 3, 5, true)  /* 27 .. 31 */
+#undef SEP2_BOX
+        return ts_fail(TS_ERR_UNSUPPORTED, "conv mmabox: no kernel for K %d on %d channels", p.k, p.ch);
+    }
+};
+
+/* auto's pick from K 5 (at K 3 mmapipe is faster: 8K gray8 0.0321 ms against 0.0336, rgb8
+ * 0.0787 against 0.0821; at K 5 gray8 0.0376 against 0.0347, rgb8 0.1119 against 0.0821). */
+extern "C" int conv_mmabox_prefers(const ts_job *job)
+{
+    return conv_mmabox_supports(job) && conv_job_filter(job)->k >= 5;
+}
+
+extern "C" ts_status conv_mmabox(const ts_job *job) { return conv_run<box_launcher>(job); }

@@ -33,7 +33,9 @@ static ts_status cpu_run(const ts_job *job)
  * sep and runsum take a box (tools/results/nvidia-h100-box-2026-11-26.md); gemm (rank 0) is
  * never taken, nor is mmasep2 (rank 0: mmasep2b takes its jobs faster); mmasep2b (rank 1: never
  * by rank, mmapipe outranks it on every job it takes) is auto's pick where it prefers: RGB gauss:5
- * and gauss:7 and gray gauss:7 (H100, 8K: tools/results/nvidia-h100-final-2026-11-27b.md). */
+ * and gauss:7 and gray gauss:7 (H100, 8K: tools/results/nvidia-h100-final-2026-11-27b.md);
+ * mmabox (rank 2: at box:3 mmapipe outranks it) is auto's pick for every 8-bit gray or RGB box
+ * it takes from K 5, faster there than mmapipe and runsum (nvidia-h100-box-2026-11-27c.md). */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
@@ -90,6 +92,13 @@ static const ts_variant table[] = {
      .supports = conv_mmasep2_supports, .run = conv_mmasep2b,
      /* measured fastest there: tools/results/nvidia-h100-final-2026-11-27b.md */
      .prefers = conv_mmasep2b_prefers},
+    {.family = TS_FAM_CONV, .name = "mmabox", .min_cc = 80, .auto_rank = 2,
+     .why = "box filters (K 3-31, 8-bit gray and RGB) on mmasep2b's strips, bit-exact: samples "
+            "less 128 summed on the tensor cores, row sums past FP16's integers split in two parts "
+            "(K >= 17), the division one rounded FMA (param: strip rows)",
+     .supports = conv_mmabox_supports, .run = conv_mmabox,
+     /* measured fastest there: tools/results/nvidia-h100-box-2026-11-27c.md */
+     .prefers = conv_mmabox_prefers},
     {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
      .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
             "along shared memory, a constant cost per output whatever K (param: segment rows; "

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* conv.cu (naive, gemm), conv_tiled.cu, conv_sep.cu, conv_roll.cu, conv_pipe.cu, conv_mma.cu (mma,
- * mmapipe, mmasep), conv_mmasep2.cu (mmasep2, mmasep2b): conv as a matmul; conv_runsum.cu
+ * mmapipe, mmasep), conv_mmasep2.cu (mmasep2, mmasep2b, mmabox): conv as a matmul; conv_runsum.cu
  * (runsum): box filters by running sums */
 ts_status conv_naive(const ts_job *job);
 size_t conv_gemm_scratch(const ts_job *job);
@@ -38,6 +38,9 @@ int conv_mmasep2_supports(const ts_job *job);
 int conv_mmasep2b_prefers(const ts_job *job);
 ts_status conv_mmasep2(const ts_job *job);
 ts_status conv_mmasep2b(const ts_job *job);
+int conv_mmabox_supports(const ts_job *job);
+int conv_mmabox_prefers(const ts_job *job);
+ts_status conv_mmabox(const ts_job *job);
 int conv_runsum_supports(const ts_job *job);
 ts_status conv_runsum(const ts_job *job);
 

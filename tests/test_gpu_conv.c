@@ -387,6 +387,76 @@ TEST(gpu_conv_mmasep2_strip_paths)
     }
 }
 
+/* Overwrites image *im with a pattern whose box sums reach the extremes the arithmetic must hold
+ * exactly: 0 everywhere (kind 0: the most negative row sums), 255 (kind 1), blocks of 0 and 255
+ * of 7 x 5 pixels (kind 2: every sum between). */
+static void fill_extreme(ts_image *im, int kind)
+{
+    for (int y = 0; y < im->height; y++) {
+        unsigned char *row = (unsigned char *)im->data + (size_t)y * im->pitch;
+        for (int x = 0; x < im->width * im->channels; x++)
+            row[x] = kind == 0 ? 0 : kind == 1 ? 255 : ((x / im->channels / 7 + y / 5) & 1) * 255;
+    }
+}
+
+/* mmabox, bit for bit against the reference: every K 3 .. 31 (each of its 12 kernel shapes: the
+ * row pass's 1, 2 or 3 halo chunks, 2 to 5 row blocks an output block, the row sums in one FP16
+ * part or two) on gray and RGB, on random samples and on the extremes (all 0, all 255, blocks of
+ * both), 1101 x 101: the border strips (the ring row sticks out of the image row) and the inside
+ * ones (staged stores), rows clamped at the top and the bottom, at the default strip height and at
+ * 8, 24 and 40 rows (job->param). Under TESSERA_SMALL_ONLY: K 3, 11, 13, 17, 19, 23, 31, the
+ * default height and 24. */
+TEST(gpu_conv_mmabox_every_k)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mmabox");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("mmabox"))
+        SKIP("mmabox not in the table, not runnable or not selected");
+    const int small = tu_n_odd_sizes == tu_n_small_sizes;
+    static const int params[] = {0, 24, 8, 40};
+    static const int small_k[] = {3, 11, 13, 17, 19, 23, 31};
+    uint64_t st = tu_seed() + 9;
+    for (int ch = 1; ch <= 3; ch += 2)
+        for (int kind = -1; kind < 3; kind++) {
+            ts_image in = tu_random_image(1101, 101, ch, 1, &st);
+            if (kind >= 0)
+                fill_extreme(&in, kind);
+            for (int i = 0; i < (small ? 7 : 15); i++) {
+                char text[16];
+                snprintf(text, sizeof text, "box:%d", small ? small_k[i] : 3 + 2 * i);
+                ts_op op = tu_op(text);
+                if (check_params(v, &op, &in, params, small ? 2 : 4)) {
+                    ts_image_free(&in);
+                    return;
+                }
+            }
+            ts_image_free(&in);
+        }
+}
+
+/* mmabox at the odd sizes (1x1, 1xN, Nx1, 33x17, 4097x3, ...; 1080p unless TESSERA_SMALL_ONLY),
+ * gray and RGB, K 3, 9, 11, 17 and 31. */
+TEST(gpu_conv_mmabox_sizes)
+{
+    TU_GPU_OR_SKIP(dev);
+    const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mmabox");
+    if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("mmabox"))
+        SKIP("mmabox not in the table, not runnable or not selected");
+    static const int param0[] = {0};
+    ts_op ops[5] = {tu_op("box:3"), tu_op("box:9"), tu_op("box:11"), tu_op("box:17"), tu_op("box:31")};
+    uint64_t st = tu_seed() + 10;
+    for (int i = 0; i < tu_n_odd_sizes; i++)
+        for (int ch = 1; ch <= 3; ch += 2) {
+            ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, &st);
+            for (int f = 0; f < 5; f++)
+                if (check_params(v, &ops[f], &in, param0, 1)) {
+                    ts_image_free(&in);
+                    return;
+                }
+            ts_image_free(&in);
+        }
+}
+
 /* mmasep2 and mmasep2b on every format they take (8-bit gray and RGB) at the odd sizes (1x1, 1xN,
  * Nx1, 33x17, 4097x3, ...; 1080p unless TESSERA_SMALL_ONLY), gauss:5 and gauss:7, and gauss:7 on
  * the benchmark's 8K RGB8 image (whose interior strips take the staged stores). */
@@ -760,8 +830,30 @@ TEST(conv_mmasep2_supports)
                "mmasep2b and mmasep2 differ on gauss:7 on %d ch", ch);
 }
 
+/* mmabox takes box filters K 3 .. 31 on 8-bit gray and RGB with 16-byte aligned rows, and no
+ * other filter of ones (its epilogue divides by K^2). */
+TEST(conv_mmabox_supports)
+{
+    if (!ts_gpu_compiled())
+        SKIP("built without CUDA");
+    for (int k = 3; k <= 31; k += 2) {
+        char text[16];
+        snprintf(text, sizeof text, "box:%d", k);
+        for (int ch = 1; ch <= 4; ch++)
+            CHECKF(variant_takes("mmabox", text, ch, 1, 4096) == (ch == 1 || ch == 3),
+                   "mmabox and %s on %d ch", text, ch);
+        CHECKF(!variant_takes("mmabox", text, 3, 2, 8192), "mmabox takes 16-bit %s", text);
+        CHECKF(!variant_takes("mmabox", text, 3, 1, 4100), "mmabox takes unaligned rows (%s)", text);
+    }
+    CHECKF(!variant_takes("mmabox", "box:1", 1, 1, 4096), "mmabox takes box:1");
+    CHECKF(!variant_takes("mmabox", "gauss:5", 1, 1, 4096), "mmabox takes gauss:5");
+    ts_op ones = kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101");
+    CHECKF(!takes_op("mmabox", &ones, 1, 1, 4096), "mmabox takes ones over 101");
+}
+
 /* auto on an sm_90 device: mmasep2b where it was measured fastest (RGB gauss:5 and gauss:7, gray
- * gauss:7), mmapipe on gray gauss:5, mmasep on RGBA (mmasep2b does not take it). */
+ * gauss:7), mmapipe on gray gauss:5, mmasep on RGBA (mmasep2b does not take it); mmabox on gray
+ * and RGB box from K 5, mmapipe at box:3, runsum on RGBA box (mmabox does not take it). */
 TEST(conv_mmasep2b_auto_jobs)
 {
     if (!ts_gpu_compiled())
@@ -771,7 +863,10 @@ TEST(conv_mmasep2b_auto_jobs)
         int ch;
         const char *want;
     } cases[] = {{"gauss:7", 3, "mmasep2b"}, {"gauss:5", 3, "mmasep2b"}, {"gauss:7", 1, "mmasep2b"},
-                 {"gauss:5", 1, "mmapipe"},  {"gauss:7", 4, "mmasep"},  {"gauss:3", 3, "mmapipe"}};
+                 {"gauss:5", 1, "mmapipe"},  {"gauss:7", 4, "mmasep"},  {"gauss:3", 3, "mmapipe"},
+                 {"box:3", 1, "mmapipe"},    {"box:3", 3, "mmapipe"},   {"box:5", 1, "mmabox"},
+                 {"box:7", 3, "mmabox"},     {"box:17", 1, "mmabox"},   {"box:31", 3, "mmabox"},
+                 {"box:15", 4, "runsum"}};
     ts_device dev;
     memset(&dev, 0, sizeof dev);
     dev.cc = 90;
