@@ -73,9 +73,10 @@ template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0> struct
     static constexpr int NB = 3; /* ring blocks of 8 rows: 2 in flight (4 measured no faster on box) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
     static constexpr int NT = NBK_ * HP <= 3 ? 8 : 4;
-    /* blocks an SM (launch bounds): 4 (128 registers) where that spills nothing or little and
-     * measured faster, else as many as the registers allow (box, 8K: nvidia-h100-box-2026-11-27c.md) */
-    static constexpr int MINB = BOX_ && ((CH_ == 1 && NBK_ <= 4) || NBK_ * HP <= 6) ? 4 : 1;
+    /* box: 4 blocks an SM (launch bounds of 128 registers) where that spills nothing, else as
+     * many as the registers allow (8K, nvidia-h100-box-2026-11-27c.md: 4 a few % faster where
+     * nothing spills, slower where it does) */
+    static constexpr int MINB = BOX_ && !(NBK_ * HP >= 8 && (CH_ == 3 || NBK_ >= 5)) ? 4 : 1;
     static_assert(NBK_ >= 2 && C1_ >= 1, "mmasep2: an output block reads two row blocks or more");
 };
 template <int CH, int K> using sep2_gauss = sep2_geo<CH, 1, 2, false, false, K>;
@@ -120,14 +121,32 @@ __device__ __forceinline__ void sep2_mma1688(float (&d)[4], const uint32_t (&a)[
 #endif
 }
 
+/* d += a * b, m16n8k32 on unsigned bytes, exact int32 sums (mmabox's row pass): a the factors,
+ * b0, b1 the samples k 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3 of row g. */
+__device__ __forceinline__ void sep2_mma16832(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+#if __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* mmabox's row factor (0 or 1) of output x of a tile against sample kk of k32 step s (chunks
+ * 2s, 2s + 1 of the tile's window, whose chunk C1 is the tile's own). */
+template <class G> __device__ __forceinline__ uint32_t sep2_box_w(const conv_params &p, int s, int x, int kk)
+{
+    const int h = p.k / 2 * G::CH, d = 32 * s + kk - 16 * G::C1 - x + h;
+    return (unsigned)d <= (unsigned)(2 * h) && d % G::CH == 0;
+}
+
 /* Row factor of tile sample 16 (s - C1) + j (chunk s of the S) for the tile's output x, as FP16
- * bits, scaled by 2^15 (BOX: every factor 1, 2^15 = 0x7800). */
+ * bits, scaled by 2^15. */
 template <class G>
 __device__ __forceinline__ uint32_t sep2_hw(const conv_params &p, int s, int x, int j)
 {
-    const int k = G::K ? G::K : p.k, d = 16 * (s - G::C1) + j - x + k / 2 * G::CH; /* = kx * CH */
-    if (G::BOX)
-        return (unsigned)d <= (unsigned)(k / 2 * 2 * G::CH) && d % G::CH == 0 ? 0x7800u : 0u;
+    const int k = G::K, d = 16 * (s - G::C1) + j - x + k / 2 * G::CH; /* = kx * CH */
     const float w = d >= 0 && d % G::CH == 0 && d / G::CH < k ? __uint_as_float(p.srow[d / G::CH]) * SEP2_HSCALE : 0.0f;
     return __half_as_ushort(__float2half_rn(w));
 }
@@ -163,10 +182,11 @@ template <int N, class F> __device__ __forceinline__ void sep2_unroll(F &&f)
 /* The constants of a strip: the row pass's A (S k-steps), the column pass's B (NBK / 2 k16
  * products, vb8 the k8 one), the epilogue's scale and offset, the row sums' start. */
 template <class G> struct sep2_consts {
-    uint32_t ha[G::S][4];
+    uint32_t ha[G::BOX ? G::C1 + 1 : G::S][4]; /* BOX: C1 + 1 k32 steps of 8-bit factors */
     uint32_t vb[G::NBK / 2][2];
     uint32_t vb8;
-    float ea, eb, h0;
+    float ea, eb;
+    int h0i;
 };
 
 /* One strip: output samples base .. base + 16 NT - 1 of output rows y0 .. y0 + rows - 1, where
@@ -244,40 +264,62 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             else
                 __syncthreads();
         }
-        uint32_t bw[NCH][2]; /* B fragments of the chunks: row g, samples 4t .. 4t + 3 */
+        if constexpr (G::BOX) { /* integer row pass (see mmabox below) */
+            uint32_t bw[NCH + 1]; /* B as they are: row g, samples 4t .. 4t + 3 of each chunk, and
+                                   * of the one past the halo (the last k32 step's zero half) */
 #pragma unroll
-        for (int c = 0; c < NCH; c++) {
-            const uint32_t w = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + 4 * t);
-            bw[c][0] = mma_h2<0x4140u>(w);
-            bw[c][1] = mma_h2<0x4342u>(w);
-        }
-        if (W == 1)
-            __syncwarp(); /* the block is read: the copies issued next may refill its slot */
-        float h[NT][4]; /* (sample 2g, row 2t), (2g, 2t + 1), (2g + 1, 2t), (2g + 1, 2t + 1) */
+            for (int c = 0; c < NCH + 1; c++)
+                bw[c] = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + 4 * t);
+            if (W == 1)
+                __syncwarp(); /* the block is read: the copies issued next may refill its slot */
+            int h[NT][4]; /* as the FP16 pass's below */
 #pragma unroll
-        for (int s = 0; s < G::S; s++)
+            for (int mt = 0; mt < NT; mt++)
+                h[mt][0] = h[mt][1] = h[mt][2] = h[mt][3] = k.h0i;
 #pragma unroll
-            for (int mt = 0; mt < NT; mt++) {
-                if (s == 0 && !G::BOX) {
-                    mma_16816<true>(h[mt], k.ha[0], bw[mt]);
-                } else {
+            for (int s = 0; s <= C1; s++)
+#pragma unroll
+                for (int mt = 0; mt < NT; mt++)
+                    sep2_mma16832(h[mt], k.ha[s], bw[mt + 2 * s], bw[mt + 2 * s + 1]);
+#pragma unroll
+            for (int mt = 0; mt < NT; mt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int h0 = h[mt][2 * e], h1 = h[mt][2 * e + 1];
+                    const int m = G::SPLIT ? ~1 : ~0; /* SPLIT: the even part, exact in FP16 */
+                    const __half2 hh = __floats2half2_rn((float)(h0 & m), (float)(h1 & m));
+                    hp[C][0][mt][e] = *(const uint32_t *)&hh;
+                    if constexpr (G::SPLIT) /* and the odd bits: 0 or 1 (0x3c00) each */
+                        hp[C][1][mt][e] = ((uint32_t)h0 & 1u | ((uint32_t)h1 & 1u) << 16) * 0x3c00u;
+                }
+        } else {
+            uint32_t bw[NCH][2]; /* B fragments of the chunks: row g, samples 4t .. 4t + 3 */
+#pragma unroll
+            for (int c = 0; c < NCH; c++) {
+                const uint32_t w = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + 4 * t);
+                bw[c][0] = mma_h2<0x4140u>(w);
+                bw[c][1] = mma_h2<0x4342u>(w);
+            }
+            if (W == 1)
+                __syncwarp(); /* the block is read: the copies issued next may refill its slot */
+            float h[NT][4]; /* (sample 2g, row 2t), (2g, 2t + 1), (2g + 1, 2t), (2g + 1, 2t + 1) */
+#pragma unroll
+            for (int s = 0; s < G::S; s++)
+#pragma unroll
+                for (int mt = 0; mt < NT; mt++) {
                     if (s == 0)
-                        h[mt][0] = h[mt][1] = h[mt][2] = h[mt][3] = k.h0;
-                    mma_16816<false>(h[mt], k.ha[s], bw[mt + s]);
+                        mma_16816<true>(h[mt], k.ha[0], bw[mt]);
+                    else
+                        mma_16816<false>(h[mt], k.ha[s], bw[mt + s]);
                 }
-            }
 #pragma unroll
-        for (int mt = 0; mt < NT; mt++)
+            for (int mt = 0; mt < NT; mt++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const __half2 hh = __floats2half2_rn(h[mt][2 * e], h[mt][2 * e + 1]);
-                hp[C][0][mt][e] = *(const uint32_t *)&hh;
-                if constexpr (G::SPLIT) { /* the part FP16 rounded off: exact (below) */
-                    const float2 hf = __half22float2(hh);
-                    const __half2 lo = __floats2half2_rn(h[mt][2 * e] - hf.x, h[mt][2 * e + 1] - hf.y);
-                    hp[C][G::HP - 1][mt][e] = *(const uint32_t *)&lo;
+                for (int e = 0; e < 2; e++) {
+                    const __half2 hh = __floats2half2_rn(h[mt][2 * e], h[mt][2 * e + 1]);
+                    hp[C][0][mt][e] = *(const uint32_t *)&hh;
                 }
-            }
+        }
         if (i < NBK - 1)
             return;
         float o[NT][4]; /* output block i - NBK + 1, laid out as h: from the blocks in slots
@@ -347,8 +389,8 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
 
 /* W = 1: a task a warp (nsx strips of 16 NT samples a row band); W = MMA_WARPS: a task a block,
  * its warps' strips side by side (nsx groups of W strips a row band). */
-template <class G, int EPI, int W>
-__global__ void __launch_bounds__(32 * MMA_WARPS, G::MINB)
+template <class G, int EPI, int W, int MINB>
+__global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
     conv_mmasep2_kernel(const __grid_constant__ conv_params p, int sh, int nsx, int ntasks)
 {
 #if __CUDA_ARCH__ >= 800
@@ -359,15 +401,28 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, G::MINB)
         return;
 
     sep2_consts<G> k;
-    /* the row pass's A: rows m = g, g + 8 are tile samples 2g, 2g + 1; k-slots 2t, 2t + 1 | 2t + 8,
-     * 2t + 9 are chunk samples 4t, 4t + 1 | 4t + 2, 4t + 3 */
+    if constexpr (G::BOX) {
+        /* the row pass's A, m16 x k32 bytes: a0 (m = g: tile sample 2g, k 4t .. 4t + 3), a1 (m =
+         * g + 8: sample 2g + 1), a2, a3 the same at k 16 + 4t .. 16 + 4t + 3 */
 #pragma unroll
-    for (int s = 0; s < G::S; s++)
+        for (int s = 0; s <= G::C1; s++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int x = 2 * g + (e & 1), j = 4 * t + 2 * (e >> 1);
-            k.ha[s][e] = sep2_hw<G>(p, s, x, j) | sep2_hw<G>(p, s, x, j + 1) << 16;
-        }
+            for (int e = 0; e < 4; e++) {
+                const int x = 2 * g + (e & 1), kk = 16 * (e >> 1) + 4 * t;
+                k.ha[s][e] = sep2_box_w<G>(p, s, x, kk) | sep2_box_w<G>(p, s, x, kk + 1) << 8 |
+                             sep2_box_w<G>(p, s, x, kk + 2) << 16 | sep2_box_w<G>(p, s, x, kk + 3) << 24;
+            }
+    } else {
+        /* the row pass's A: rows m = g, g + 8 are tile samples 2g, 2g + 1; k-slots 2t, 2t + 1 |
+         * 2t + 8, 2t + 9 are chunk samples 4t, 4t + 1 | 4t + 2, 4t + 3 */
+#pragma unroll
+        for (int s = 0; s < G::S; s++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int x = 2 * g + (e & 1), j = 4 * t + 2 * (e >> 1);
+                k.ha[s][e] = sep2_hw<G>(p, s, x, j) | sep2_hw<G>(p, s, x, j + 1) << 16;
+            }
+    }
     /* the column pass's B: V[j][y] = c[j - y], k-slot j = row j of the NBK blocks (b0: rows
      * 16 s + 2t, + 1, b1: rows 16 s + 2t + 8, + 9; vb8: rows 16 (NBK / 2) + 2t, + 1), n = g the
      * output row */
@@ -381,13 +436,13 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, G::MINB)
     const int j8 = 16 * (G::NBK / 2) + 2 * t - g;
     k.vb8 = G::NBK % 2 ? sep2_vh<G>(p, j8) | sep2_vh<G>(p, j8 + 1) << 16 : 0u;
     if (G::BOX) { /* see mmabox below */
-        k.ea = __fdiv_rn(SEP2_UNSCALE, (float)(p.k * p.k));
+        k.ea = __fdiv_rn(1.0f, (float)(p.k * p.k));
         k.eb = 128.0f + CONV_MAGIC;
-        k.h0 = -(float)p.k * (128.0f / SEP2_UNSCALE);
+        k.h0i = -128 * p.k;
     } else {
         k.ea = SEP2_UNSCALE;
         k.eb = CONV_MAGIC;
-        k.h0 = 0.0f;
+        k.h0i = 0;
     }
 
     constexpr int NT = G::NT, SEG = 16 * NT * W, RING = G::NB * 8 * SEP2_RB(W, NT, G::C1);
@@ -406,7 +461,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, G::MINB)
  * strips, W = MMA_WARPS: a block per MMA_WARPS strips side by side. */
 template <class G, int EPI, int W> static ts_status sep2_launch(const ts_job *job, const conv_params &p)
 {
-    auto kernel = conv_mmasep2_kernel<G, EPI, W>;
+    auto kernel = conv_mmasep2_kernel<G, EPI, W, G::MINB>;
     const size_t smem = (size_t)SEP2_SMEM(W, G::NT, G::C1, G::NB);
     const ts_status st = gpu_allow_smem((const void *)kernel, smem);
     if (st != TS_OK)
@@ -519,18 +574,19 @@ extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_lau
  * The box filter K x K (K 3 .. 31) on mmasep2b's strips, bit-exact: round(S / K^2) of the integer
  * window sum S, the division's ties impossible (K^2 odd).
  *
- *   row pass: factors 1 (2^15 in FP16), the accumulators started at -128 K 2^-9, so that they end
- *             as h = (sum of the K samples - 128 K) 2^-9: every partial sum an integer times 2^-9
- *             below 2^17 of them in magnitude, exact in FP32 however the tensor cores align and
- *             truncate. |h| <= 128 K 2^-9: an integer up to 2048 (K <= 15) is exact in FP16, so h
- *             enters the column pass as it is; above (K >= 17, |h| <= 3968 2^-9) FP16 keeps it
- *             within one unit, and the unit it rounds off (-1, 0 or 1 times 2^-9, exact in FP16)
- *             enters as a second A operand (SPLIT: twice the column products, none lost);
- *   column pass: factors 1 over the K rows of the NBK blocks (k16 products of block pairs, a k8
- *             one for an odd block): o = (S - 128 K^2) 2^-9 exactly (|o| < 2^8, every partial sum
- *             a multiple of 2^-9);
- *   epilogue: fma(o, 512 / K^2, 128 + 1.5 2^23), rounded once to an integer: 512 / K^2 in FP32
- *             is within 2^-24 of itself, so the exact value is within 128 2^-24 < 10^-5 of S / K^2,
+ *   row pass: mma.sync m16n8k32 on unsigned bytes with int32 sums (exact): the samples as the ring
+ *             holds them are the B operand (no conversion), the factors 0 or 1 the A; C1 + 1 k32
+ *             steps (chunk pairs) where the FP16 pass takes 2 C1 + 1 k16 steps. The accumulators
+ *             start at -128 K, so that they end as h = (sum of the K samples) - 128 K,
+ *             |h| <= 128 K: an integer up to 2048 (K <= 15) is exact in FP16 and enters the
+ *             column pass as it is; above (K >= 17, |h| <= 3968) it enters as two FP16 parts,
+ *             h with its last bit cleared (even integers below 4096 are exact in FP16) and that
+ *             bit (0 or 1) (SPLIT: twice the column products, none lost);
+ *   column pass: FP16 factors 1 over the K rows of the NBK blocks (k16 products of block pairs, a
+ *             k8 one for an odd block), FP32 sums: o = S - 128 K^2 exactly (every partial sum an
+ *             integer below 2^17 in magnitude, however the tensor cores align and truncate);
+ *   epilogue: fma(o, 1 / K^2, 128 + 1.5 2^23), rounded once to an integer: 1 / K^2 in FP32 is
+ *             within 2^-24 of itself, so the exact value is within 128 2^-24 < 10^-5 of S / K^2,
  *             which is 1 / (2 K^2) >= 5.2 10^-4 or more away from a half-integer: the rounding is
  *             round(S / K^2), in [0, 255] (no clamp), the low byte of the bits.
  * The halo (K / 2 samples of each channel) sets the row pass's k-steps: C1 chunks of 16 each side
