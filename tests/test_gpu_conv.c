@@ -435,7 +435,8 @@ TEST(gpu_conv_mmabox_every_k)
 }
 
 /* mmabox at the odd sizes (1x1, 1xN, Nx1, 33x17, 4097x3, ...; 1080p unless TESSERA_SMALL_ONLY),
- * gray and RGB, K 3, 9, 11, 17 and 31. */
+ * gray and RGB, K 3, 9, 11, 17 and 31, and box:17 on the benchmark's 8K RGB8 image (the split row
+ * sums, two halo chunks, the staged stores of the inside strips). */
 TEST(gpu_conv_mmabox_sizes)
 {
     TU_GPU_OR_SKIP(dev);
@@ -444,8 +445,9 @@ TEST(gpu_conv_mmabox_sizes)
         SKIP("mmabox not in the table, not runnable or not selected");
     static const int param0[] = {0};
     ts_op ops[5] = {tu_op("box:3"), tu_op("box:9"), tu_op("box:11"), tu_op("box:17"), tu_op("box:31")};
+    const int large = tu_n_odd_sizes > tu_n_small_sizes; /* 1080p and 8K */
     uint64_t st = tu_seed() + 10;
-    for (int i = 0; i < tu_n_odd_sizes; i++)
+    for (int i = 0; i < tu_n_small_sizes + large; i++)
         for (int ch = 1; ch <= 3; ch += 2) {
             ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, &st);
             for (int f = 0; f < 5; f++)
@@ -455,6 +457,12 @@ TEST(gpu_conv_mmabox_sizes)
                 }
             ts_image_free(&in);
         }
+    if (large) {
+        const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
+        ts_image in = tu_random_image(w, h, 3, 1, &st);
+        check_params(v, &ops[3], &in, param0, 1);
+        ts_image_free(&in);
+    }
 }
 
 /* mmasep2 and mmasep2b on every format they take (8-bit gray and RGB) at the odd sizes (1x1, 1xN,
