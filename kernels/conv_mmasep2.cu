@@ -62,21 +62,22 @@
 #include <string.h>
 
 /* A strip kernel's shape: CH channels, C1 chunks of 16 samples of halo each side of a tile (the
- * row pass's k-steps: S = 2 C1 + 1), NBK row blocks of 8 an output block reads (the column pass:
- * NBK / 2 k16 products and a k8 one when NBK is odd), SPLIT: the row sums enter the column pass
- * as two FP16 parts, BOX: the box filter's arithmetic (below). gauss:5 and gauss:7 are C1 = 1,
- * NBK = 2, their K compile-time (K_: the factors' loads uniform); box's K is the job's. NT, the tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4
- * sectors a row for 2 stored, 8 read 6 for 4), 4 where the row sums kept (NBK blocks, SPLIT
- * parts) would not fit beside them. */
+ * row pass's k-steps: S = 2 C1 + 1 of k16, or C1 + 1 of k32 for box), NBK row blocks of 8 an
+ * output block reads (the column pass: NBK / 2 k16 products and a k8 one when NBK is odd), SPLIT:
+ * the row sums pass FP16's integers, so the column pass takes their two bytes through int8
+ * products, BOX: the box filter's arithmetic (mmabox below). gauss:5 and gauss:7 are C1 = 1,
+ * NBK = 2, their K compile-time (K_: the factors' loads uniform); box's K is the job's. NT, the
+ * tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4 sectors a row for 2
+ * stored, 8 read 6 for 4), 4 from NBK 4 (the row sums kept, 2 NBK NT words, would not fit; 8
+ * there at 3 blocks an SM measured no faster). */
 template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0> struct sep2_geo {
-    static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, HP = SPLIT_ ? 2 : 1, K = K_;
+    static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, K = K_;
     static constexpr int NB = 3; /* ring blocks of 8 rows: 2 in flight (4 measured no faster on box) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
-    static constexpr int NT = NBK_ * HP <= 3 ? 8 : 4;
-    /* box: 4 blocks an SM (launch bounds of 128 registers) where that spills nothing, else as
-     * many as the registers allow (8K, nvidia-h100-box-2026-11-27c.md: 4 a few % faster where
-     * nothing spills, slower where it does) */
-    static constexpr int MINB = BOX_ && !(NBK_ * HP >= 8 && (CH_ == 3 || NBK_ >= 5)) ? 4 : 1;
+    static constexpr int NT = NBK_ <= 3 ? 8 : 4;
+    /* box: 4 blocks an SM (launch bounds of 128 registers: no shape spills; a few % faster than
+     * unbounded, nvidia-h100-box-2026-11-27c.md) */
+    static constexpr int MINB = BOX_ ? 4 : 1;
     static_assert(NBK_ >= 2 && C1_ >= 1, "mmasep2: an output block reads two row blocks or more");
 };
 template <int CH, int K> using sep2_gauss = sep2_geo<CH, 1, 2, false, false, K>;
@@ -94,13 +95,13 @@ template <int CH, int K> using sep2_gauss = sep2_geo<CH, 1, 2, false, false, K>;
  * and 128 measured slower at 8K RGB8), but 64 for one ring a block on RGB (its strips are 4
  * times as wide, fewer of them: 64 measured faster than 32 at 8K RGB8, gauss:5 and gauss:7; on
  * 8K gray8 gauss:7 slower, 0.0376 ms against 0.0344); and longer where an output block reads
- * more row blocks (a strip reads 8 (NBK - 1) rows twice) or holds fewer tiles: gray 64 from NBK
- * 3, RGB 128 from NBK 4 or with the row sums split (box, 8K: box:11 gray8 0.0384 ms at 64 rows,
- * 0.0418 at 128; box:17 rgb8 0.1116 at 128, 0.1207 at 64; box:15 rgb8 0.0948 at 64, 0.0986 at
- * 128: tools/results/nvidia-h100-box-2026-11-27c.md) */
+ * more row blocks (a strip reads 8 (NBK - 1) rows twice) or a warp holds 4 tiles: gray 48 at NBK
+ * 3, 64 from NBK 4, RGB 128 from NBK 4 (box, 8K: box:11 gray8 0.0380 ms at 48 rows, 0.0389 at
+ * 64, 0.0427 at 96; box:19 rgb8 0.1096 at 128, 0.1187 at 64, 0.1131 at 256; box:17 rgb8 0.1002
+ * at 64, 0.1013 at 128: tools/results/nvidia-h100-box-2026-11-27c.md) */
 template <int W, class G> constexpr int sep2_default_sh()
 {
-    return W == 1 ? 32 : G::CH == 3 ? (G::NBK >= 4 || G::SPLIT ? 128 : 64) : (G::NBK >= 3 ? 64 : 32);
+    return W == 1 ? 32 : G::CH == 3 ? (G::NBK >= 4 ? 128 : 64) : (G::NBK >= 4 ? 64 : G::NBK == 3 ? 48 : 32);
 }
 
 /* d += a * b, m16n8k8 (the column pass's last row block when NBK is odd). */
@@ -130,6 +131,25 @@ __device__ __forceinline__ void sep2_mma16832(int (&d)[4], const uint32_t (&a)[4
         "{%0,%1,%2,%3};"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* d += a * b, m16n8k16 on unsigned bytes, exact int32 sums (mmabox's split column pass; FRESH:
+ * d = a * b). */
+template <bool FRESH>
+__device__ __forceinline__ void sep2_mma16816i(int (&d)[4], const uint32_t (&a)[2], uint32_t b)
+{
+#if __CUDA_ARCH__ >= 800
+    if (FRESH)
+        asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%7,%7,%7,%7};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b), "r"(0));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%0,%1,%2,%3};"
+            : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b));
 #endif
 }
 
@@ -185,6 +205,7 @@ template <class G> struct sep2_consts {
     uint32_t ha[G::BOX ? G::C1 + 1 : G::S][4]; /* BOX: C1 + 1 k32 steps of 8-bit factors */
     uint32_t vb[G::NBK / 2][2];
     uint32_t vb8;
+    uint32_t vq[(G::NBK + 1) / 2]; /* SPLIT: the column pass's B as bytes, a block pair each */
     float ea, eb;
     int h0i;
 };
@@ -226,10 +247,10 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
         }
     };
 
-    /* row sums of the last NBK blocks (hp[i % NBK]) as FP16 pairs ([1]: the SPLIT parts' second):
+    /* row sums of the last NBK blocks (hp[i % NBK]) as FP16 pairs (SPLIT: bytes, see below):
      * [e] rows 2t, 2t + 1 of sample 2g (e = 0), 2g + 1 (e = 1): the column pass's a0, a1 for the
      * older block of a k-step, a2, a3 for the newer */
-    uint32_t hp[NBK][G::HP][NT][2];
+    uint32_t hp[NBK][NT][2];
 #pragma unroll
     for (int j = 0; j < G::NB - 1; j++) {
         if (j < nblk)
@@ -282,16 +303,21 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 for (int mt = 0; mt < NT; mt++)
                     sep2_mma16832(h[mt], k.ha[s], bw[mt + 2 * s], bw[mt + 2 * s + 1]);
 #pragma unroll
-            for (int mt = 0; mt < NT; mt++)
+            for (int mt = 0; mt < NT; mt++) {
+                if constexpr (G::SPLIT) { /* bytes: [0] the sums' low bytes, [1] their high ones,
+                                           * each (sample 2g: rows 2t, 2t + 1; 2g + 1: the same) */
+                    const uint32_t q0 = __byte_perm(h[mt][0], h[mt][1], 0x5140u),
+                                   q1 = __byte_perm(h[mt][2], h[mt][3], 0x5140u);
+                    hp[C][mt][0] = __byte_perm(q0, q1, 0x5410u);
+                    hp[C][mt][1] = __byte_perm(q0, q1, 0x7632u);
+                } else {
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int h0 = h[mt][2 * e], h1 = h[mt][2 * e + 1];
-                    const int m = G::SPLIT ? ~1 : ~0; /* SPLIT: the even part, exact in FP16 */
-                    const __half2 hh = __floats2half2_rn((float)(h0 & m), (float)(h1 & m));
-                    hp[C][0][mt][e] = *(const uint32_t *)&hh;
-                    if constexpr (G::SPLIT) /* and the odd bits: 0 or 1 (0x3c00) each */
-                        hp[C][1][mt][e] = ((uint32_t)h0 & 1u | ((uint32_t)h1 & 1u) << 16) * 0x3c00u;
+                    for (int e = 0; e < 2; e++) {
+                        const __half2 hh = __floats2half2_rn((float)h[mt][2 * e], (float)h[mt][2 * e + 1]);
+                        hp[C][mt][e] = *(const uint32_t *)&hh;
+                    }
                 }
+            }
         } else {
             uint32_t bw[NCH][2]; /* B fragments of the chunks: row g, samples 4t .. 4t + 3 */
 #pragma unroll
@@ -317,33 +343,58 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const __half2 hh = __floats2half2_rn(h[mt][2 * e], h[mt][2 * e + 1]);
-                    hp[C][0][mt][e] = *(const uint32_t *)&hh;
+                    hp[C][mt][e] = *(const uint32_t *)&hh;
                 }
         }
         if (i < NBK - 1)
             return;
         float o[NT][4]; /* output block i - NBK + 1, laid out as h: from the blocks in slots
                          * (C + 1 + b) % NBK, b = 0 .. NBK - 1, oldest first */
+        if constexpr (G::SPLIT) { /* int8 products of block pairs: the high bytes, times 256, then
+                                   * the low ones; k-slots 4t .. 4t + 3: rows 2t, 2t + 1 of the
+                                   * older block, then of the newer (an odd last one: any bytes,
+                                   * its factors are 0) */
 #pragma unroll
-        for (int mt = 0; mt < NT; mt++)
+            for (int mt = 0; mt < NT; mt++) {
+                int oi[4];
 #pragma unroll
-            for (int part = 0; part < G::HP; part++) {
+                for (int part = 1; part >= 0; part--) {
+                    if (part == 0)
+                        oi[0] <<= 8, oi[1] <<= 8, oi[2] <<= 8, oi[3] <<= 8;
+#pragma unroll
+                    for (int s = 0; s < (NBK + 1) / 2; s++) {
+                        const int b0 = (C + 1 + 2 * s) % NBK, b1 = 2 * s + 1 < NBK ? (C + 2 + 2 * s) % NBK : b0;
+                        const uint32_t x = hp[b0][mt][part], y = hp[b1][mt][part];
+                        const uint32_t a[2] = {__byte_perm(x, y, 0x5410u), __byte_perm(x, y, 0x7632u)};
+                        if (part == 1 && s == 0)
+                            sep2_mma16816i<true>(oi, a, k.vq[s]);
+                        else
+                            sep2_mma16816i<false>(oi, a, k.vq[s]);
+                    }
+                }
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    o[mt][e] = (float)oi[e]; /* S: exact below 2^24 */
+            }
+        } else {
+#pragma unroll
+            for (int mt = 0; mt < NT; mt++) {
 #pragma unroll
                 for (int s = 0; s < NBK / 2; s++) {
                     const int b0 = (C + 1 + 2 * s) % NBK, b1 = (C + 2 + 2 * s) % NBK;
-                    const uint32_t a[4] = {hp[b0][part][mt][0], hp[b0][part][mt][1], hp[b1][part][mt][0],
-                                           hp[b1][part][mt][1]};
-                    if (part == 0 && s == 0)
+                    const uint32_t a[4] = {hp[b0][mt][0], hp[b0][mt][1], hp[b1][mt][0], hp[b1][mt][1]};
+                    if (s == 0)
                         mma_16816<true>(o[mt], a, k.vb[s]);
                     else
                         mma_16816<false>(o[mt], a, k.vb[s]);
                 }
                 if constexpr (NBK % 2 == 1) {
                     constexpr int bl = (C + NBK) % NBK;
-                    const uint32_t a[2] = {hp[bl][part][mt][0], hp[bl][part][mt][1]};
+                    const uint32_t a[2] = {hp[bl][mt][0], hp[bl][mt][1]};
                     sep2_mma1688<false>(o[mt], a, k.vb8);
                 }
             }
+        }
         const int m = 8 * (i - NBK + 1) + 2 * t; /* this lane's first output row of the block */
 #pragma unroll
         for (int mt = 0; mt < NT; mt++) {
@@ -435,10 +486,18 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
         }
     const int j8 = 16 * (G::NBK / 2) + 2 * t - g;
     k.vb8 = G::NBK % 2 ? sep2_vh<G>(p, j8) | sep2_vh<G>(p, j8 + 1) << 16 : 0u;
+    /* SPLIT: byte q of a pair's B is row 16 s + 8 (q >> 1) + 2t + (q & 1) against output row g */
+#pragma unroll
+    for (int s = 0; s < (G::NBK + 1) / 2; s++) {
+        k.vq[s] = 0;
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            k.vq[s] |= (uint32_t)((unsigned)(16 * s + 8 * (q >> 1) + 2 * t + (q & 1) - g) < (unsigned)p.k) << (8 * q);
+    }
     if (G::BOX) { /* see mmabox below */
         k.ea = __fdiv_rn(1.0f, (float)(p.k * p.k));
-        k.eb = 128.0f + CONV_MAGIC;
-        k.h0i = -128 * p.k;
+        k.eb = G::SPLIT ? CONV_MAGIC : 128.0f + CONV_MAGIC;
+        k.h0i = G::SPLIT ? 0 : -128 * p.k;
     } else {
         k.ea = SEP2_UNSCALE;
         k.eb = CONV_MAGIC;
@@ -576,19 +635,22 @@ extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_lau
  *
  *   row pass: mma.sync m16n8k32 on unsigned bytes with int32 sums (exact): the samples as the ring
  *             holds them are the B operand (no conversion), the factors 0 or 1 the A; C1 + 1 k32
- *             steps (chunk pairs) where the FP16 pass takes 2 C1 + 1 k16 steps. The accumulators
- *             start at -128 K, so that they end as h = (sum of the K samples) - 128 K,
- *             |h| <= 128 K: an integer up to 2048 (K <= 15) is exact in FP16 and enters the
- *             column pass as it is; above (K >= 17, |h| <= 3968) it enters as two FP16 parts,
- *             h with its last bit cleared (even integers below 4096 are exact in FP16) and that
- *             bit (0 or 1) (SPLIT: twice the column products, none lost);
- *   column pass: FP16 factors 1 over the K rows of the NBK blocks (k16 products of block pairs, a
- *             k8 one for an odd block), FP32 sums: o = S - 128 K^2 exactly (every partial sum an
- *             integer below 2^17 in magnitude, however the tensor cores align and truncate);
- *   epilogue: fma(o, 1 / K^2, 128 + 1.5 2^23), rounded once to an integer: 1 / K^2 in FP32 is
- *             within 2^-24 of itself, so the exact value is within 128 2^-24 < 10^-5 of S / K^2,
- *             which is 1 / (2 K^2) >= 5.2 10^-4 or more away from a half-integer: the rounding is
- *             round(S / K^2), in [0, 255] (no clamp), the low byte of the bits.
+ *             steps (chunk pairs) where the FP16 pass takes 2 C1 + 1 k16 steps;
+ *   column pass, K <= 15: the sums start at -128 K, so that they end as h = (sum of the K
+ *             samples) - 128 K, |h| <= 128 K <= 1920: integers FP16 holds exactly; FP16 factors 1
+ *             over the K rows of the NBK blocks (k16 products of block pairs, a k8 one for an odd
+ *             block), FP32 sums: o = S - 128 K^2 exactly (every partial sum an integer below 2^17
+ *             in magnitude, however the tensor cores align and truncate);
+ *   column pass, K >= 17 (SPLIT; the sums up to 7905 pass FP16's 2048): the sums as they are, their
+ *             low and high bytes packed 4 to a word (the two rows and two samples of a lane),
+ *             int8 products m16n8k16 of block pairs (k-slots 4t .. 4t + 3: rows 2t, 2t + 1 of the
+ *             older block, then of the newer), the high bytes' int32 sum times 256 plus the low
+ *             bytes': S exactly. Half the registers of two FP16 parts, 8 tiles a warp at NBK 3;
+ *   epilogue: fma(o, 1 / K^2, 128 + 1.5 2^23) (SPLIT: fma(S, 1 / K^2, 1.5 2^23)), rounded once to
+ *             an integer: 1 / K^2 in FP32 is within 2^-24 of itself, so the exact value is within
+ *             255 2^-24 < 2 10^-5 of S / K^2, which is 1 / (2 K^2) >= 5.2 10^-4 or more away from
+ *             a half-integer: the rounding is round(S / K^2), in [0, 255] (no clamp), the low byte
+ *             of the bits.
  * The halo (K / 2 samples of each channel) sets the row pass's k-steps: C1 chunks of 16 each side
  * (gray: 1 up to K 31; RGB: 1 to K 11, 2 to K 21, 3 to K 31); the rows an output block reads set
  * NBK: 8 + K - 1 rows in blocks of 8 (2 to K 9, 3 to K 17, 4 to K 25, 5 to K 31). */
