@@ -387,6 +387,32 @@ TEST(gpu_conv_mmasep2_strip_paths)
     }
 }
 
+/* Variant v against the reference on 8-bit gray and RGB at the odd sizes (1x1 .. 257x129, and
+ * 1080p unless TESSERA_SMALL_ONLY), each of ops[0 .. nops - 1] at the default param, then ops[big]
+ * on the benchmark's 8K RGB8 image (unless TESSERA_SMALL_ONLY). -1 at the first failure. */
+static int check_sizes_gray_rgb(const ts_variant *v, const ts_op *ops, int nops, int big, uint64_t *st)
+{
+    static const int param0[] = {0};
+    const int large = tu_n_odd_sizes > tu_n_small_sizes; /* 1080p and 8K */
+    for (int i = 0; i < tu_n_small_sizes + large; i++)
+        for (int ch = 1; ch <= 3; ch += 2) {
+            ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, st);
+            for (int f = 0; f < nops; f++)
+                if (check_params(v, &ops[f], &in, param0, 1)) {
+                    ts_image_free(&in);
+                    return -1;
+                }
+            ts_image_free(&in);
+        }
+    if (!large)
+        return 0;
+    const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
+    ts_image in = tu_random_image(w, h, 3, 1, st);
+    const int bad = check_params(v, &ops[big], &in, param0, 1);
+    ts_image_free(&in);
+    return bad ? -1 : 0;
+}
+
 /* Overwrites image *im with a pattern whose box sums reach the extremes the arithmetic must hold
  * exactly: 0 everywhere (kind 0: the most negative row sums), 255 (kind 1), blocks of 0 and 255
  * of 7 x 5 pixels (kind 2: every sum between). */
@@ -443,26 +469,9 @@ TEST(gpu_conv_mmabox_sizes)
     const ts_variant *v = ts_variant_find(TS_FAM_CONV, "mmabox");
     if (!v || !ts_variant_runnable(v, dev) || !tu_variant_selected("mmabox"))
         SKIP("mmabox not in the table, not runnable or not selected");
-    static const int param0[] = {0};
     ts_op ops[5] = {tu_op("box:3"), tu_op("box:9"), tu_op("box:11"), tu_op("box:17"), tu_op("box:31")};
-    const int large = tu_n_odd_sizes > tu_n_small_sizes; /* 1080p and 8K */
     uint64_t st = tu_seed() + 10;
-    for (int i = 0; i < tu_n_small_sizes + large; i++)
-        for (int ch = 1; ch <= 3; ch += 2) {
-            ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, &st);
-            for (int f = 0; f < 5; f++)
-                if (check_params(v, &ops[f], &in, param0, 1)) {
-                    ts_image_free(&in);
-                    return;
-                }
-            ts_image_free(&in);
-        }
-    if (large) {
-        const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
-        ts_image in = tu_random_image(w, h, 3, 1, &st);
-        check_params(v, &ops[3], &in, param0, 1);
-        ts_image_free(&in);
-    }
+    check_sizes_gray_rgb(v, ops, 5, 3, &st);
 }
 
 /* mmasep2 and mmasep2b on every format they take (8-bit gray and RGB) at the odd sizes (1x1, 1xN,
@@ -471,32 +480,12 @@ TEST(gpu_conv_mmabox_sizes)
 TEST(gpu_conv_mmasep2_sizes)
 {
     TU_GPU_OR_SKIP(dev);
-    static const int param0[] = {0};
     ts_op ops[2] = {tu_op("gauss:5"), tu_op("gauss:7")};
-    const int large = tu_n_odd_sizes > tu_n_small_sizes; /* 1080p and 8K */
     for (int k = 0; k < 2; k++) {
         const ts_variant *v = mmasep2_row(dev, mmasep2_rows[k]);
-        if (!v)
-            continue;
         uint64_t st = tu_seed() + 8;
-        for (int i = 0; i < tu_n_small_sizes + large; i++)
-            for (int ch = 1; ch <= 3; ch += 2) {
-                ts_image in = tu_random_image(tu_odd_sizes[i][0], tu_odd_sizes[i][1], ch, 1, &st);
-                for (int f = 0; f < 2; f++)
-                    if (check_params(v, &ops[f], &in, param0, 1)) {
-                        ts_image_free(&in);
-                        return;
-                    }
-                ts_image_free(&in);
-            }
-        if (large) {
-            const int w = tu_odd_sizes[tu_n_odd_sizes - 1][0], h = tu_odd_sizes[tu_n_odd_sizes - 1][1];
-            ts_image in = tu_random_image(w, h, 3, 1, &st);
-            int bad = check_params(v, &ops[1], &in, param0, 1);
-            ts_image_free(&in);
-            if (bad)
-                return;
-        }
+        if (v && check_sizes_gray_rgb(v, ops, 2, 1, &st))
+            return;
     }
 }
 
