@@ -827,8 +827,8 @@ TEST(conv_mmasep2_supports)
                "mmasep2b and mmasep2 differ on gauss:7 on %d ch", ch);
 }
 
-/* mmabox takes box filters K 3 .. 31 on 8-bit gray and RGB with 16-byte aligned rows, and no
- * other filter of ones (its epilogue divides by K^2). */
+/* mmabox takes box filters K 3 .. 31 on 8-bit gray and RGB with 16-byte aligned rows, images
+ * below 2^31 bytes (32-bit offsets), and no other filter of ones (its epilogue divides by K^2). */
 TEST(conv_mmabox_supports)
 {
     if (!ts_gpu_compiled())
@@ -843,6 +843,8 @@ TEST(conv_mmabox_supports)
         CHECKF(!variant_takes("mmabox", text, 3, 1, 4100), "mmabox takes unaligned rows (%s)", text);
     }
     CHECKF(!variant_takes("mmabox", "box:1", 1, 1, 4096), "mmabox takes box:1");
+    CHECKF(variant_takes("mmabox", "box:5", 1, 1, 4294960), "mmabox refuses 2 GB less a row");
+    CHECKF(!variant_takes("mmabox", "box:5", 1, 1, 4294976), "mmabox takes past 2^31 bytes (32-bit offsets)");
     CHECKF(!variant_takes("mmabox", "gauss:5", 1, 1, 4096), "mmabox takes gauss:5");
     ts_op ones = kernel_op("k3-ones-div101", "1 1 1  1 1 1  1 1 1 / 101");
     CHECKF(!takes_op("mmabox", &ones, 1, 1, 4096), "mmabox takes ones over 101");
