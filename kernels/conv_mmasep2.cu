@@ -58,6 +58,7 @@
  * aligned (the ring's copies, the staged stores).
  */
 #include "conv_mma_parts.cuh"
+#include "mma_int8.cuh"
 
 #include <string.h>
 
@@ -105,43 +106,12 @@ template <int W, class G> constexpr int sep2_default_sh()
 }
 
 /* d += a * b, m16n8k8 (the column pass's last row block when NBK is odd). */
-template <bool FRESH>
 __device__ __forceinline__ void sep2_mma1688(float (&d)[4], const uint32_t (&a)[2], uint32_t b)
 {
 #if __CUDA_ARCH__ >= 800
-    if (FRESH)
-        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-            "{%7,%7,%7,%7};"
-            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(b), "f"(0.0f));
-    else
-        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-            "{%0,%1,%2,%3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(b));
-#endif
-}
-
-/* d += a * b, m16n8k32 on unsigned bytes, exact int32 sums (mmabox's row pass): a the factors,
- * b0, b1 the samples k 4t .. 4t + 3 and 16 + 4t .. 16 + 4t + 3 of row g. */
-__device__ __forceinline__ void sep2_mma16832(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-#if __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
         "{%0,%1,%2,%3};"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
-/* d += a * b, m16n8k16 on unsigned bytes, exact int32 sums (mmabox's split column pass, an odd
- * last block pair). */
-__device__ __forceinline__ void sep2_mma16816i(int (&d)[4], const uint32_t (&a)[2], uint32_t b)
-{
-#if __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-        "{%0,%1,%2,%3};"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(b));
 #endif
 }
@@ -294,7 +264,8 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             for (int s = 0; s <= C1; s++)
 #pragma unroll
                 for (int mt = 0; mt < NT; mt++)
-                    sep2_mma16832(h[mt], k.ha[s], bw[mt + 2 * s], bw[mt + 2 * s + 1]);
+                    mma_uu(h[mt], k.ha[s][0], k.ha[s][1], k.ha[s][2], k.ha[s][3], bw[mt + 2 * s],
+                           bw[mt + 2 * s + 1]);
 #pragma unroll
             for (int mt = 0; mt < NT; mt++) {
                 if constexpr (G::SPLIT) { /* bytes: [0] the sums' low bytes, [1] their high ones,
@@ -368,11 +339,11 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                         oi[0] = oi[1] = oi[2] = oi[3] = 0;
 #pragma unroll
                     for (int q = 0; q < NPR / 2; q++) { /* two pairs a k32 product */
-                        const uint32_t a4[4] = {a[2 * q][0], a[2 * q][1], a[2 * q + 1][0], a[2 * q + 1][1]};
-                        sep2_mma16832(oi, a4, k.vq[2 * q], k.vq[2 * q + 1]);
+                        mma_uu(oi, a[2 * q][0], a[2 * q][1], a[2 * q + 1][0], a[2 * q + 1][1], k.vq[2 * q],
+                               k.vq[2 * q + 1]);
                     }
                     if constexpr (NPR % 2 == 1)
-                        sep2_mma16816i(oi, a[NPR - 1], k.vq[NPR - 1]);
+                        mma_uu_k16(oi, a[NPR - 1][0], a[NPR - 1][1], k.vq[NPR - 1]);
                 }
 #pragma unroll
                 for (int e = 0; e < 4; e++)
@@ -393,7 +364,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 if constexpr (NBK % 2 == 1) {
                     constexpr int bl = (C + NBK) % NBK;
                     const uint32_t a[2] = {hp[bl][mt][0], hp[bl][mt][1]};
-                    sep2_mma1688<false>(o[mt], a, k.vb8);
+                    sep2_mma1688(o[mt], a, k.vb8);
                 }
             }
         }
@@ -476,25 +447,30 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
                 k.ha[s][e] = sep2_hw<G>(p, s, x, j) | sep2_hw<G>(p, s, x, j + 1) << 16;
             }
     }
-    /* the column pass's B: V[j][y] = c[j - y], k-slot j = row j of the NBK blocks (b0: rows
-     * 16 s + 2t, + 1, b1: rows 16 s + 2t + 8, + 9; vb8: rows 16 (NBK / 2) + 2t, + 1), n = g the
-     * output row */
+    if constexpr (G::SPLIT) {
+        /* the column pass's B as bytes: byte q of a pair's is row 16 s + 8 (q >> 1) + 2t + (q & 1)
+         * against output row g */
 #pragma unroll
-    for (int s = 0; s < G::NBK / 2; s++)
+        for (int s = 0; s < (G::NBK + 1) / 2; s++) {
+            k.vq[s] = 0;
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int j = 16 * s + 8 * e + 2 * t - g;
-            k.vb[s][e] = sep2_vh<G>(p, j) | sep2_vh<G>(p, j + 1) << 16;
+            for (int q = 0; q < 4; q++)
+                k.vq[s] |= (uint32_t)((unsigned)(16 * s + 8 * (q >> 1) + 2 * t + (q & 1) - g) < (unsigned)p.k)
+                           << (8 * q);
         }
-    const int j8 = 16 * (G::NBK / 2) + 2 * t - g;
-    k.vb8 = G::NBK % 2 ? sep2_vh<G>(p, j8) | sep2_vh<G>(p, j8 + 1) << 16 : 0u;
-    /* SPLIT: byte q of a pair's B is row 16 s + 8 (q >> 1) + 2t + (q & 1) against output row g */
+    } else {
+        /* the column pass's B: V[j][y] = c[j - y], k-slot j = row j of the NBK blocks (b0: rows
+         * 16 s + 2t, + 1, b1: rows 16 s + 2t + 8, + 9; vb8: rows 16 (NBK / 2) + 2t, + 1), n = g the
+         * output row */
 #pragma unroll
-    for (int s = 0; s < (G::NBK + 1) / 2; s++) {
-        k.vq[s] = 0;
+        for (int s = 0; s < G::NBK / 2; s++)
 #pragma unroll
-        for (int q = 0; q < 4; q++)
-            k.vq[s] |= (uint32_t)((unsigned)(16 * s + 8 * (q >> 1) + 2 * t + (q & 1) - g) < (unsigned)p.k) << (8 * q);
+            for (int e = 0; e < 2; e++) {
+                const int j = 16 * s + 8 * e + 2 * t - g;
+                k.vb[s][e] = sep2_vh<G>(p, j) | sep2_vh<G>(p, j + 1) << 16;
+            }
+        const int j8 = 16 * (G::NBK / 2) + 2 * t - g;
+        k.vb8 = G::NBK % 2 ? sep2_vh<G>(p, j8) | sep2_vh<G>(p, j8 + 1) << 16 : 0u;
     }
     if (G::BOX) { /* see mmabox below */
         k.ea = __fdiv_rn(1.0f, (float)(p.k * p.k));

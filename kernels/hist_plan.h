@@ -25,6 +25,7 @@
  * cluster row sweeps 1..16 with job->param; on an H100 at 8K, 2 was the fastest: 4 and 8 leave
  * 4 of the 132 SMs without a block, 16 more) */
 #define HIST_OPT16_CLUSTER 2
+
 /* All counters of a job: ts_hist_count() histograms of ts_hist_bins() bins, back to back. */
 static inline long hist_total_bins(ts_hist_mode mode, int channels, int bytes)
 {

@@ -1,6 +1,6 @@
 /* resize_mma.cuh - what the two tensor-core resamplers (resize_mma.cu: channel planes;
- * resize_mmai.cu: interleaved samples) share: the 8-bit mma.sync wrappers, cp.async, and the
- * recombination of the three byte planes' sums. Internal to kernels/; sm_80 and newer.
+ * resize_mmai.cu: interleaved samples) share: the 8-bit mma.sync wrappers (mma_int8.cuh),
+ * cp.async, and the recombination of the three byte planes' sums. Internal to kernels/; sm_80 and newer.
  *
  * A weight (22 fractional bits, Pillow's fixed point) is split into three bytes
  * w = hi * 2^16 + mid * 2^8 + lo (lo, mid unsigned, hi signed): the tensor cores multiply 8-bit
@@ -10,23 +10,10 @@
 #ifndef TS_RESIZE_MMA_CUH
 #define TS_RESIZE_MMA_CUH
 
+#include "mma_int8.cuh"
 #include "resize_gpu.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-/* D += A * B, 16x8x32, A row-major, B column-major; U: unsigned 8-bit, S: signed. */
-#define RS_MMA_DEF(name, ta, tb)                                                                   \
-    __device__ __forceinline__ void name(int (&d)[4], unsigned a0, unsigned a1, unsigned a2,       \
-                                         unsigned a3, unsigned b0, unsigned b1)                    \
-    {                                                                                              \
-        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ta "." tb ".s32 {%0,%1,%2,%3}, "     \
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                    \
-                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                              \
-                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));                      \
-    }
-RS_MMA_DEF(mma_uu, "u8", "u8")
-RS_MMA_DEF(mma_us, "u8", "s8")
-RS_MMA_DEF(mma_su, "s8", "u8")
-
 /* 16 bytes global -> shared, asynchronously, to a shared-window address; zeros past
  * src_bytes (0..16) in the second form. */
 __device__ __forceinline__ void mma_cp16s(unsigned dst, const void *src)
