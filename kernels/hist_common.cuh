@@ -349,8 +349,8 @@ extern "C" size_t hist_opt16_cluster_partial_bytes(const ts_job *job);
 extern "C" ts_status hist_opt16_cluster_count(const ts_job *job, uint32_t *d_hist, void *extra,
                                               size_t extra_bytes, int k);
 /* `opt`'s one-kernel 8-bit equalize (hist_opt_eq8.cu): whether it takes the job, and the run.
- * Its scratch: the equalize scratch (histogram; the LUT unused), then the barrier's counter. */
-#define HIST_EQ8_ARRIVE_BYTES 256
+ * Its scratch: the equalize scratch (histogram; the LUT unused); its grid barrier is the
+ * cooperative launch's own. */
 bool hist_opt_eq8_runs(const ts_job *job);
 ts_status hist_opt_eq8(const ts_job *job);
 

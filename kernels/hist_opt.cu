@@ -704,8 +704,7 @@ extern "C" size_t hist_opt_scratch(const ts_job *job)
 {
     hist_plan p;
     size_t partial = job->dev && plan_of(job, &p) ? opt_partial_bytes(job, &p) : 0;
-    size_t arrive = job->op->kind == TS_OP_EQUALIZE && job->in.bytes == 1 ? HIST_EQ8_ARRIVE_BYTES : 0;
-    return hist_scratch(job) + partial + arrive;
+    return hist_scratch(job) + partial;
 }
 
 extern "C" ts_status hist_opt(const ts_job *job)

@@ -7,13 +7,15 @@
  * kernels (hist_run_job). Bit-exact with ts_ref_equalize.
  * The apply stores RGB8's 48-byte units through shared memory as whole pieces (evict-first where
  * it reads units back from L2); H100, 8K RGB8: 0.0960 ms (67% of copy bandwidth) against 0.1100
- * (59%) storing each lane's unit itself. L2 prefetches of each warp's units 2 or 3 walk steps
+ * (59%) storing each lane's unit itself; 0.0952 without the memset. L2 prefetches of each warp's units 2 or 3 walk steps
  * ahead (one bulk prefetch a warp a step) measured 0.0975 and 0.1051 ms there and 0.0300 and
  * 0.0309 at 4K (0.0293 without); they won only at 1080p (0.0168 against 0.0175, 3 steps) and
  * by 1% on gray8 8K, so they went, with the old stores (the candidates' code: f492310; figures:
  * tools/results/nvidia-h100-equalize-2026-11-27b.md).
  */
 #include "hist_common.cuh"
+
+#include <cooperative_groups.h>
 
 #define EQ8_THREADS 1024 /* one block an SM: the rest of its shared memory holds image units */
 
@@ -169,8 +171,11 @@ __device__ __forceinline__ void eq8_pipeline(unsigned m, Load &&load, F &&f)
 
 /* equalize of an 8-bit image in one kernel, one block an SM, all blocks resident (a cooperative
  * launch): (1) count with lane copies, keeping each thread's first `slots` units in shared
- * memory; add the block's counts to `hist`; (2) a grid barrier (`arrive`, zeroed before the
- * launch); (3) every block builds the LUT from `hist` itself (no LUT kernel); (4) apply: the
+ * memory; add the block's counts to `hist`, which block 0 zeroed at the start (behind a split grid
+ * barrier: every block arrives at the start and waits before its adds, by when the zeroes are
+ * long visible: no memset before the launch, 1 us at 8K, 5-7% at 1080p and 4K); (2) a grid
+ * barrier (both the cooperative launch's own: no counter to zero); (3) every block builds the LUT
+ * from `hist` itself (no LUT kernel); (4) apply: the
  * units read last in (1) first, backwards (the L2 still holds part of them), then those kept in
  * shared memory (no read at all). The image is read from DRAM twice less what the SMs and the
  * L2 hold (4 x 48 KB a block for RGB8: 25 MB on 132 SMs).
@@ -183,9 +188,9 @@ __device__ __forceinline__ void eq8_pipeline(unsigned m, Load &&load, F &&f)
  * in issue 36's results (tools/results/). */
 template <int CH, bool LUMA>
 __global__ void __launch_bounds__(EQ8_THREADS, 1)
-    hist_opt_eq8_kernel(ts_image in, ts_image out, HistUnits u, bool vec, unsigned slots,
-                        uint32_t *hist, unsigned *arrive)
+    hist_opt_eq8_kernel(ts_image in, ts_image out, HistUnits u, bool vec, unsigned slots, uint32_t *hist)
 {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     typedef HistShape<1, CH, LUMA> S;
     typedef HistUnit<1, CH> U;
     constexpr unsigned NB = (unsigned)S::NH * 256u;
@@ -201,7 +206,12 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
     uint4 *cnt4 = hist_smem<uint4>();
     for (unsigned i = tid; i < NB * (HIST_LANES / 4); i += T)
         cnt4[i] = make_uint4(0, 0, 0, 0);
-    __syncthreads();
+    if (blockIdx.x == 0)
+        for (unsigned b = tid; b < NB; b += T)
+            hist[b] = 0;
+    /* the first half of a grid barrier (the driver's, no memory to zero first): every block's
+     * adds into `hist` wait for its second half, by when block 0 has long zeroed it */
+    auto zeroed = grid.barrier_arrive(); /* syncs the block too */
 
     auto unit = [&](unsigned k) -> unsigned { return k == full ? tail : first + k * stride; };
     auto load = [&](U &a, unsigned k) -> int {
@@ -284,7 +294,7 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
                 keep[(k * U::NVEC + v) * T + tid] =
                     make_uint4(a.w[4 * v], a.w[4 * v + 1], a.w[4 * v + 2], a.w[4 * v + 3]);
     });
-    __syncthreads();
+    grid.barrier_wait(std::move(zeroed)); /* syncs the block too */
     for (unsigned b = tid; b < NB; b += T) {
         uint32_t sum = 0;
 #pragma unroll 8
@@ -295,19 +305,7 @@ __global__ void __launch_bounds__(EQ8_THREADS, 1)
     }
 
     /* (2) every block's counts are in `hist` */
-    __syncthreads();
-    if (tid == 0) {
-        __threadfence();
-        atomicAdd(arrive, 1u);
-        unsigned seen = 0;
-        while (seen < gridDim.x) {
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrive) : "memory");
-            if (seen < gridDim.x)
-                __nanosleep(64);
-        }
-        __threadfence();
-    }
-    __syncthreads();
+    grid.sync();
 
     /* (3) the LUT, one warp a histogram; luma's apply table from it */
     if (tid < 32 * S::NH)
@@ -381,8 +379,6 @@ struct OptEqualize8 {
         bool vec = hist_vec_ok_walk(&job->in, u) && hist_vec_ok_walk(&job->out, u);
         cudaStream_t s = (cudaStream_t)job->stream;
         char *scratch = (char *)job->scratch;
-        size_t eq = hist_eq_bytes((long)nbins);
-        CUDA_TRY(cudaMemsetAsync(scratch, 0, eq + HIST_EQ8_ARRIVE_BYTES, s));
         cudaLaunchConfig_t cfg = {};
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeCooperative;
@@ -394,7 +390,7 @@ struct OptEqualize8 {
         cfg.attrs = attr;
         cfg.numAttrs = 1;
         CUDA_TRY(cudaLaunchKernelEx(&cfg, hist_opt_eq8_kernel<CH, L>, job->in, job->out, u, vec,
-                                    (unsigned)slots, (uint32_t *)scratch, (unsigned *)(scratch + eq)));
+                                    (unsigned)slots, (uint32_t *)scratch));
         LAUNCH_CHECK("hist_opt_eq8_kernel");
         return TS_OK;
     }
@@ -418,7 +414,7 @@ bool hist_opt_eq8_runs(const ts_job *job)
 ts_status hist_opt_eq8(const ts_job *job)
 {
     long nbins = hist_total_bins(job->op->hist_mode, job->in.channels, job->in.bytes);
-    size_t need = hist_eq_bytes(nbins) + HIST_EQ8_ARRIVE_BYTES;
+    size_t need = hist_eq_bytes(nbins);
     if (!job->scratch || job->scratch_bytes < need || (uintptr_t)job->scratch % 256)
         return ts_fail(TS_ERR_INVALID, "%s: needs %zu bytes of 256-byte aligned scratch, has %zu",
                        job->op->text, need, job->scratch ? job->scratch_bytes : 0);
