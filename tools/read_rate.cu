@@ -1,0 +1,167 @@
+/* read_rate.cu - how fast a kernel can only read N bytes from DRAM on this GPU, against a copy of
+ * the same traffic: the floor of the read-heavy passes (a histogram's count, equalize's and
+ * CLAHE's first pass), which the benchmark's "% of copy bandwidth" compares with a copy.
+ * Timed as the benchmark times (a 3 x L2 flush read before each run, CUDA events, median of 20)
+ * at the byte counts of 8K gray8 (33.2 MB), gray16 (66.4 MB) and RGB8 (99.5 MB):
+ *   memcpy half   cudaMemcpyAsync device-to-device of N / 2 bytes: N bytes of traffic, half
+ *                 read, half written (the benchmark's copy floor of an op that reads N bytes)
+ *   grid-stride   16-byte loads, U in flight a thread, T threads a block, B blocks an SM,
+ *                 XOR-folded so the loads stay (no arithmetic worth the name)
+ *   chunk         the same, each block reading one contiguous range
+ *   copy kernel   a grid-stride copy of N / 2 bytes
+ * A diagnostic outside the build (results: tools/results/nvidia-h100-headroom-2026-11-27d.md):
+ *   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -o build/read_rate tools/read_rate.cu
+ *   build/read_rate
+ */
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+#include <vector>
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "read_rate: %s: %s\n", #x, cudaGetErrorString(e_));                   \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define RUNS 20
+
+__global__ void flush_kernel(const uint4 *b, size_t n, unsigned *sink)
+{
+    unsigned a = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 q = __ldcg(b + i);
+        a ^= q.x ^ q.y ^ q.z ^ q.w;
+    }
+    if (a == 0x9876543u)
+        *sink = a;
+}
+
+template <int U>
+__global__ void read_kernel(const uint4 *b, size_t n, unsigned *sink)
+{
+    unsigned a = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            q[u] = __ldg(b + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            a ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
+    }
+    for (; i < n; i += stride) {
+        uint4 q = __ldg(b + i);
+        a ^= q.x ^ q.y ^ q.z ^ q.w;
+    }
+    if (a == 0x9876543u)
+        *sink = a;
+}
+
+template <int U>
+__global__ void read_chunk_kernel(const uint4 *b, size_t n, unsigned *sink)
+{
+    unsigned a = 0;
+    const size_t per = (n + gridDim.x - 1) / gridDim.x, lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
+    size_t i = lo + threadIdx.x;
+    for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            q[u] = __ldg(b + i + u * blockDim.x);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            a ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
+    }
+    for (; i < hi; i += blockDim.x) {
+        uint4 q = __ldg(b + i);
+        a ^= q.x ^ q.y ^ q.z ^ q.w;
+    }
+    if (a == 0x9876543u)
+        *sink = a;
+}
+
+__global__ void copy_kernel(const uint4 *s, uint4 *d, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        d[i] = s[i];
+}
+
+int main()
+{
+    int sms;
+    cudaDeviceProp p;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("device %s, %d SMs, L2 %d MB\n", p.name, sms, p.l2CacheSize >> 20);
+    const size_t fb = (size_t)3 * p.l2CacheSize, maxb = (size_t)100 << 20;
+    uint4 *fl, *buf, *dst;
+    unsigned *sink;
+    CK(cudaMalloc(&fl, fb));
+    CK(cudaMemset(fl, 1, fb));
+    CK(cudaMalloc(&buf, maxb));
+    CK(cudaMalloc(&dst, maxb));
+    CK(cudaMemset(buf, 2, maxb));
+    CK(cudaMalloc(&sink, 4));
+    cudaStream_t st;
+    CK(cudaStreamCreate(&st));
+    cudaEvent_t e0[RUNS + 1], e1[RUNS + 1];
+    for (int i = 0; i <= RUNS; i++) {
+        CK(cudaEventCreate(&e0[i]));
+        CK(cudaEventCreate(&e1[i]));
+    }
+    /* microseconds, the median of RUNS after one warm-up, each run after a flush */
+    auto timeit = [&](auto fn) {
+        std::vector<float> t;
+        for (int i = 0; i <= RUNS; i++) {
+            flush_kernel<<<sms * 4, 512, 0, st>>>(fl, fb / 16, sink);
+            CK(cudaEventRecord(e0[i], st));
+            fn();
+            CK(cudaEventRecord(e1[i], st));
+        }
+        CK(cudaStreamSynchronize(st));
+        for (int i = 1; i <= RUNS; i++) {
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+            t.push_back(ms * 1000);
+        }
+        std::sort(t.begin(), t.end());
+        return t[t.size() / 2];
+    };
+    static const size_t sizes[] = {33177600, 66355200, 99532800};
+    for (size_t bytes : sizes) {
+        const size_t n = bytes / 16;
+        printf("\n%.1f MB\n", bytes / 1e6);
+        float c = timeit([&] { CK(cudaMemcpyAsync(dst, buf, bytes / 2, cudaMemcpyDeviceToDevice, st)); });
+        printf("  memcpy half                 %7.2f us  %5.0f GB/s of traffic\n", c, bytes / c / 1e3);
+#define READ(U, T, B)                                                                              \
+    do {                                                                                           \
+        float x_ = timeit([&] { read_kernel<U><<<sms * B, T, 0, st>>>(buf, n, sink); });          \
+        printf("  grid-stride U%d T%-4d B%d      %7.2f us  %5.0f GB/s\n", U, T, B, x_, bytes / x_ / 1e3); \
+    } while (0)
+        READ(1, 1024, 1);
+        READ(2, 1024, 1);
+        READ(4, 1024, 1);
+        READ(8, 1024, 1);
+        READ(2, 512, 4);
+        READ(4, 512, 4);
+        READ(4, 256, 8);
+        READ(2, 1024, 2);
+#define CHUNK(U, T, B)                                                                             \
+    do {                                                                                           \
+        float x_ = timeit([&] { read_chunk_kernel<U><<<sms * B, T, 0, st>>>(buf, n, sink); });    \
+        printf("  chunk U%d T%-4d B%d            %7.2f us  %5.0f GB/s\n", U, T, B, x_, bytes / x_ / 1e3); \
+    } while (0)
+        CHUNK(4, 512, 4);
+        CHUNK(4, 1024, 2);
+        float y = timeit([&] { copy_kernel<<<sms * 4, 512, 0, st>>>(buf, dst, n / 2); });
+        printf("  copy kernel of half         %7.2f us  %5.0f GB/s of traffic\n", y, bytes / y / 1e3);
+    }
+    return 0;
+}
