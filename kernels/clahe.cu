@@ -175,7 +175,6 @@ __global__ void __launch_bounds__(CLAHE_OPT_THREADS, 3)
                           uint16_t *lut, void *cells)
 {
     uint32_t *cnt = clahe_smem<uint32_t>(); /* [256][32] */
-    __shared__ unsigned sh[33];
     __shared__ unsigned ticket;
     clahe_release_dependents();
     const int tile = blockIdx.x / bands, band = blockIdx.x % bands;
@@ -281,12 +280,16 @@ __global__ void __launch_bounds__(CLAHE_OPT_THREADS, 3)
     if (ticket != (unsigned)bands - 1)
         return;
     /* the last block of the tile: every other block's adds are visible (their fence came before
-     * their ticket); read them from L2 past this SM's L1 */
-    uint32_t *full = cnt;
-    for (int b = threadIdx.x; b < 256; b += blockDim.x)
-        full[b] = __ldcg(&gh[b]);
+     * their ticket); warp 0 reads them from L2 past this SM's L1 and builds the LUT (shuffles, no
+     * block scans: 8K gray8 -0.5 us, 4K and 1080p -4 to -6%, H100), the block spreads it into the
+     * cells */
+    unsigned *lv = cnt;
+    if (threadIdx.x < 32)
+        clahe_warp_lut8(gh, g, lut + (size_t)tile * 256, lv, lane);
     __syncthreads();
-    clahe_block_lut(full, g, lut + (size_t)tile * 256, cells, i, j, sh);
+    if (cells)
+        for (int b = threadIdx.x; b < 256; b += blockDim.x)
+            clahe_put_cells(cells, g, i, j, b, lv[b]);
 }
 
 /* ---------------------------------------------------------------- launchers */

@@ -313,6 +313,46 @@ __device__ __forceinline__ void clahe_block_lut_slice(const uint32_t *hist, int 
     }
 }
 
+/* The 8-bit LUT of tile (ti, tj) from its 256-bin histogram `gh` in global memory (read past L1)
+ * by one warp, 8 bins a lane, clahe_block_lut's arithmetic with warp shuffles for its two block
+ * scans; the values go to `lut` and to `lv` (shared memory), for the block to spread into the
+ * cells (clahe_put_cells) after a barrier. */
+__device__ __forceinline__ void clahe_warp_lut8(const uint32_t *gh, const clahe_geom &g, uint16_t *lut,
+                                                unsigned *lv, unsigned lane)
+{
+    const int base = (int)lane * 8;
+    const uint4 p = __ldcg(reinterpret_cast<const uint4 *>(gh + base));
+    const uint4 q = __ldcg(reinterpret_cast<const uint4 *>(gh + base) + 1);
+    const unsigned h[8] = {p.x, p.y, p.z, p.w, q.x, q.y, q.z, q.w};
+    unsigned c = 0;
+    if (g.clip > 0)
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c += h[k] > (unsigned)g.clip ? h[k] - (unsigned)g.clip : 0u;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        c += __shfl_xor_sync(0xFFFFFFFFu, c, o);
+    const clahe_spread s = clahe_spread_of((long long)c, 256);
+    unsigned a[8], sum = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        sum += a[k] = clahe_adjusted(h[k], base + k, g.clip, s);
+    unsigned incl = sum;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        incl += lane >= (unsigned)o ? v : 0u;
+    }
+    unsigned cdf = incl - sum;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        cdf += a[k];
+        const unsigned v = clahe_lut_value((long long)cdf, g.scale, g.maxv);
+        lut[base + k] = (uint16_t)v;
+        lv[base + k] = v;
+    }
+}
+
 /* The whole LUT of tile (ti, tj) from its histogram (global or shared), by one block. */
 __device__ __forceinline__ void clahe_block_lut(const uint32_t *hist, const clahe_geom &g,
                                                 uint16_t *lut, void *cells, int ti, int tj,
