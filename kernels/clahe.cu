@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
 {
     __shared__ unsigned sh[33];
     size_t t = blockIdx.x;
-    clahe_block_lut(hist + t * g.bins, g, lut + t * g.bins, NULL, 0, 0, sh);
+    clahe_block_lut(hist + t * g.bins, g, lut + t * g.bins, sh);
 }
 
 /* shared: a block a tile, the histogram in shared memory, in slices of `slice` bins. */
@@ -79,14 +79,14 @@ __global__ void __launch_bounds__(CLAHE_LUT_THREADS)
         });
         __syncthreads();
         if (slice == g.bins) { /* the whole histogram is here: no trip through global memory */
-            clahe_block_lut(bins, g, lut + (size_t)blockIdx.x * g.bins, NULL, 0, 0, sh);
+            clahe_block_lut(bins, g, lut + (size_t)blockIdx.x * g.bins, sh);
             return;
         }
         for (int b = threadIdx.x; b < slice; b += blockDim.x)
             gh[lo + b] = bins[b];
         __syncthreads();
     }
-    clahe_block_lut(gh, g, lut + (size_t)blockIdx.x * g.bins, NULL, 0, 0, sh);
+    clahe_block_lut(gh, g, lut + (size_t)blockIdx.x * g.bins, sh);
 }
 
 /* opt (8-bit): block (tile, band) counts the rows [th * band / bands, th * (band + 1) / bands) of

@@ -353,14 +353,13 @@ __device__ __forceinline__ void clahe_warp_lut8(const uint32_t *gh, const clahe_
     }
 }
 
-/* The whole LUT of tile (ti, tj) from its histogram (global or shared), by one block. */
-__device__ __forceinline__ void clahe_block_lut(const uint32_t *hist, const clahe_geom &g,
-                                                uint16_t *lut, void *cells, int ti, int tj,
+/* The whole LUT of a tile from its histogram (global or shared), by one block. */
+__device__ __forceinline__ void clahe_block_lut(const uint32_t *hist, const clahe_geom &g, uint16_t *lut,
                                                 unsigned *sh)
 {
     unsigned clipped = clahe_block_clipped(hist, g.bins, g.clip, sh);
     clahe_spread s = clahe_spread_of((long long)clipped, g.bins);
-    clahe_block_lut_slice(hist, g.bins, 0, 0u, g, s, lut, cells, ti, tj, sh);
+    clahe_block_lut_slice(hist, g.bins, 0, 0u, g, s, lut, NULL, 0, 0, sh);
 }
 
 /* ---------------------------------------------------------------- the blend */

@@ -17,6 +17,7 @@
 #include "gpu_util.cuh"
 #include "variants.h"
 
+#include <limits.h>
 #include <new>
 #include <stdint.h>
 #include <type_traits>
@@ -145,6 +146,13 @@ int conv_job_traits(const ts_job *job, conv_traits *t);
 size_t conv_smem_limit(const ts_job *job);
 
 static inline int conv_round_up(int a, int b) { return (a + b - 1) / b * b; }
+
+/* Whether every byte offset of the job's images fits the 32-bit offsets of the tensor-core
+ * kernels (mma, mmapipe, mmasep, mmasep2, mmabox). */
+static inline bool conv_offsets_fit_int(const ts_job *job)
+{
+    return (uint64_t)job->in.pitch * job->in.height <= INT_MAX && (uint64_t)job->out.pitch * job->out.height <= INT_MAX;
+}
 /* Floor division for a possibly negative a (b > 0). */
 static inline __host__ __device__ int conv_floor_div(int a, int b)
 {

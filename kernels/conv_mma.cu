@@ -51,8 +51,7 @@ extern "C" int conv_mma_supports(const ts_job *job)
         return 0;
     if ((((uintptr_t)job->in.data | job->in.pitch) & 3) || (((uintptr_t)job->out.data | job->out.pitch) & 1))
         return 0;
-    /* 32-bit byte offsets in the kernel */
-    if ((uint64_t)job->in.pitch * job->in.height > INT_MAX || (uint64_t)job->out.pitch * job->out.height > INT_MAX)
+    if (!conv_offsets_fit_int(job))
         return 0;
     /* magnitudes as the one op that makes them (edge: an exact 3 x 3 pair); others, which only a
      * ts_filter built by hand could ask for, are left to the other variants rather than compiled

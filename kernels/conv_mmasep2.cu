@@ -648,8 +648,7 @@ extern "C" int conv_mmabox_supports(const ts_job *job)
     return sep2_box_filter(conv_job_filter(job)) && job->in.bytes == 1 &&
            (job->in.channels == 1 || job->in.channels == 3) &&
            (((uintptr_t)job->in.data | job->in.pitch | (uintptr_t)job->out.data | job->out.pitch) & 15) == 0 &&
-           /* 32-bit byte offsets in the kernel */
-           (uint64_t)job->in.pitch * job->in.height <= INT_MAX && (uint64_t)job->out.pitch * job->out.height <= INT_MAX;
+           conv_offsets_fit_int(job);
 }
 
 struct box_launcher : conv_launcher {

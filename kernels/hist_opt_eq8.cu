@@ -7,10 +7,11 @@
  * kernels (hist_run_job). Bit-exact with ts_ref_equalize.
  * The apply stores RGB8's 48-byte units through shared memory as whole pieces (evict-first where
  * it reads units back from L2); H100, 8K RGB8: 0.0960 ms (67% of copy bandwidth) against 0.1100
- * (59%) storing each lane's unit itself; 0.0952 without the memset. L2 prefetches of each warp's units 2 or 3 walk steps
- * ahead (one bulk prefetch a warp a step) measured 0.0975 and 0.1051 ms there and 0.0300 and
- * 0.0309 at 4K (0.0293 without); they won only at 1080p (0.0168 against 0.0175, 3 steps) and
- * by 1% on gray8 8K, so they went, with the old stores (the candidates' code: f492310; figures:
+ * (59%) storing each lane's unit itself; 0.0952 without the memset. L2 prefetches of each warp's
+ * units 2 or 3 walk steps ahead (one bulk prefetch a warp a step) measured 0.0975 and 0.1051 ms
+ * there and 0.0300 and 0.0309 at 4K (0.0293 without); they won only at 1080p (0.0168 against
+ * 0.0175, 3 steps) and by 1% on gray8 8K, so they went, with the old stores (the candidates'
+ * code: f492310; figures:
  * tools/results/nvidia-h100-equalize-2026-11-27b.md).
  */
 #include "hist_common.cuh"
@@ -175,10 +176,10 @@ __device__ __forceinline__ void eq8_pipeline(unsigned m, Load &&load, F &&f)
  * barrier: every block arrives at the start and waits before its adds, by when the zeroes are
  * long visible: no memset before the launch, 1 us at 8K, 5-7% at 1080p and 4K); (2) a grid
  * barrier (both the cooperative launch's own: no counter to zero); (3) every block builds the LUT
- * from `hist` itself (no LUT kernel); (4) apply: the
- * units read last in (1) first, backwards (the L2 still holds part of them), then those kept in
- * shared memory (no read at all). The image is read from DRAM twice less what the SMs and the
- * L2 hold (4 x 48 KB a block for RGB8: 25 MB on 132 SMs).
+ * from `hist` itself (no LUT kernel); (4) apply: the units read last in (1) first, backwards
+ * (the L2 still holds part of them), then those kept in shared memory (no read at all). The
+ * image is read from DRAM twice less what the SMs and the L2 hold (4 x 48 KB a block for RGB8:
+ * 25 MB on 132 SMs).
  * A thread walks the grid stride; the last, partial round goes round the blocks a warp's 32
  * units at a time, so every SM gets its share of it (in the stride's order the first blocks got
  * it all, and the other SMs idled at the barrier and at the end). Samples are taken and put

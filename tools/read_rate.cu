@@ -41,13 +41,17 @@ __global__ void flush_kernel(const uint4 *b, size_t n, unsigned *sink)
         *sink = a;
 }
 
-template <int U>
+/* XOR-folds the 16-byte units of b[0, n): CHUNK, each block its contiguous range of n / gridDim.x
+ * units, its threads striding it; else the grid stride. U loads in flight a thread. */
+template <int U, bool CHUNK>
 __global__ void read_kernel(const uint4 *b, size_t n, unsigned *sink)
 {
+    const size_t per = (n + gridDim.x - 1) / gridDim.x, lo = CHUNK ? blockIdx.x * per : 0;
+    const size_t hi = CHUNK ? (lo + per < n ? lo + per : n) : n;
+    const size_t stride = CHUNK ? blockDim.x : (size_t)gridDim.x * blockDim.x;
+    size_t i = lo + (CHUNK ? 0 : blockIdx.x * (size_t)blockDim.x) + threadIdx.x;
     unsigned a = 0;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + (U - 1) * stride < n; i += U * stride) {
+    for (; i + (U - 1) * stride < hi; i += U * stride) {
         uint4 q[U];
 #pragma unroll
         for (int u = 0; u < U; u++)
@@ -56,30 +60,7 @@ __global__ void read_kernel(const uint4 *b, size_t n, unsigned *sink)
         for (int u = 0; u < U; u++)
             a ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
     }
-    for (; i < n; i += stride) {
-        uint4 q = __ldg(b + i);
-        a ^= q.x ^ q.y ^ q.z ^ q.w;
-    }
-    if (a == 0x9876543u)
-        *sink = a;
-}
-
-template <int U>
-__global__ void read_chunk_kernel(const uint4 *b, size_t n, unsigned *sink)
-{
-    unsigned a = 0;
-    const size_t per = (n + gridDim.x - 1) / gridDim.x, lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
-    size_t i = lo + threadIdx.x;
-    for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
-        uint4 q[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            q[u] = __ldg(b + i + u * blockDim.x);
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            a ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
-    }
-    for (; i < hi; i += blockDim.x) {
+    for (; i < hi; i += stride) {
         uint4 q = __ldg(b + i);
         a ^= q.x ^ q.y ^ q.z ^ q.w;
     }
@@ -176,26 +157,22 @@ int main()
         printf("\n%.1f MB\n", bytes / 1e6);
         float c = timeit([&] { CK(cudaMemcpyAsync(dst, buf, bytes / 2, cudaMemcpyDeviceToDevice, st)); });
         printf("  memcpy half                 %7.2f us  %5.0f GB/s of traffic\n", c, bytes / c / 1e3);
-#define READ(U, T, B)                                                                              \
+#define READ(U, T, B, CHUNK)                                                                       \
     do {                                                                                           \
-        float x_ = timeit([&] { read_kernel<U><<<sms * B, T, 0, st>>>(buf, n, sink); });          \
-        printf("  grid-stride U%d T%-4d B%d      %7.2f us  %5.0f GB/s\n", U, T, B, x_, bytes / x_ / 1e3); \
+        float x_ = timeit([&] { read_kernel<U, CHUNK><<<sms * B, T, 0, st>>>(buf, n, sink); });   \
+        printf("  %-11s U%d T%-4d B%d      %7.2f us  %5.0f GB/s\n", CHUNK ? "chunk" : "grid-stride", U, T, B, \
+               x_, bytes / x_ / 1e3);                                                              \
     } while (0)
-        READ(1, 1024, 1);
-        READ(2, 1024, 1);
-        READ(4, 1024, 1);
-        READ(8, 1024, 1);
-        READ(2, 512, 4);
-        READ(4, 512, 4);
-        READ(4, 256, 8);
-        READ(2, 1024, 2);
-#define CHUNK(U, T, B)                                                                             \
-    do {                                                                                           \
-        float x_ = timeit([&] { read_chunk_kernel<U><<<sms * B, T, 0, st>>>(buf, n, sink); });    \
-        printf("  chunk U%d T%-4d B%d            %7.2f us  %5.0f GB/s\n", U, T, B, x_, bytes / x_ / 1e3); \
-    } while (0)
-        CHUNK(4, 512, 4);
-        CHUNK(4, 1024, 2);
+        READ(1, 1024, 1, false);
+        READ(2, 1024, 1, false);
+        READ(4, 1024, 1, false);
+        READ(8, 1024, 1, false);
+        READ(2, 512, 4, false);
+        READ(4, 512, 4, false);
+        READ(4, 256, 8, false);
+        READ(2, 1024, 2, false);
+        READ(4, 512, 4, true);
+        READ(4, 1024, 2, true);
         float y = timeit([&] { copy_kernel<<<sms * 4, 512, 0, st>>>(buf, dst, n / 2); });
         printf("  copy kernel of half         %7.2f us  %5.0f GB/s of traffic\n", y, bytes / y / 1e3);
         if (bytes == 33177600) { /* 8K gray8 in CLAHE's 8 x 8 tiles: bands of 960-byte row segments */
