@@ -63,16 +63,21 @@
 #include <string.h>
 
 /* A strip kernel's shape: CH channels, C1 chunks of 16 samples of halo each side of a tile (the
- * row pass's k-steps: S = 2 C1 + 1 of k16, or C1 + 1 of k32 for box), NBK row blocks of 8 an
- * output block reads (the column pass: NBK / 2 k16 products and a k8 one when NBK is odd), SPLIT:
+ * row pass's k-steps: S = 2 C1 + 1 of k16, or KS of k32 for box: C1 + 1, C1 with SHIFT), NBK row
+ * blocks of 8 an output block reads (the column pass: NBK / 2 k16 products and a k8 one when NBK
+ * is odd), SPLIT:
  * the row sums pass FP16's integers, so the column pass takes their two bytes through int8
  * products, BOX: the box filter's arithmetic (mmabox below). gauss:5 and gauss:7 are C1 = 1,
  * NBK = 2, their K compile-time (K_: the factors' loads uniform); box's K is the job's. NT, the
  * tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4 sectors a row for 2
  * stored, 8 read 6 for 4), 4 from NBK 4 (the row sums kept, 2 NBK NT words, would not fit; 8
  * there at 3 blocks an SM measured no faster). */
-template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0> struct sep2_geo {
+template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false> struct sep2_geo {
     static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, K = K_;
+    /* box's k32 steps: C1 + 1 over the tile's samples [-16 C1, 16 C1 + 32); SHIFT (a halo of at
+     * most 16 C1 - 8 samples): C1 steps over [-16 C1 + 8, 16 C1 + 8) */
+    static constexpr bool SHIFT = SHIFT_;
+    static constexpr int KS = SHIFT_ ? C1_ : C1_ + 1, WOFF = SHIFT_ ? 8 : 0;
     static constexpr int NB = 3; /* ring blocks of 8 rows: 2 in flight (4 measured no faster on box) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
     static constexpr int NT = NBK_ <= 3 ? 8 : 4;
@@ -120,7 +125,7 @@ __device__ __forceinline__ void sep2_mma1688(float (&d)[4], const uint32_t (&a)[
  * 2s, 2s + 1 of the tile's window, whose chunk C1 is the tile's own). */
 template <class G> __device__ __forceinline__ uint32_t sep2_box_w(const conv_params &p, int s, int x, int kk)
 {
-    const int h = p.k / 2 * G::CH, d = 32 * s + kk - 16 * G::C1 - x + h;
+    const int h = p.k / 2 * G::CH, d = 32 * s + kk - 16 * G::C1 + G::WOFF - x + h;
     return (unsigned)d <= (unsigned)(2 * h) && d % G::CH == 0;
 }
 
@@ -165,7 +170,7 @@ template <int N, class F> __device__ __forceinline__ void sep2_unroll(F &&f)
 /* The constants of a strip: the row pass's A (S k-steps), the column pass's B (NBK / 2 k16
  * products, vb8 the k8 one), the epilogue's scale and offset, the row sums' start. */
 template <class G> struct sep2_consts {
-    uint32_t ha[G::BOX ? G::C1 + 1 : G::S][4]; /* BOX: C1 + 1 k32 steps of 8-bit factors */
+    uint32_t ha[G::BOX ? G::KS : G::S][4]; /* BOX: KS k32 steps of 8-bit factors */
     uint32_t vb[G::NBK / 2][2];
     uint32_t vb8;
     uint32_t vq[(G::NBK + 1) / 2]; /* SPLIT: the column pass's B as bytes, a block pair each */
@@ -249,11 +254,12 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 __syncthreads();
         }
         if constexpr (G::BOX) { /* integer row pass (see mmabox below) */
-            uint32_t bw[NCH + 1]; /* B as they are: row g, samples 4t .. 4t + 3 of each chunk, and
-                                   * of the one past the halo (the last k32 step's zero half) */
+            constexpr int NBW = NT + 2 * G::KS - 1;
+            uint32_t bw[NBW]; /* B as they are: row g, samples WOFF + 4t .. + 3 of each chunk (and
+                               * of the one past the halo: the last k32 step's zero half) */
 #pragma unroll
-            for (int c = 0; c < NCH + 1; c++)
-                bw[c] = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + 4 * t);
+            for (int c = 0; c < NBW; c++)
+                bw[c] = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + G::WOFF + 4 * t);
             if (W == 1)
                 __syncwarp(); /* the block is read: the copies issued next may refill its slot */
             int h[NT][4]; /* as the FP16 pass's below */
@@ -261,7 +267,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             for (int mt = 0; mt < NT; mt++)
                 h[mt][0] = h[mt][1] = h[mt][2] = h[mt][3] = k.h0i;
 #pragma unroll
-            for (int s = 0; s <= C1; s++)
+            for (int s = 0; s < G::KS; s++)
 #pragma unroll
                 for (int mt = 0; mt < NT; mt++)
                     mma_uu(h[mt], k.ha[s][0], k.ha[s][1], k.ha[s][2], k.ha[s][3], bw[mt + 2 * s],
@@ -429,7 +435,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
         /* the row pass's A, m16 x k32 bytes: a0 (m = g: tile sample 2g, k 4t .. 4t + 3), a1 (m =
          * g + 8: sample 2g + 1), a2, a3 the same at k 16 + 4t .. 16 + 4t + 3 */
 #pragma unroll
-        for (int s = 0; s <= G::C1; s++)
+        for (int s = 0; s < G::KS; s++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int x = 2 * g + (e & 1), kk = 16 * (e >> 1) + 4 * t;
@@ -613,7 +619,12 @@ extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_lau
  *
  *   row pass: mma.sync m16n8k32 on unsigned bytes with int32 sums (exact): the samples as the ring
  *             holds them are the B operand (no conversion), the factors 0 or 1 the A; C1 + 1 k32
- *             steps (chunk pairs) where the FP16 pass takes 2 C1 + 1 k16 steps;
+ *             steps (chunk pairs) where the FP16 pass takes 2 C1 + 1 k16 steps, or C1 (SHIFT) where
+ *             the halo H is at most 16 C1 - 8 samples: a tile's window [-H, 16 + H) then fits the
+ *             32 C1 samples from 16 C1 - 8 left of it (its B words loaded 8 bytes into each chunk),
+ *             so gray K 3 .. 17 take one k32 step where two were (8K gray8: 3-9% faster, box:11
+ *             0.0375 -> 0.0353-0.0356 ms), RGB K 3, 5, 13 .. 17, 23 .. 27 one fewer (box:17 0.0961
+ *             -> 0.0901, box:23 0.1298 -> 0.1244; H100, tools/results/nvidia-h100-headroom-2026-11-27e.md);
  *   column pass, K <= 15: the sums start at -128 K, so that they end as h = (sum of the K
  *             samples) - 128 K, |h| <= 128 K <= 1920: integers FP16 holds exactly; FP16 factors 1
  *             over the K rows of the NBK blocks (k16 products of block pairs, a k8 one for an odd
@@ -631,8 +642,9 @@ extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_lau
  *             a half-integer: the rounding is round(S / K^2), in [0, 255] (no clamp), the low byte
  *             of the bits.
  * The halo (K / 2 samples of each channel) sets the row pass's k-steps: C1 chunks of 16 each side
- * (gray: 1 up to K 31; RGB: 1 to K 11, 2 to K 21, 3 to K 31); the rows an output block reads set
- * NBK: 8 + K - 1 rows in blocks of 8 (2 to K 9, 3 to K 17, 4 to K 25, 5 to K 31). */
+ * (gray: 1 up to K 31; RGB: 1 to K 11, 2 to K 21, 3 to K 31), SHIFT where it fits (gray to K 17;
+ * RGB K 3, 5, 13 .. 17, 23 .. 27); the rows an output block reads set NBK: 8 + K - 1 rows in
+ * blocks of 8 (2 to K 9, 3 to K 17, 4 to K 25, 5 to K 31). */
 static bool sep2_box_filter(const ts_filter *f)
 {
     if (!f || !f->exact || f->outputs != 1 || f->magnitude || f->k < 3 || f->k > 31 || f->divisor != f->k * f->k)
@@ -662,22 +674,24 @@ struct box_launcher : conv_launcher {
     static ts_status launch(const ts_job *job, conv_params &p)
     {
         const int r = p.k / 2, c1 = (r * p.ch + 15) / 16, nbk = (7 + 2 * r) / 8 + 1;
-        const bool split = p.k >= 17;
-#define SEP2_BOX(CH, C1, NBK, SPLIT)                                                                 \
-    if (p.ch == (CH) && c1 == (C1) && nbk == (NBK) && split == (SPLIT))                            \
-        return sep2_launch<sep2_geo<CH, C1, NBK, SPLIT, true>, MMA_EPI_NC, MMA_WARPS>(job, p);
-        SEP2_BOX(1, 1, 2, false) /* K 3 .. 9 */
-        SEP2_BOX(1, 1, 3, false) /* 11 .. 15 */
-        SEP2_BOX(1, 1, 3, true)  /* 17 */
-        SEP2_BOX(1, 1, 4, true)  /* 19 .. 25 */
-        SEP2_BOX(1, 1, 5, true)  /* 27 .. 31 */
-        SEP2_BOX(3, 1, 2, false) /* K 3 .. 9 */
-        SEP2_BOX(3, 1, 3, false) /* 11 */
-        SEP2_BOX(3, 2, 3, false) /* 13, 15 */
-        SEP2_BOX(3, 2, 3, true)  /* 17 */
-        SEP2_BOX(3, 2, 4, true)  /* 19, 21 */
-        SEP2_BOX(3, 3, 4, true)  /* 23, 25 */
-        SEP2_BOX(3, 3, 5, true)  /* 27 .. 31 */
+        const bool split = p.k >= 17, shift = r * p.ch <= 16 * c1 - 8;
+#define SEP2_BOX(CH, C1, NBK, SPLIT, SHIFT)                                                          \
+    if (p.ch == (CH) && c1 == (C1) && nbk == (NBK) && split == (SPLIT) && shift == (SHIFT))        \
+        return sep2_launch<sep2_geo<CH, C1, NBK, SPLIT, true, 0, SHIFT>, MMA_EPI_NC, MMA_WARPS>(job, p);
+        SEP2_BOX(1, 1, 2, false, true)  /* K 3 .. 9 */
+        SEP2_BOX(1, 1, 3, false, true)  /* 11 .. 15 */
+        SEP2_BOX(1, 1, 3, true, true)   /* 17 */
+        SEP2_BOX(1, 1, 4, true, false)  /* 19 .. 25 */
+        SEP2_BOX(1, 1, 5, true, false)  /* 27 .. 31 */
+        SEP2_BOX(3, 1, 2, false, true)  /* K 3, 5 */
+        SEP2_BOX(3, 1, 2, false, false) /* 7, 9 */
+        SEP2_BOX(3, 1, 3, false, false) /* 11 */
+        SEP2_BOX(3, 2, 3, false, true)  /* 13, 15 */
+        SEP2_BOX(3, 2, 3, true, true)   /* 17 */
+        SEP2_BOX(3, 2, 4, true, false)  /* 19, 21 */
+        SEP2_BOX(3, 3, 4, true, true)   /* 23, 25 */
+        SEP2_BOX(3, 3, 5, true, true)   /* 27 */
+        SEP2_BOX(3, 3, 5, true, false)  /* 29, 31 */
 #undef SEP2_BOX
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmabox: no kernel for K %d on %d channels", p.k, p.ch);
     }

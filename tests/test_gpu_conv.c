@@ -425,13 +425,14 @@ static void fill_extreme(ts_image *im, int kind)
     }
 }
 
-/* mmabox, bit for bit against the reference: every K 3 .. 31 (each of its 12 kernel shapes: the
- * row pass's 1, 2 or 3 halo chunks, 2 to 5 row blocks an output block, the row sums in one FP16
- * part or two) on gray and RGB, on random samples and on the extremes (all 0, all 255, blocks of
- * both), 1101 x 101: the border strips (the ring row sticks out of the image row) and the inside
- * ones (staged stores), rows clamped at the top and the bottom, at the default strip height and at
- * 8, 24 and 40 rows (job->param). Under TESSERA_SMALL_ONLY: K 3, 11, 13, 17, 19, 23, 31, the
- * default height and 24. */
+/* mmabox, bit for bit against the reference: every K 3 .. 31 (each of its 14 kernel shapes: the
+ * row pass's 1, 2 or 3 halo chunks in C1 + 1 k32 steps or, shifted, C1; 2 to 5 row blocks an
+ * output block; the row sums in one FP16 part or two) on gray and RGB, on random samples and on
+ * the extremes (all 0, all 255, blocks of both), 1101 x 101: the border strips (the ring row
+ * sticks out of the image row) and the inside ones (staged stores), rows clamped at the top and
+ * the bottom, at the default strip height and at 8, 24 and 40 rows (job->param). Under
+ * TESSERA_SMALL_ONLY: K 3, 7, 11, 13, 17, 19, 23, 27, 31 (every shape still), the default height
+ * and 24. */
 TEST(gpu_conv_mmabox_every_k)
 {
     TU_GPU_OR_SKIP(dev);
@@ -440,14 +441,14 @@ TEST(gpu_conv_mmabox_every_k)
         SKIP("mmabox not in the table, not runnable or not selected");
     const int small = tu_n_odd_sizes == tu_n_small_sizes;
     static const int params[] = {0, 24, 8, 40};
-    static const int small_k[] = {3, 11, 13, 17, 19, 23, 31};
+    static const int small_k[] = {3, 7, 11, 13, 17, 19, 23, 27, 31};
     uint64_t st = tu_seed() + 9;
     for (int ch = 1; ch <= 3; ch += 2)
         for (int kind = -1; kind < 3; kind++) {
             ts_image in = tu_random_image(1101, 101, ch, 1, &st);
             if (kind >= 0)
                 fill_extreme(&in, kind);
-            for (int i = 0; i < (small ? 7 : 15); i++) {
+            for (int i = 0; i < (small ? 9 : 15); i++) {
                 char text[16];
                 snprintf(text, sizeof text, "box:%d", small ? small_k[i] : 3 + 2 * i);
                 ts_op op = tu_op(text);
