@@ -74,10 +74,10 @@
  * there at 3 blocks an SM measured no faster). */
 template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false> struct sep2_geo {
     static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, K = K_;
-    /* box's k32 steps: C1 + 1 over the tile's samples [-16 C1, 16 C1 + 32); SHIFT (a halo of at
-     * most 16 C1 - 8 samples): C1 steps over [-16 C1 + 8, 16 C1 + 8) */
-    static constexpr bool SHIFT = SHIFT_;
-    static constexpr int KS = SHIFT_ ? C1_ : C1_ + 1, WOFF = SHIFT_ ? 8 : 0;
+    /* box's row pass: C1 k32 steps and a k16 one (HALF) over the tile's samples [-16 C1, 16 C1 +
+     * 16); SHIFT (a halo of at most 16 C1 - 8 samples): C1 k32 steps over [-16 C1 + 8, 16 C1 + 8) */
+    static constexpr bool SHIFT = SHIFT_, HALF = BOX_ && !SHIFT_;
+    static constexpr int KS = C1_, WOFF = SHIFT_ ? 8 : 0;
     static constexpr int NB = 3; /* ring blocks of 8 rows: 2 in flight (4 measured no faster on box) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
     static constexpr int NT = NBK_ <= 3 ? 8 : 4;
@@ -170,7 +170,8 @@ template <int N, class F> __device__ __forceinline__ void sep2_unroll(F &&f)
 /* The constants of a strip: the row pass's A (S k-steps), the column pass's B (NBK / 2 k16
  * products, vb8 the k8 one), the epilogue's scale and offset, the row sums' start. */
 template <class G> struct sep2_consts {
-    uint32_t ha[G::BOX ? G::KS : G::S][4]; /* BOX: KS k32 steps of 8-bit factors */
+    uint32_t ha[G::BOX ? G::KS + G::HALF : G::S][4]; /* BOX: KS k32 steps of 8-bit factors (and
+                                                      * the k16 one's in [KS][0], [KS][1]) */
     uint32_t vb[G::NBK / 2][2];
     uint32_t vb8;
     uint32_t vq[(G::NBK + 1) / 2]; /* SPLIT: the column pass's B as bytes, a block pair each */
@@ -254,9 +255,8 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 __syncthreads();
         }
         if constexpr (G::BOX) { /* integer row pass (see mmabox below) */
-            constexpr int NBW = NT + 2 * G::KS - 1;
-            uint32_t bw[NBW]; /* B as they are: row g, samples WOFF + 4t .. + 3 of each chunk (and
-                               * of the one past the halo: the last k32 step's zero half) */
+            constexpr int NBW = NT + 2 * G::KS - 1 + G::HALF;
+            uint32_t bw[NBW]; /* B as they are: row g, samples WOFF + 4t .. + 3 of each chunk */
 #pragma unroll
             for (int c = 0; c < NBW; c++)
                 bw[c] = *(const uint32_t *)(blk + g * RB + wofs + 16 * c + G::WOFF + 4 * t);
@@ -272,6 +272,10 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 for (int mt = 0; mt < NT; mt++)
                     mma_uu(h[mt], k.ha[s][0], k.ha[s][1], k.ha[s][2], k.ha[s][3], bw[mt + 2 * s],
                            bw[mt + 2 * s + 1]);
+            if constexpr (G::HALF)
+#pragma unroll
+                for (int mt = 0; mt < NT; mt++)
+                    mma_uu_k16(h[mt], k.ha[G::KS][0], k.ha[G::KS][1], bw[mt + 2 * G::KS]);
 #pragma unroll
             for (int mt = 0; mt < NT; mt++) {
                 if constexpr (G::SPLIT) { /* bytes: [0] the sums' low bytes, [1] their high ones,
@@ -435,7 +439,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
         /* the row pass's A, m16 x k32 bytes: a0 (m = g: tile sample 2g, k 4t .. 4t + 3), a1 (m =
          * g + 8: sample 2g + 1), a2, a3 the same at k 16 + 4t .. 16 + 4t + 3 */
 #pragma unroll
-        for (int s = 0; s < G::KS; s++)
+        for (int s = 0; s < G::KS + G::HALF; s++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int x = 2 * g + (e & 1), kk = 16 * (e >> 1) + 4 * t;
@@ -618,13 +622,15 @@ extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_lau
  * window sum S, the division's ties impossible (K^2 odd).
  *
  *   row pass: mma.sync m16n8k32 on unsigned bytes with int32 sums (exact): the samples as the ring
- *             holds them are the B operand (no conversion), the factors 0 or 1 the A; C1 + 1 k32
- *             steps (chunk pairs) where the FP16 pass takes 2 C1 + 1 k16 steps, or C1 (SHIFT) where
- *             the halo H is at most 16 C1 - 8 samples: a tile's window [-H, 16 + H) then fits the
- *             32 C1 samples from 16 C1 - 8 left of it (its B words loaded 8 bytes into each chunk),
- *             so gray K 3 .. 17 take one k32 step where two were (8K gray8: 3-9% faster, box:11
- *             0.0375 -> 0.0353-0.0356 ms), RGB K 3, 5, 13 .. 17, 23 .. 27 one fewer (box:17 0.0961
- *             -> 0.0901, box:23 0.1298 -> 0.1244; H100, tools/results/nvidia-h100-headroom-2026-11-27e.md);
+ *             holds them are the B operand (no conversion), the factors 0 or 1 the A; the 2 C1 + 1
+ *             chunks of a tile's window [-16 C1, 16 C1 + 16) in C1 k32 steps (chunk pairs) and a
+ *             k16 one, where the FP16 pass takes 2 C1 + 1 k16 steps; or (SHIFT), where the halo H
+ *             is at most 16 C1 - 8 samples, C1 k32 steps alone: the window [-H, 16 + H) then fits
+ *             the 32 C1 samples from 16 C1 - 8 left of the tile (its B words loaded 8 bytes into
+ *             each chunk). Against C1 + 1 k32 steps (H100, 8K, median of 20: tools/results/
+ *             nvidia-h100-headroom-2026-11-27e.md): gray8 box:11 0.0375 -> 0.0355 ms, box:19
+ *             0.0428 -> 0.0405, box:27 0.0494 -> 0.0480; rgb8 box:17 0.0961 -> 0.0901, box:19
+ *             0.1048 -> 0.1031, box:23 0.1298 -> 0.1246;
  *   column pass, K <= 15: the sums start at -128 K, so that they end as h = (sum of the K
  *             samples) - 128 K, |h| <= 128 K <= 1920: integers FP16 holds exactly; FP16 factors 1
  *             over the K rows of the NBK blocks (k16 products of block pairs, a k8 one for an odd
@@ -643,8 +649,8 @@ extern "C" ts_status conv_mmasep2b(const ts_job *job) { return conv_run<sep2_lau
  *             of the bits.
  * The halo (K / 2 samples of each channel) sets the row pass's k-steps: C1 chunks of 16 each side
  * (gray: 1 up to K 31; RGB: 1 to K 11, 2 to K 21, 3 to K 31), SHIFT where it fits (gray to K 17;
- * RGB K 3, 5, 13 .. 17, 23 .. 27); the rows an output block reads set NBK: 8 + K - 1 rows in
- * blocks of 8 (2 to K 9, 3 to K 17, 4 to K 25, 5 to K 31). */
+ * RGB K 3, 5, 13 .. 17, 23 .. 27), else the k16 step; the rows an output block reads set NBK:
+ * 8 + K - 1 rows in blocks of 8 (2 to K 9, 3 to K 17, 4 to K 25, 5 to K 31). */
 static bool sep2_box_filter(const ts_filter *f)
 {
     if (!f || !f->exact || f->outputs != 1 || f->magnitude || f->k < 3 || f->k > 31 || f->divisor != f->k * f->k)

@@ -94,9 +94,9 @@ static const ts_variant table[] = {
      .prefers = conv_mmasep2b_prefers},
     {.family = TS_FAM_CONV, .name = "mmabox", .min_cc = 80, .auto_rank = 2,
      .why = "box filters (K 3-31, 8-bit gray and RGB) on mmasep2b's strips, bit-exact: row sums "
-            "as int8 products (k32, the samples as loaded, the window shifted 8 samples where that "
-            "saves a k32 step), less 128 K into the FP16 column pass (from K 17 their two bytes "
-            "into int8 ones), the division one rounded FMA (param: strip rows)",
+            "as int8 products (k32 and k16 steps over the samples as loaded, the window shifted 8 "
+            "samples where that saves the k16), less 128 K into the FP16 column pass (from K 17 "
+            "their two bytes into int8 ones), the division one rounded FMA (param: strip rows)",
      .supports = conv_mmabox_supports, .run = conv_mmabox,
      /* measured fastest there: tools/results/nvidia-h100-box-2026-11-27c.md */
      .prefers = conv_mmabox_prefers},

@@ -426,11 +426,11 @@ static void fill_extreme(ts_image *im, int kind)
 }
 
 /* mmabox, bit for bit against the reference: every K 3 .. 31 (each of its 14 kernel shapes: the
- * row pass's 1, 2 or 3 halo chunks in C1 + 1 k32 steps or, shifted, C1; 2 to 5 row blocks an
- * output block; the row sums in one FP16 part or two) on gray and RGB, on random samples and on
- * the extremes (all 0, all 255, blocks of both), 1101 x 101: the border strips (the ring row
- * sticks out of the image row) and the inside ones (staged stores), rows clamped at the top and
- * the bottom, at the default strip height and at 8, 24 and 40 rows (job->param). Under
+ * row pass's 1, 2 or 3 halo chunks in C1 k32 steps and a k16 one or, shifted, C1 alone; 2 to 5
+ * row blocks an output block; the row sums in one FP16 part or two) on gray and RGB, on random
+ * samples and on the extremes (all 0, all 255, blocks of both), 1101 x 101: the border strips (the
+ * ring row sticks out of the image row) and the inside ones (staged stores), rows clamped at the
+ * top and the bottom, at the default strip height and at 8, 24 and 40 rows (job->param). Under
  * TESSERA_SMALL_ONLY: K 3, 7, 11, 13, 17, 19, 23, 27, 31 (every shape still), the default height
  * and 24. */
 TEST(gpu_conv_mmabox_every_k)
