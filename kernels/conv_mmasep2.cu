@@ -72,13 +72,13 @@
  * tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4 sectors a row for 2
  * stored, 8 read 6 for 4), 4 from NBK 4 (the row sums kept, 2 NBK NT words, would not fit; 8
  * there at 3 blocks an SM measured no faster). */
-template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false> struct sep2_geo {
+template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false, int NB_ = 3> struct sep2_geo {
     static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, K = K_;
     /* box's row pass: C1 k32 steps and a k16 one (HALF) over the tile's samples [-16 C1, 16 C1 +
      * 16); SHIFT (a halo of at most 16 C1 - 8 samples): C1 k32 steps over [-16 C1 + 8, 16 C1 + 8) */
     static constexpr bool SHIFT = SHIFT_, HALF = BOX_ && !SHIFT_;
     static constexpr int KS = C1_, WOFF = SHIFT_ ? 8 : 0;
-    static constexpr int NB = 3; /* ring blocks of 8 rows: 2 in flight (4 measured no faster on box) */
+    static constexpr int NB = NB_; /* ring blocks of 8 rows, NB - 1 in flight (box: 3 or 4 by shape) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
     static constexpr int NT = NBK_ <= 3 ? 8 : 4;
     /* box: 4 blocks an SM (launch bounds of 128 registers: no shape spills; a few % faster than
@@ -681,23 +681,27 @@ struct box_launcher : conv_launcher {
     {
         const int r = p.k / 2, c1 = (r * p.ch + 15) / 16, nbk = (7 + 2 * r) / 8 + 1;
         const bool split = p.k >= 17, shift = r * p.ch <= 16 * c1 - 8;
-#define SEP2_BOX(CH, C1, NBK, SPLIT, SHIFT)                                                          \
+        /* NB: ring blocks, 4 (3 in flight) where measured faster than 3 (H100 11:44 UTC, 8K, median
+         * of 20: rgb8 box:23-25 0.1242-0.1245 -> 0.1158-0.1164 ms, box:13-15 0.0860-0.0865 ->
+         * 0.0843-0.0846, box:29-31 0.1415-0.1419 -> 0.1390-0.1399, gray8 box:27-31 0.0480-0.0484
+         * -> 0.0469-0.0476; slower at gray K 11 .. 25 and RGB K 19, 21, even elsewhere) */
+#define SEP2_BOX(CH, C1, NBK, SPLIT, SHIFT, NB)                                                      \
     if (p.ch == (CH) && c1 == (C1) && nbk == (NBK) && split == (SPLIT) && shift == (SHIFT))        \
-        return sep2_launch<sep2_geo<CH, C1, NBK, SPLIT, true, 0, SHIFT>, MMA_EPI_NC, MMA_WARPS>(job, p);
-        SEP2_BOX(1, 1, 2, false, true)  /* K 3 .. 9 */
-        SEP2_BOX(1, 1, 3, false, true)  /* 11 .. 15 */
-        SEP2_BOX(1, 1, 3, true, true)   /* 17 */
-        SEP2_BOX(1, 1, 4, true, false)  /* 19 .. 25 */
-        SEP2_BOX(1, 1, 5, true, false)  /* 27 .. 31 */
-        SEP2_BOX(3, 1, 2, false, true)  /* K 3, 5 */
-        SEP2_BOX(3, 1, 2, false, false) /* 7, 9 */
-        SEP2_BOX(3, 1, 3, false, false) /* 11 */
-        SEP2_BOX(3, 2, 3, false, true)  /* 13, 15 */
-        SEP2_BOX(3, 2, 3, true, true)   /* 17 */
-        SEP2_BOX(3, 2, 4, true, false)  /* 19, 21 */
-        SEP2_BOX(3, 3, 4, true, true)   /* 23, 25 */
-        SEP2_BOX(3, 3, 5, true, true)   /* 27 */
-        SEP2_BOX(3, 3, 5, true, false)  /* 29, 31 */
+        return sep2_launch<sep2_geo<CH, C1, NBK, SPLIT, true, 0, SHIFT, NB>, MMA_EPI_NC, MMA_WARPS>(job, p);
+        SEP2_BOX(1, 1, 2, false, true, 3)  /* K 3 .. 9 */
+        SEP2_BOX(1, 1, 3, false, true, 3)  /* 11 .. 15 */
+        SEP2_BOX(1, 1, 3, true, true, 3)   /* 17 */
+        SEP2_BOX(1, 1, 4, true, false, 3)  /* 19 .. 25 */
+        SEP2_BOX(1, 1, 5, true, false, 4)  /* 27 .. 31 */
+        SEP2_BOX(3, 1, 2, false, true, 4)  /* K 3, 5 */
+        SEP2_BOX(3, 1, 2, false, false, 4) /* 7, 9 */
+        SEP2_BOX(3, 1, 3, false, false, 4) /* 11 */
+        SEP2_BOX(3, 2, 3, false, true, 4)  /* 13, 15 */
+        SEP2_BOX(3, 2, 3, true, true, 3)   /* 17 */
+        SEP2_BOX(3, 2, 4, true, false, 3)  /* 19, 21 */
+        SEP2_BOX(3, 3, 4, true, true, 4)   /* 23, 25 */
+        SEP2_BOX(3, 3, 5, true, true, 4)   /* 27 */
+        SEP2_BOX(3, 3, 5, true, false, 4)  /* 29, 31 */
 #undef SEP2_BOX
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmabox: no kernel for K %d on %d channels", p.k, p.ch);
     }
