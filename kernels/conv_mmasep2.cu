@@ -72,7 +72,8 @@
  * tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4 sectors a row for 2
  * stored, 8 read 6 for 4), 4 from NBK 4 (the row sums kept, 2 NBK NT words, would not fit; 8
  * there at 3 blocks an SM measured no faster). */
-template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false, int NB_ = 3> struct sep2_geo {
+template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false, int NB_ = 3>
+struct sep2_geo {
     static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, K = K_;
     /* box's row pass: C1 k32 steps and a k16 one (HALF) over the tile's samples [-16 C1, 16 C1 +
      * 16); SHIFT (a halo of at most 16 C1 - 8 samples): C1 k32 steps over [-16 C1 + 8, 16 C1 + 8) */
