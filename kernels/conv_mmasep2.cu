@@ -63,11 +63,10 @@
 #include <string.h>
 
 /* A strip kernel's shape: CH channels, C1 chunks of 16 samples of halo each side of a tile (the
- * row pass's k-steps: S = 2 C1 + 1 of k16, or KS of k32 for box: C1 + 1, C1 with SHIFT), NBK row
- * blocks of 8 an output block reads (the column pass: NBK / 2 k16 products and a k8 one when NBK
- * is odd), SPLIT:
- * the row sums pass FP16's integers, so the column pass takes their two bytes through int8
- * products, BOX: the box filter's arithmetic (mmabox below). gauss:5 and gauss:7 are C1 = 1,
+ * row pass's k-steps: S = 2 C1 + 1 of k16, or for box C1 of k32, and one of k16 unless SHIFT),
+ * NBK row blocks of 8 an output block reads (the column pass: NBK / 2 k16 products and a k8 one
+ * when NBK is odd), SPLIT: the row sums pass FP16's integers, so the column pass takes their two
+ * bytes through int8 products, BOX: the box filter's arithmetic (mmabox below), NB: ring blocks. gauss:5 and gauss:7 are C1 = 1,
  * NBK = 2, their K compile-time (K_: the factors' loads uniform); box's K is the job's. NT, the
  * tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4 sectors a row for 2
  * stored, 8 read 6 for 4), 4 from NBK 4 (the row sums kept, 2 NBK NT words, would not fit; 8
@@ -78,7 +77,7 @@ struct sep2_geo {
     /* box's row pass: C1 k32 steps and a k16 one (HALF) over the tile's samples [-16 C1, 16 C1 +
      * 16); SHIFT (a halo of at most 16 C1 - 8 samples): C1 k32 steps over [-16 C1 + 8, 16 C1 + 8) */
     static constexpr bool SHIFT = SHIFT_, HALF = BOX_ && !SHIFT_;
-    static constexpr int KS = C1_, WOFF = SHIFT_ ? 8 : 0;
+    static constexpr int WOFF = SHIFT_ ? 8 : 0; /* bytes into a chunk where a k-step's B starts */
     static constexpr int NB = NB_; /* ring blocks of 8 rows, NB - 1 in flight (box: 3 or 4 by shape) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
     static constexpr int NT = NBK_ <= 3 ? 8 : 4;
@@ -122,8 +121,8 @@ __device__ __forceinline__ void sep2_mma1688(float (&d)[4], const uint32_t (&a)[
 #endif
 }
 
-/* mmabox's row factor (0 or 1) of output x of a tile against sample kk of k32 step s (chunks
- * 2s, 2s + 1 of the tile's window, whose chunk C1 is the tile's own). */
+/* mmabox's row factor (0 or 1) of output x of a tile against sample kk of k-step s (chunks 2s,
+ * 2s + 1 of the tile's window, whose chunk C1 is the tile's own; SHIFT: WOFF samples on). */
 template <class G> __device__ __forceinline__ uint32_t sep2_box_w(const conv_params &p, int s, int x, int kk)
 {
     const int h = p.k / 2 * G::CH, d = 32 * s + kk - 16 * G::C1 + G::WOFF - x + h;
@@ -171,8 +170,8 @@ template <int N, class F> __device__ __forceinline__ void sep2_unroll(F &&f)
 /* The constants of a strip: the row pass's A (S k-steps), the column pass's B (NBK / 2 k16
  * products, vb8 the k8 one), the epilogue's scale and offset, the row sums' start. */
 template <class G> struct sep2_consts {
-    uint32_t ha[G::BOX ? G::KS + G::HALF : G::S][4]; /* BOX: KS k32 steps of 8-bit factors (and
-                                                      * the k16 one's in [KS][0], [KS][1]) */
+    uint32_t ha[G::BOX ? G::C1 + G::HALF : G::S][4]; /* BOX: C1 k32 steps of 8-bit factors (and
+                                                      * the k16 one's in [C1][0], [C1][1]) */
     uint32_t vb[G::NBK / 2][2];
     uint32_t vb8;
     uint32_t vq[(G::NBK + 1) / 2]; /* SPLIT: the column pass's B as bytes, a block pair each */
@@ -256,7 +255,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 __syncthreads();
         }
         if constexpr (G::BOX) { /* integer row pass (see mmabox below) */
-            constexpr int NBW = NT + 2 * G::KS - 1 + G::HALF;
+            constexpr int NBW = NT + 2 * C1 - 1 + G::HALF;
             uint32_t bw[NBW]; /* B as they are: row g, samples WOFF + 4t .. + 3 of each chunk */
 #pragma unroll
             for (int c = 0; c < NBW; c++)
@@ -268,7 +267,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             for (int mt = 0; mt < NT; mt++)
                 h[mt][0] = h[mt][1] = h[mt][2] = h[mt][3] = k.h0i;
 #pragma unroll
-            for (int s = 0; s < G::KS; s++)
+            for (int s = 0; s < C1; s++)
 #pragma unroll
                 for (int mt = 0; mt < NT; mt++)
                     mma_uu(h[mt], k.ha[s][0], k.ha[s][1], k.ha[s][2], k.ha[s][3], bw[mt + 2 * s],
@@ -276,7 +275,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             if constexpr (G::HALF)
 #pragma unroll
                 for (int mt = 0; mt < NT; mt++)
-                    mma_uu_k16(h[mt], k.ha[G::KS][0], k.ha[G::KS][1], bw[mt + 2 * G::KS]);
+                    mma_uu_k16(h[mt], k.ha[C1][0], k.ha[C1][1], bw[mt + 2 * C1]);
 #pragma unroll
             for (int mt = 0; mt < NT; mt++) {
                 if constexpr (G::SPLIT) { /* bytes: [0] the sums' low bytes, [1] their high ones,
@@ -440,7 +439,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
         /* the row pass's A, m16 x k32 bytes: a0 (m = g: tile sample 2g, k 4t .. 4t + 3), a1 (m =
          * g + 8: sample 2g + 1), a2, a3 the same at k 16 + 4t .. 16 + 4t + 3 */
 #pragma unroll
-        for (int s = 0; s < G::KS + G::HALF; s++)
+        for (int s = 0; s < G::C1 + G::HALF; s++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int x = 2 * g + (e & 1), kk = 16 * (e >> 1) + 4 * t;

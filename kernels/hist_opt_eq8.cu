@@ -11,8 +11,7 @@
  * units 2 or 3 walk steps ahead (one bulk prefetch a warp a step) measured 0.0975 and 0.1051 ms
  * there and 0.0300 and 0.0309 at 4K (0.0293 without); they won only at 1080p (0.0168 against
  * 0.0175, 3 steps) and by 1% on gray8 8K, so they went, with the old stores (the candidates'
- * code: f492310; figures:
- * tools/results/nvidia-h100-equalize-2026-11-27b.md).
+ * code: f492310; figures: tools/results/nvidia-h100-equalize-2026-11-27b.md).
  */
 #include "hist_common.cuh"
 
