@@ -11,14 +11,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "mma_rate: %s: %s\n", #x, cudaGetErrorString(e_));                    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "diag.cuh"
 
 __device__ __forceinline__ void imma(int (&d)[4], unsigned a0, unsigned a1, unsigned a2,
                                      unsigned a3, unsigned b0, unsigned b1)

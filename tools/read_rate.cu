@@ -19,27 +19,9 @@
 #include <cuda_runtime.h>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "read_rate: %s: %s\n", #x, cudaGetErrorString(e_));                   \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "diag.cuh"
 
 #define RUNS 20
-
-__global__ void flush_kernel(const uint4 *b, size_t n, unsigned *sink)
-{
-    unsigned a = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 q = __ldcg(b + i);
-        a ^= q.x ^ q.y ^ q.z ^ q.w;
-    }
-    if (a == 0x9876543u)
-        *sink = a;
-}
 
 /* XOR-folds the 16-byte units of b[0, n): CHUNK, each block its contiguous range of n / gridDim.x
  * units, its threads striding it; else the grid stride. U loads in flight a thread. */
@@ -137,7 +119,7 @@ int main()
     auto timeit = [&](auto fn) {
         std::vector<float> t;
         for (int i = 0; i <= RUNS; i++) {
-            flush_kernel<<<sms * 4, 512, 0, st>>>(fl, fb / 16, sink);
+            diag_flush_kernel<<<sms * 4, 512, 0, st>>>(fl, fb / 16, sink);
             CK(cudaEventRecord(e0[i], st));
             fn();
             CK(cudaEventRecord(e1[i], st));

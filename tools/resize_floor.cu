@@ -16,27 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "resize_floor: %s: %s\n", #x, cudaGetErrorString(e_));                \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "diag.cuh"
 
 #define RUNS 20
-
-__global__ void flush_kernel(const uint4 *buf, size_t n, unsigned *sink)
-{
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = buf[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u)
-        *sink = acc;
-}
 
 /* Reads rows r of the input where r % k is k / 2 - 1 or k / 2 (k = 1: every row), words of 16
  * bytes, and writes `out_words` 16-byte words of output. */
@@ -81,7 +63,7 @@ template <class F> static double time_it(timer &t, F f)
     float ms[RUNS];
     f(); /* warm-up */
     for (int r = 0; r < RUNS; r++) {
-        flush_kernel<<<1024, 256>>>(t.flush, t.flush_n, t.sink);
+        diag_flush_kernel<<<1024, 256>>>(t.flush, t.flush_n, t.sink);
         CK(cudaEventRecord(t.a[r]));
         f();
         CK(cudaEventRecord(t.b[r]));
