@@ -66,11 +66,11 @@
  * row pass's k-steps: S = 2 C1 + 1 of k16, or for box C1 of k32, and one of k16 unless SHIFT),
  * NBK row blocks of 8 an output block reads (the column pass: NBK / 2 k16 products and a k8 one
  * when NBK is odd), SPLIT: the row sums pass FP16's integers, so the column pass takes their two
- * bytes through int8 products, BOX: the box filter's arithmetic (mmabox below), NB: ring blocks. gauss:5 and gauss:7 are C1 = 1,
- * NBK = 2, their K compile-time (K_: the factors' loads uniform); box's K is the job's. NT, the
- * tiles of 16 output samples a warp: 8 (128 registers, no spills; 4 read 4 sectors a row for 2
- * stored, 8 read 6 for 4), 4 from NBK 4 (the row sums kept, 2 NBK NT words, would not fit; 8
- * there at 3 blocks an SM measured no faster). */
+ * bytes through int8 products, BOX: the box filter's arithmetic (mmabox below), NB: ring blocks.
+ * gauss:5 and gauss:7 are C1 = 1, NBK = 2, their K compile-time (K_: the factors' loads
+ * uniform); box's K is the job's. NT, the tiles of 16 output samples a warp: 8 (128 registers,
+ * no spills; 4 read 4 sectors a row for 2 stored, 8 read 6 for 4), 4 from NBK 4 (the row sums
+ * kept, 2 NBK NT words, would not fit; 8 there at 3 blocks an SM measured no faster). */
 template <int CH_, int C1_, int NBK_, bool SPLIT_, bool BOX_, int K_ = 0, bool SHIFT_ = false, int NB_ = 3>
 struct sep2_geo {
     static constexpr int CH = CH_, C1 = C1_, NBK = NBK_, S = 2 * C1_ + 1, K = K_;

@@ -10,6 +10,7 @@
  * Inputs are random samples hashed on the device from the process seed (fresh per process).
  */
 #include "bench_gpu.cuh"
+#include "diag.cuh"
 #include "gpu_util.cuh"
 
 #include <cuda_runtime.h>
@@ -63,19 +64,6 @@ static void note_failure(void)
 ts_stream bg_stream(const bench_gpu *g) { return (ts_stream)g->stream; }
 
 /* ---------------------------------------------------------------- kernels */
-
-__global__ void flush_kernel(const uint4 *__restrict__ buf, size_t n, unsigned magic,
-                             unsigned *sink)
-{
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = buf[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == magic) /* never true (see bg_open), unknown to the compiler: no write, L2 clean */
-        *sink = acc;
-}
 
 __device__ __forceinline__ uint64_t splitmix64(uint64_t z)
 {
@@ -206,8 +194,8 @@ static ts_status flush_l2(bench_gpu *g)
 {
     size_t n = g->flush_bytes / sizeof(uint4);
     unsigned blocks = (unsigned)(g->dev->sms > 0 ? g->dev->sms * 4 : 512);
-    flush_kernel<<<blocks, 512, 0, g->stream>>>((const uint4 *)g->d_flush, n, 1u, g->d_sink);
-    LAUNCH_CHECK("flush_kernel");
+    diag_flush_kernel<<<blocks, 512, 0, g->stream>>>((const uint4 *)g->d_flush, n, 1u, g->d_sink);
+    LAUNCH_CHECK("diag_flush_kernel");
     return TS_OK;
 }
 

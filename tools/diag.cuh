@@ -1,6 +1,6 @@
-/* diag.cuh - what the standalone diagnostics in tools/*.cu share (each still builds with the one
- * nvcc line its header gives: this file is found beside it): a CUDA call checked, and the L2
- * flush the benchmark reads before each timed run. */
+/* diag.cuh - what the benchmark (bench_gpu.cu) and the standalone .cu diagnostics in tools/ share
+ * (each diagnostic still builds with the one nvcc line its header gives: this file is found
+ * beside it): a CUDA call checked, and the L2 flush read before each timed run. */
 #ifndef TOOLS_DIAG_CUH
 #define TOOLS_DIAG_CUH
 
@@ -18,18 +18,18 @@
         }                                                                                          \
     } while (0)
 
-/* Reads b[0, n) past L1 (a buffer of 3x the L2 or more evicts what a timed run would find there);
- * the XOR of the words never equals the magic in practice, so the loads stay and *sink is not
- * written. */
-__global__ void diag_flush_kernel(const uint4 *b, size_t n, unsigned *sink)
+/* The L2 flush before a timed run: reads b[0, n) (3x the L2 or more evicts what the run would
+ * find there). Callers fill b with equal bytes, so every uint4 XORs to 0 and the accumulator never
+ * equals a nonzero magic, which the compiler cannot know: the loads stay, *sink is not written. */
+__global__ void diag_flush_kernel(const uint4 *__restrict__ b, size_t n, unsigned magic, unsigned *sink)
 {
-    unsigned a = 0;
+    unsigned acc = 0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const uint4 q = __ldcg(b + i);
-        a ^= q.x ^ q.y ^ q.z ^ q.w;
+        const uint4 v = b[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
-    if (a == 0x9876543u)
-        *sink = a;
+    if (acc == magic)
+        *sink = acc;
 }
 
 #endif /* TOOLS_DIAG_CUH */

@@ -119,7 +119,7 @@ int main()
     auto timeit = [&](auto fn) {
         std::vector<float> t;
         for (int i = 0; i <= RUNS; i++) {
-            diag_flush_kernel<<<sms * 4, 512, 0, st>>>(fl, fb / 16, sink);
+            diag_flush_kernel<<<sms * 4, 512, 0, st>>>(fl, fb / 16, 1u, sink);
             CK(cudaEventRecord(e0[i], st));
             fn();
             CK(cudaEventRecord(e1[i], st));

@@ -63,7 +63,7 @@ template <class F> static double time_it(timer &t, F f)
     float ms[RUNS];
     f(); /* warm-up */
     for (int r = 0; r < RUNS; r++) {
-        diag_flush_kernel<<<1024, 256>>>(t.flush, t.flush_n, t.sink);
+        diag_flush_kernel<<<1024, 256>>>(t.flush, t.flush_n, 1u, t.sink);
         CK(cudaEventRecord(t.a[r]));
         f();
         CK(cudaEventRecord(t.b[r]));
