@@ -179,6 +179,30 @@ template <class G> struct sep2_consts {
     int h0i;
 };
 
+/* The box's constants made opaque to the compiler, so that they stay in registers: ptxas otherwise
+ * rebuilt some from the lane index inside the border strips' loop (the split column factors vq
+ * every step, ~55 instructions of a step's ~470 at NBK 5; the interior strips kept them). H100, 8K,
+ * median of 20: gray8 box:27-31 0.0462-0.0470 -> 0.0452-0.0456 ms, box:17 0.0385-0.0387 -> 0.0378,
+ * rgb8 box:27-31 -1%, the rest unchanged (tools/results/nvidia-h100-headroom-2026-11-27g.md). */
+template <class G> __device__ __forceinline__ void sep2_pin(sep2_consts<G> &k)
+{
+#pragma unroll
+    for (int s = 0; s < G::C1 + G::HALF; s++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            asm volatile("" : "+r"(k.ha[s][e]));
+    if constexpr (G::SPLIT) {
+#pragma unroll
+        for (int s = 0; s < (G::NBK + 1) / 2; s++)
+            asm volatile("" : "+r"(k.vq[s]));
+    } else {
+#pragma unroll
+        for (int s = 0; s < G::NBK / 2; s++)
+            asm volatile("" : "+r"(k.vb[s][0]), "+r"(k.vb[s][1]));
+        asm volatile("" : "+r"(k.vb8));
+    }
+}
+
 /* One strip: output samples base .. base + 16 NT - 1 of output rows y0 .. y0 + rows - 1, where
  * base = rbase + 16 NT w for warp w of the W warps that share the ring (rows of samples
  * rbase - 16 C1 .. rbase + 16 W NT + 16 C1 - 1; W = 1: the warp's own). BORDER: the ring row
@@ -491,6 +515,9 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, MINB)
         k.eb = CONV_MAGIC;
         k.h0i = 0;
     }
+
+    if constexpr (G::BOX)
+        sep2_pin(k);
 
     constexpr int NT = G::NT, SEG = 16 * NT * W, RING = G::NB * 8 * SEP2_RB(W, NT, G::C1);
     const int warp = threadIdx.x >> 5;
