@@ -36,12 +36,12 @@
  * (m = g is sample 2g, m = g + 8 sample 2g + 1) so that a lane's results are pairs of neighbours.
  *
  * Stores: a lane's pairs are rows 2t and 2t + 1 of the block, so a warp's 2-byte store would write
- * 4 rows x 16 bytes, half sectors. Inside the image (every strip but a row's first and last) the
- * warp writes its 8 x 16 NT-byte output block into shared memory first (rows SEP2_SP bytes apart:
- * the 2-byte writes of a store hit distinct banks) and then stores it as 16-byte chunks, each
- * quarter of the warp one row's 128 contiguous bytes: whole sectors, NT / 4 STG.128 a lane and
- * block instead of 2 NT STG.U16. The border strips keep the 2-byte stores (their rows end
- * anywhere).
+ * 4 rows x 16 bytes, half sectors. So the warp writes its 8 x 16 NT-byte output block into shared
+ * memory first (rows SEP2_SP bytes apart: the 2-byte writes of a store hit distinct banks) and then
+ * stores it as 16-byte chunks, each quarter of the warp one row's 128 contiguous bytes: whole
+ * sectors, NT / 4 STG.128 a lane and block instead of 2 NT STG.U16. In the strips at a row's ends
+ * (BORDER) a chunk past the row's end is left out and the one across it written byte by byte (but
+ * for the one shape where that spilled, sep2_geo::BSTAGE: 2-byte stores with bounds there).
  *
  * Strips: job->param output rows (a multiple of 8; sep2_default_sh by default). A strip of S rows reads
  * S + 8 input rows (whole blocks), so short strips read more, but they spread better over the SMs.
@@ -81,6 +81,9 @@ struct sep2_geo {
     static constexpr int NB = NB_; /* ring blocks of 8 rows, NB - 1 in flight (box: 3 or 4 by shape) */
     static constexpr bool SPLIT = SPLIT_, BOX = BOX_;
     static constexpr int NT = NBK_ <= 3 ? 8 : 4;
+    /* the border strips' output staged too (see Stores above), but for RGB box K 23-25, where it
+     * spilled registers and ran 3.6% slower (H100 8K: 0.1195 ms against 0.1154), the 2-byte stores */
+    static constexpr bool BSTAGE = !(CH_ == 3 && C1_ == 3 && NBK_ == 4);
     /* box: 4 blocks an SM (launch bounds of 128 registers: no shape spills; a few % faster than
      * unbounded, nvidia-h100-box-2026-11-27c.md) */
     static constexpr int MINB = BOX_ ? 4 : 1;
@@ -156,6 +159,20 @@ __device__ __forceinline__ void sep2_put(unsigned char *o, int x, int wch, uint3
         *(uint16_t *)o = (uint16_t)pair;
     else if (x < wch)
         *o = (unsigned char)pair;
+}
+
+/* Stores a staged 16-byte chunk of an output row that starts at sample x (EDGE: the chunk may end
+ * or lie past the row's wch samples: only the samples inside are written). */
+template <bool EDGE>
+__device__ __forceinline__ void sep2_put16(unsigned char *o, int x, int wch, const unsigned char *chunk)
+{
+    if (!EDGE || x + 16 <= wch) {
+        *(uint4 *)o = *(const uint4 *)chunk;
+    } else {
+#pragma unroll 1
+        for (int b = 0; b < wch - x; b++)
+            o[b] = chunk[b];
+    }
 }
 
 /* f(integral_constant<0>), ..., f(integral_constant<N - 1>). */
@@ -250,9 +267,11 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             issue(j);
         conv_cp_commit();
     }
+    /* the output block staged in the warp's stage (rows SP bytes apart, an odd multiple of 16: the
+     * 2-byte writes of a row pair hit distinct banks), then stored as 16-byte chunks; or (a border
+     * strip without BSTAGE) a lane's pairs stored from out_row */
+    constexpr bool STAGED = !BORDER || G::BSTAGE;
     unsigned char *out_row = p.out + ((uint32_t)(y0 + 2 * t) * (uint32_t)p.out_pitch + (uint32_t)(base + 2 * g));
-    /* interior strips: the output block staged in the warp's stage (rows SP bytes apart, an odd
-     * multiple of 16: the 2-byte writes of a row pair hit distinct banks) */
     unsigned char *out_blk = p.out + ((uint32_t)y0 * (uint32_t)p.out_pitch + (uint32_t)base);
     auto step = [&](int i, auto cur) {
         constexpr int C = decltype(cur)::value;
@@ -412,7 +431,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
                 u[e] = __float_as_uint(fmaf(a, k.ea, k.eb));
             }
             const uint32_t w0 = __byte_perm(u[0], u[2], 0x0040u), w1 = __byte_perm(u[1], u[3], 0x0040u);
-            if (!BORDER) { /* staged: rows 2t, 2t + 1 of the block, samples 16 mt + 2g */
+            if (STAGED) { /* rows 2t, 2t + 1 of the block, samples 16 mt + 2g */
                 *(uint16_t *)(stage + 2 * t * SP + 16 * mt + 2 * g) = (uint16_t)w0;
                 *(uint16_t *)(stage + (2 * t + 1) * SP + 16 * mt + 2 * g) = (uint16_t)w1;
                 continue;
@@ -424,13 +443,16 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
             if (m + 1 < rows)
                 sep2_put<BORDER>(o0 + p.out_pitch, x, p.wch, w1);
         }
-        if (!BORDER) { /* the block's 8 rows of 16 NT bytes as 16-byte chunks, whole sectors */
+        if (STAGED) { /* the block's 8 rows of 16 NT bytes as 16-byte chunks, whole sectors (BORDER:
+                       * the chunks past the row's end left out, the one across it cut; the 2-byte
+                       * stores there made a border strip's step ~2x an interior one's) */
             __syncwarp();
 #pragma unroll
             for (int j = 0; j < NT / 4; j++) {
                 const int c = lane + 32 * j, r = c / NT, col = c % NT;
-                if (8 * (i - NBK + 1) + r < rows)
-                    *(uint4 *)(out_blk + r * p.out_pitch + 16 * col) = *(const uint4 *)(stage + r * SP + 16 * col);
+                if (8 * (i - NBK + 1) + r < rows && (!BORDER || base + 16 * col < p.wch))
+                    sep2_put16<BORDER>(out_blk + r * p.out_pitch + 16 * col, base + 16 * col, p.wch,
+                                       stage + r * SP + 16 * col);
             }
             __syncwarp(); /* the stage is read: the next block may write it */
             out_blk += 8 * p.out_pitch;
