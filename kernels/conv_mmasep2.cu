@@ -606,14 +606,13 @@ extern "C" int conv_mmasep2_supports(const ts_job *job)
     return sep2_ok(&job->op->filter, 255);
 }
 
-/* The jobs where mmasep2b was measured fastest (auto's pick there, ahead of the ranks): RGB at
- * K 5 and 7 and gray at K 7; gray gauss:5 stays mmapipe's (8K gray8: 0.0340 ms, mmasep2 0.0350,
- * mmasep2b 0.0362). */
+/* auto's pick, ahead of the ranks, on every job it takes (gray and RGB, K 5 and 7): measured
+ * fastest on RGB and on gray gauss:7 before, and on gray gauss:5 too since the border strips stage
+ * their stores (fa652e7; H100, 15:27 UTC, median of 20, gray8 gauss:5: 8K 0.0326 ms against
+ * mmapipe's 0.0339, 4K 0.0156 against 0.0201, 1080p 0.0107 against 0.0178). */
 extern "C" int conv_mmasep2b_prefers(const ts_job *job)
 {
-    conv_traits t;
-    return conv_mmasep2_supports(job) && conv_job_traits(job, &t) &&
-           (job->in.channels == 3 || t.k == 7);
+    return conv_mmasep2_supports(job);
 }
 
 /* The checks every strip variant makes after its own: the device, the strip height. */
@@ -756,11 +755,13 @@ struct box_launcher : conv_launcher {
     }
 };
 
-/* auto's pick from K 5 (at K 3 mmapipe is faster: 8K gray8 0.0321 ms against 0.0336, rgb8
- * 0.0787 against 0.0821; at K 5 gray8 0.0376 against 0.0347, rgb8 0.1119 against 0.0821). */
+/* auto's pick on every box it takes: since the border strips stage their stores (fa652e7) it is
+ * faster than mmapipe at K 3 too (H100, 15:27 UTC, median of 20: gray8 box:3 8K 0.0304 ms against
+ * 0.0318, 4K 0.0147 against 0.0167, 1080p 0.0100 against 0.0139; rgb8 0.0766 against 0.0790,
+ * 0.0246 against 0.0279, 0.0148 against 0.0173), as it was from K 5 before. */
 extern "C" int conv_mmabox_prefers(const ts_job *job)
 {
-    return conv_mmabox_supports(job) && conv_job_filter(job)->k >= 5;
+    return conv_mmabox_supports(job);
 }
 
 extern "C" ts_status conv_mmabox(const ts_job *job) { return conv_run<box_launcher>(job); }

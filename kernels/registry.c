@@ -32,10 +32,11 @@ static ts_status cpu_run(const ts_job *job)
  * and mmapipe at K = 5, 7 on 8-bit (box:7: 0.0444 against 0.0667), while above K = 7 only tiled,
  * sep and runsum take a box (tools/results/nvidia-h100-box-2026-11-26.md); gemm (rank 0) is
  * never taken, nor is mmasep2 (rank 0: mmasep2b takes its jobs faster); mmasep2b (rank 1: never
- * by rank, mmapipe outranks it on every job it takes) is auto's pick where it prefers: RGB gauss:5
- * and gauss:7 and gray gauss:7 (H100, 8K: tools/results/nvidia-h100-final-2026-11-27b.md);
- * mmabox (rank 2: at box:3 mmapipe outranks it) is auto's pick for every 8-bit gray or RGB box
- * it takes from K 5, faster there than mmapipe and runsum (nvidia-h100-box-2026-11-27c.md). */
+ * by rank, mmapipe outranks it on every job it takes) is auto's pick where it prefers: every
+ * gauss:5 and gauss:7 on gray and RGB it takes (H100: tools/results/nvidia-h100-final-2026-11-27b.md,
+ * gray gauss:5 since nvidia-h100-headroom-2026-11-27g.md); mmabox (rank 2) is auto's pick for
+ * every 8-bit gray or RGB box it takes, faster there than mmapipe and runsum (from K 5:
+ * nvidia-h100-box-2026-11-27c.md; at K 3 too since nvidia-h100-headroom-2026-11-27g.md). */
 static const ts_variant table[] = {
     /* ---- conv (conv.cu) */
     CPU_VARIANT(TS_FAM_CONV),
