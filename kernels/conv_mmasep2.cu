@@ -104,13 +104,16 @@ template <int CH, int K> using sep2_gauss = sep2_geo<CH, 1, 2, false, false, K>;
  * and 128 measured slower at 8K RGB8), but 64 for one ring a block on RGB (its strips are 4
  * times as wide, fewer of them: 64 measured faster than 32 at 8K RGB8, gauss:5 and gauss:7; on
  * 8K gray8 gauss:7 slower, 0.0376 ms against 0.0344); and longer where an output block reads
- * more row blocks (a strip reads 8 (NBK - 1) rows twice) or a warp holds 4 tiles: gray 48 at NBK
- * 3, 64 from NBK 4, RGB 128 from NBK 4 (box, 8K: box:11 gray8 0.0380 ms at 48 rows, 0.0389 at
- * 64, 0.0427 at 96; box:19 rgb8 0.1096 at 128, 0.1187 at 64, 0.1131 at 256; box:17 rgb8 0.1002
- * at 64, 0.1013 at 128: tools/results/nvidia-h100-box-2026-11-27c.md) */
+ * more row blocks (a strip reads 8 (NBK - 1) rows twice) or a warp holds 4 tiles: gray 64 at NBK
+ * 3 and 4, 128 from NBK 5, RGB 128 from NBK 4 (box, 8K: box:19 rgb8 0.1096 at 128, 0.1187 at 64,
+ * 0.1131 at 256; box:17 rgb8 0.1002 at 64, 0.1013 at 128: tools/results/nvidia-h100-box-2026-11-27c.md;
+ * since the border strips stage their stores, resampled at 15:29 UTC, median of 20, two runs:
+ * gray8 box:11-17 0.0313-0.0350 ms at 48 rows, 0.0300-0.0334 at 64, 0.0343-0.0376 at 96; box:27-31
+ * 0.0423-0.0428 at 64, 0.0415-0.0417 at 128; RGB's defaults still the fastest or within 0.2%:
+ * tools/results/nvidia-h100-headroom-2026-11-27g.md) */
 template <int W, class G> constexpr int sep2_default_sh()
 {
-    return W == 1 ? 32 : G::CH == 3 ? (G::NBK >= 4 ? 128 : 64) : (G::NBK >= 4 ? 64 : G::NBK == 3 ? 48 : 32);
+    return W == 1 ? 32 : G::CH == 3 ? (G::NBK >= 4 ? 128 : 64) : (G::NBK >= 5 ? 128 : G::NBK >= 3 ? 64 : 32);
 }
 
 /* d += a * b, m16n8k8 (the column pass's last row block when NBK is odd). */
