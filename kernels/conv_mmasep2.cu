@@ -453,7 +453,7 @@ __device__ __forceinline__ void sep2_strip(const conv_params &p, const sep2_cons
 #pragma unroll
             for (int j = 0; j < NT / 4; j++) {
                 const int c = lane + 32 * j, r = c / NT, col = c % NT;
-                if (8 * (i - NBK + 1) + r < rows && (!BORDER || base + 16 * col < p.wch))
+                if (8 * (i - NBK + 1) + r < rows)
                     sep2_put16<BORDER>(out_blk + r * p.out_pitch + 16 * col, base + 16 * col, p.wch,
                                        stage + r * SP + 16 * col);
             }
@@ -609,15 +609,6 @@ extern "C" int conv_mmasep2_supports(const ts_job *job)
     return sep2_ok(&job->op->filter, 255);
 }
 
-/* auto's pick, ahead of the ranks, on every job it takes (gray and RGB, K 5 and 7): measured
- * fastest on RGB and on gray gauss:7 before, and on gray gauss:5 too since the border strips stage
- * their stores (fa652e7; H100, 15:27 UTC, median of 20, gray8 gauss:5: 8K 0.0326 ms against
- * mmapipe's 0.0339, 4K 0.0156 against 0.0201, 1080p 0.0107 against 0.0178). */
-extern "C" int conv_mmasep2b_prefers(const ts_job *job)
-{
-    return conv_mmasep2_supports(job);
-}
-
 /* The checks every strip variant makes after its own: the device, the strip height. */
 static ts_status sep2_check(const ts_job *job, const char *name)
 {
@@ -757,14 +748,5 @@ struct box_launcher : conv_launcher {
         return ts_fail(TS_ERR_UNSUPPORTED, "conv mmabox: no kernel for K %d on %d channels", p.k, p.ch);
     }
 };
-
-/* auto's pick on every box it takes: since the border strips stage their stores (fa652e7) it is
- * faster than mmapipe at K 3 too (H100, 15:27 UTC, median of 20: gray8 box:3 8K 0.0304 ms against
- * 0.0318, 4K 0.0147 against 0.0167, 1080p 0.0100 against 0.0139; rgb8 0.0766 against 0.0790,
- * 0.0246 against 0.0279, 0.0148 against 0.0173), as it was from K 5 before. */
-extern "C" int conv_mmabox_prefers(const ts_job *job)
-{
-    return conv_mmabox_supports(job);
-}
 
 extern "C" ts_status conv_mmabox(const ts_job *job) { return conv_run<box_launcher>(job); }

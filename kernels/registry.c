@@ -91,16 +91,23 @@ static const ts_variant table[] = {
             "and its halos (a block barrier a step), 18 sectors read a row of 512 outputs instead "
             "of 24 (param: strip rows; 64 on RGB, 32 on gray by default)",
      .supports = conv_mmasep2_supports, .run = conv_mmasep2b,
-     /* measured fastest there: tools/results/nvidia-h100-final-2026-11-27b.md */
-     .prefers = conv_mmasep2b_prefers},
+     /* auto's pick on every job it takes (gray and RGB gauss:5, gauss:7), measured fastest there:
+      * tools/results/nvidia-h100-final-2026-11-27b.md; gray gauss:5 since the border strips stage
+      * their stores (H100, median of 20: 8K 0.0326 ms against mmapipe's 0.0339, 4K 0.0156
+      * against 0.0201, 1080p 0.0107 against 0.0178: nvidia-h100-headroom-2026-11-27g.md) */
+     .prefers = conv_mmasep2_supports},
     {.family = TS_FAM_CONV, .name = "mmabox", .min_cc = 80, .auto_rank = 2,
      .why = "box filters (K 3-31, 8-bit gray and RGB) on mmasep2b's strips, bit-exact: row sums "
             "as int8 products (k32 and k16 steps over the samples as loaded, the window shifted 8 "
             "samples where that saves the k16), less 128 K into the FP16 column pass (from K 17 "
             "their two bytes into int8 ones), the division one rounded FMA (param: strip rows)",
      .supports = conv_mmabox_supports, .run = conv_mmabox,
-     /* measured fastest there: tools/results/nvidia-h100-box-2026-11-27c.md */
-     .prefers = conv_mmabox_prefers},
+     /* auto's pick on every box it takes, measured fastest there: from K 5
+      * tools/results/nvidia-h100-box-2026-11-27c.md; at K 3 since the border strips stage their
+      * stores (H100, median of 20, 8K / 4K / 1080p: gray8 0.0304 / 0.0147 / 0.0100 ms against
+      * mmapipe's 0.0318 / 0.0167 / 0.0139, rgb8 0.0766 / 0.0246 / 0.0148 against 0.0790 /
+      * 0.0279 / 0.0173: nvidia-h100-headroom-2026-11-27g.md) */
+     .prefers = conv_mmabox_supports},
     {.family = TS_FAM_CONV, .name = "runsum", .min_cc = 75, .auto_rank = 5,
      .why = "box filters by running sums: column sums slid down a strip in registers, row sums slid "
             "along shared memory, a constant cost per output whatever K (param: segment rows; "
