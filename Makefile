@@ -264,7 +264,7 @@ FUZZ_OBJ = $(FUZZ_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_TARGETS = load jpeg png bmp tga gif psd pnm ops kernel
 # WebP and TIFF decoders and the EXIF reader (the loader calls them too)
 FUZZ_SRC += app/codec/exif.c app/codec/photo.c app/codec/codec_table.c app/codec/jpeg_meta.c app/codec/codec_webp.c app/codec/codec_tiff_write.c \
-            app/codec/codec_heif.c app/codec/codec_jxl.c \
+            app/codec/codec_heif.c app/codec/heif_coded.c app/codec/codec_jxl.c \
             app/codec/codec_tiff.c
 FUZZ_TARGETS += exif webp tiff heif jxl
 # Objects once for every target (instrumented, not linked with libFuzzer's main).

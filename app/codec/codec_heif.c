@@ -5,7 +5,8 @@
  * ('ispe') and is checked against the pixel limit before anything is decoded; libheif's own limit
  * (heif_context_set_maximum_image_size_limit) refuses a tile grid or an item larger than
  * TS_MAX_DIM on a side inside the codec. The HEVC (libde265) or AV1 (dav1d, aom) decoder allocates
- * the planes of the coded image, then libheif converts them to interleaved RGB(A); a decode costs
+ * the planes of the coded image by the size its bitstream gives (checked first against the
+ * container's: heif_coded.c), then libheif converts them to interleaved RGB(A); a decode costs
  * about three times the image's bytes besides the file.
  *
  * The transformations in the container (rotation 'irot', mirror 'imir', crop 'clap') are applied
@@ -211,6 +212,15 @@ ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *nam
     if (ispe_max > max_pixels || ispe_max > 4 * (uint64_t)w * (uint64_t)ht + (1u << 20)) {
         st = tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (an item of %llu pixels in an "
                        "image of %dx%d)", name, (unsigned long long)ispe_max, w, ht);
+        goto done;
+    }
+    /* The decoders size their pictures by the bitstream's own headers, not by 'ispe': a 304-byte
+     * AVIF saying 16x12 made dav1d allocate 649 MB for a frame (fuzz_heif). */
+    char why[160] = "";
+    int fit = tsio_heif_coded_fit(buf, len, (uint64_t)w, (uint64_t)ht, why, sizeof why);
+    if (fit != 0) {
+        st = tsio_fail(err, errlen, fit == -2 ? TS_ERR_NOMEM : TS_ERR_FORMAT, "%s %s (%s)",
+                       fit == -2 ? "out of memory checking" : "corrupt", name, why);
         goto done;
     }
     /* libheif bounds what a grid's own header may claim by a side only (below: the primary's

@@ -25,6 +25,11 @@ ts_status tsio_tiff_decode(const unsigned char *buf, size_t len, uint64_t max_pi
 ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *name,
                            uint64_t max_pixels, tsio_meta *meta, ts_image *out, char *err,
                            size_t errlen);
+/* HEIF/AVIF: 0 when the picture sizes in every HEVC or AV1 bitstream of the file (SPS, sequence
+ * headers) fit the sizes the container gives (heif_coded.c; the primary image is w x h); -1 with
+ * the reason in why when one does not, -2 when out of memory. Needs no libheif. */
+int tsio_heif_coded_fit(const unsigned char *buf, size_t len, uint64_t w, uint64_t h, char *why,
+                        size_t whylen);
 ts_status tsio_jxl_decode(const unsigned char *buf, size_t len, uint64_t max_pixels,
                           tsio_meta *meta, ts_image *out, char *notice, size_t noticelen,
                           char *err, size_t errlen);
