@@ -441,42 +441,45 @@ static int item_data(scan *s, const unsigned char *e, size_t elen, int v, int os
     return 1;
 }
 
-/* One coded item: its configuration's headers, then its data. 1 fits, 0 refused. */
+/* Up to `count` NAL units of [p, p + n), each after a big-endian size of `lsz` bytes; *used: the
+ * bytes walked (a unit past the end stops the walk: libheif fails there, the decoder is not run
+ * on what follows). 0 when one is refused. */
+static int hevc_nals_fit(scan *s, const item *im, const unsigned char *p, size_t n, int lsz,
+                         size_t count, size_t *used)
+{
+    size_t q = 0;
+    for (size_t k = 0; k < count && n - q >= (size_t)lsz; k++) {
+        size_t l = rd(p + q, lsz);
+        if (n - q - (size_t)lsz < l)
+            break;
+        if (!hevc_nal_fits(s, im, p + q + lsz, l))
+            return 0;
+        q += (size_t)lsz + l;
+    }
+    *used = q;
+    return 1;
+}
+
+/* One coded item: its configuration's headers, then its data, as libheif hands them to the
+ * decoder. 1 fits, 0 refused. */
 static int item_fits(scan *s, const item *im, const unsigned char *d, size_t n)
 {
     const unsigned char *c = s->b + im->cfg;
-    size_t cn = im->cfg_end - im->cfg;
+    size_t cn = im->cfg_end - im->cfg, used;
     s->pictures = 0;
     if (im->codec == CODEC_AV1) {
         if (cn > 4 && !av1_obus_fit(s, im, c + 4, cn - 4))
             return 0;
         return av1_obus_fit(s, im, d, n);
     }
-    if (cn >= 23) { /* hvcC: 22 bytes, numOfArrays, then per array: type, count, NAL units */
-        unsigned arrays = c[22];
-        size_t q = 23;
-        for (unsigned a = 0; a < arrays && cn - q >= 3; a++) {
-            unsigned cnt = (unsigned)rd(c + q + 1, 2);
-            q += 3;
-            for (unsigned k = 0; k < cnt && cn - q >= 2; k++) {
-                size_t l = rd(c + q, 2);
-                if (cn - q - 2 < l)
-                    break;
-                if (!hevc_nal_fits(s, im, c + q + 2, l))
-                    return 0;
-                q += 2 + l;
-            }
-        }
-    }
-    for (size_t q = 0; n - q >= 4;) { /* libheif's HEVC input: NAL units after 4-byte sizes */
-        size_t l = rd(d + q, 4);
-        if (n - q - 4 < l)
-            break;
-        if (!hevc_nal_fits(s, im, d + q + 4, l))
+    /* hvcC: 22 bytes, numOfArrays, then per array: type, count, NAL units after 2-byte sizes */
+    for (size_t a = 0, q = 23; cn >= 23 && a < c[22] && cn - q >= 3; a++, q += used) {
+        if (!hevc_nals_fit(s, im, c + q + 3, cn - q - 3, 2, rd(c + q + 1, 2), &used))
             return 0;
-        q += 4 + l;
+        used += 3;
     }
-    return 1;
+    /* the item's data: NAL units after 4-byte sizes */
+    return hevc_nals_fit(s, im, d, n, 4, (size_t)-1, &used);
 }
 
 /* 'iloc': each coded item's data, checked. 1 all fit, -1 refused, -2 no memory. */
