@@ -110,14 +110,21 @@ typedef struct {
 
 static void put(file *f, const void *p, size_t n)
 {
-    memcpy(f->b + f->n, p, n);
+    if (n)
+        memcpy(f->b + f->n, p, n);
     f->n += n;
 }
 
-static void put_n(file *f, uint32_t v, int bytes)
+static void put_n(file *f, uint32_t v, int bytes) /* bytes <= 4, big-endian */
 {
     for (int i = bytes - 1; i >= 0; i--)
         f->b[f->n++] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_zeros(file *f, size_t n)
+{
+    memset(f->b + f->n, 0, n);
+    f->n += n;
 }
 
 static void box(file *f, const char *type)
@@ -156,8 +163,7 @@ static void build(file *f, int av1, uint32_t iw, uint32_t ih, const unsigned cha
     full_box(f, "hdlr", 0);
     put_n(f, 0, 4);
     put(f, "pict", 4);
-    put_n(f, 0, 12);
-    put_n(f, 0, 1);
+    put_zeros(f, 13); /* reserved, an empty name */
     end(f);
     full_box(f, "pitm", 0);
     put_n(f, 1, 2);
