@@ -1,8 +1,9 @@
 /* codec_heif.c - HEIC/HEIF and AVIF reading through libheif, from memory, the primary image.
  *
  * Guards, in the order the other formats use them: the file was sniffed by its "ftyp" brand and
- * read within the loader's size cap; the primary image's size comes from the container's header
- * ('ispe') and is checked against the pixel limit before anything is decoded; libheif's own limit
+ * read within the loader's size cap; every box fits in its parent (heif_coded.c); the primary
+ * image's size comes from the container's header ('ispe') and is checked against the pixel limit
+ * before anything is decoded; libheif's own limit
  * (heif_context_set_maximum_image_size_limit) refuses a tile grid or an item larger than
  * TS_MAX_DIM on a side inside the codec. The HEVC (libde265) or AV1 (dav1d, aom) decoder allocates
  * the planes of the coded image by the size its bitstream gives (checked first against the
@@ -109,8 +110,6 @@ static void copy_plane(const uint8_t *p, int stride, int bits, ts_image *out)
     }
 }
 
-static int is_type(const unsigned char *p, const char *t) { return memcmp(p, t, 4) == 0; }
-
 /* floor(sqrt(v)) by bisection, v < 2^62 */
 static uint64_t sqrt_u64(uint64_t v)
 {
@@ -125,61 +124,13 @@ static uint64_t sqrt_u64(uint64_t v)
     return lo;
 }
 
-static uint32_t be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* 1 when every box (ISO BMFF) of [start, end) fits in its parent, down to the item boxes in
- * 'meta' and the property boxes in 'iprp'/'ipco'. libheif 1.15 sizes its buffers by a box's
- * declared size: a 200-byte file whose 'idat' says 4 GB made it allocate 4 GB (fuzz_heif). Each
- * step moves on by at least 8 bytes; the depth is bounded. *ispe_max: the largest width x height
- * any 'ispe' property declares (every item's: tiles, alpha, thumbnails). */
-static int boxes_fit(const unsigned char *b, size_t start, size_t end, int depth,
-                     uint64_t *ispe_max)
-{
-    size_t i = start;
-    while (i < end) {
-        if (end - i < 8)
-            return 0;
-        uint64_t size = (uint64_t)b[i] << 24 | (uint64_t)b[i + 1] << 16 |
-                        (uint64_t)b[i + 2] << 8 | b[i + 3];
-        size_t head = 8;
-        if (size == 1) { /* a 64-bit size follows the type */
-            if (end - i < 16)
-                return 0;
-            size = 0;
-            for (int k = 0; k < 8; k++)
-                size = size << 8 | b[i + 8 + k];
-            head = 16;
-        } else if (size == 0) { /* to the end of the parent */
-            size = end - i;
-        }
-        if (size < head || size > end - i)
-            return 0;
-        const unsigned char *t = b + i + 4;
-        if (is_type(t, "ispe") && size >= head + 12) { /* version and flags, width, height */
-            uint64_t area = (uint64_t)be32(b + i + head + 4) * be32(b + i + head + 8);
-            *ispe_max = area > *ispe_max ? area : *ispe_max;
-        }
-        size_t kids = is_type(t, "meta") ? head + 4 /* a full box: version and flags */
-                      : is_type(t, "iprp") || is_type(t, "ipco") || is_type(t, "dinf") ? head
-                                                                                        : 0;
-        if (kids && depth < 3 &&
-            (size < kids || !boxes_fit(b, i + kids, i + (size_t)size, depth + 1, ispe_max)))
-            return 0;
-        i += (size_t)size;
-    }
-    return 1;
-}
-
 ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *name,
                            uint64_t max_pixels, tsio_meta *meta, ts_image *out, char *err,
                            size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    uint64_t ispe_max = 0;
-    if (!boxes_fit(buf, 0, len, 0, &ispe_max))
+    uint64_t ispe_max;
+    if (!tsio_heif_boxes_fit(buf, len, &ispe_max))
         return tsio_fail(err, errlen, TS_ERR_FORMAT, "corrupt %s (a box runs past its end: cut "
                          "or damaged file)", name);
     struct heif_context *ctx = heif_context_alloc();

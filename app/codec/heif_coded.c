@@ -1,5 +1,7 @@
-/* heif_coded.c - the size each coded picture of a HEIF/AVIF file gives itself in its own bitstream,
- * checked against the size the container gives it, before libheif hands the bitstream to a decoder.
+/* heif_coded.c - the checks of a HEIF/AVIF file that tessera makes itself, before libheif: every
+ * box fits its parent (libheif 1.15 sizes its buffers by a box's declared size: a 200-byte file
+ * whose 'idat' said 4 GB made it allocate 4 GB, fuzz_heif), and the size each coded picture gives
+ * itself in its own bitstream against the size the container gives it.
  *
  * The decoders allocate their pictures by the bitstream's header, not by the container's: libde265
  * by the HEVC sequence parameter set (SPS), dav1d by the AV1 sequence header (and, with
@@ -46,7 +48,7 @@ typedef struct {
  * box does not fit its parent. */
 static int box_next(box_iter *it, const unsigned char **type, size_t *body, size_t *bend)
 {
-    if (it->end - it->pos < 8 || it->pos >= it->end)
+    if (it->pos >= it->end || it->end - it->pos < 8)
         return 0;
     const unsigned char *p = it->b + it->pos;
     uint64_t size = rd(p, 4);
@@ -69,6 +71,35 @@ static int box_next(box_iter *it, const unsigned char **type, size_t *body, size
 }
 
 static int is4(const unsigned char *t, const char *s) { return memcmp(t, s, 4) == 0; }
+
+/* 1 when every box of [start, end) fits in its parent, down to the item boxes in 'meta' and the
+ * property boxes in 'iprp'/'ipco' (and 'dinf'); depth bounded. *ispe_max: the largest width x
+ * height any 'ispe' declares. */
+static int boxes_fit(const unsigned char *b, size_t start, size_t end, int depth,
+                     uint64_t *ispe_max)
+{
+    box_iter it = {b, start, end};
+    const unsigned char *t;
+    size_t body, bend;
+    while (box_next(&it, &t, &body, &bend)) {
+        if (is4(t, "ispe") && bend - body >= 12) { /* version and flags, width, height */
+            uint64_t area = (uint64_t)rd(b + body + 4, 4) * rd(b + body + 8, 4);
+            *ispe_max = area > *ispe_max ? area : *ispe_max;
+        }
+        int parent = is4(t, "meta") || is4(t, "iprp") || is4(t, "ipco") || is4(t, "dinf");
+        size_t kids = is4(t, "meta") ? 4 : 0; /* 'meta' is a full box: version and flags */
+        if (parent && depth < 3 &&
+            (bend - body < kids || !boxes_fit(b, body + kids, bend, depth + 1, ispe_max)))
+            return 0;
+    }
+    return it.pos == end; /* else a box ran past its parent */
+}
+
+int tsio_heif_boxes_fit(const unsigned char *buf, size_t len, uint64_t *ispe_max)
+{
+    *ispe_max = 0;
+    return boxes_fit(buf, 0, len, 0, ispe_max);
+}
 
 /* ---------------------------------------------------------------- bitstreams */
 
@@ -201,11 +232,18 @@ typedef struct {
     size_t cfg, cfg_end;   /* its 'hvcC' or 'av1C' body, cfg == cfg_end when none */
 } item;
 
+typedef struct { /* a child of 'ipco': property index i + 1 */
+    const unsigned char *type;
+    size_t body, end;
+} prop;
+
 typedef struct {
     const unsigned char *b;
     size_t len;
-    item *items;
+    item *items; /* sorted by id */
     size_t n;
+    prop *props;
+    size_t np;
     size_t idat, idat_end;
     size_t iloc, iloc_end, ipco, ipco_end;
     size_t iprp, iprp_end;
@@ -215,12 +253,25 @@ typedef struct {
     size_t whylen;
 } scan;
 
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const item *)a)->id, y = ((const item *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* The first item of that id in sorted order (the same one for 'ipma' and 'iloc' when ids repeat):
+ * a file may hold millions of items, each looked up once an entry. */
 static item *find_item(scan *s, uint32_t id)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (s->items[i].id == id)
-            return &s->items[i];
-    return NULL;
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->items[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->items[lo].id == id ? &s->items[lo] : NULL;
 }
 
 /* 'iinf': the items coded as HEVC or AV1 (an 'infe' of version 2 or 3 names the item's type). */
@@ -249,24 +300,26 @@ static int read_iinf(scan *s, size_t p, size_t end)
         if (codec != CODEC_NONE)
             s->items[s->n++] = (item){.id = rd(s->b + q, (int)idn), .codec = codec};
     }
+    qsort(s->items, s->n, sizeof *s->items, by_id);
     return 0;
 }
 
-/* 'ipma' (after 'ipco'): each coded item's 'ispe' (the smallest, if it has several) and its
- * 'hvcC' or 'av1C'. 0: no memory. */
-static int read_ipma(scan *s, size_t p, size_t end)
+/* 'ipco': its children in order, once for every 'ipma'. 0: no memory. */
+static int read_ipco(scan *s)
 {
-    struct prop {
-        const unsigned char *type;
-        size_t body, end;
-    };
-    size_t cap = (s->ipco_end - s->ipco) / 8 + 1, np = 0; /* 'ipco' children, index 1.. */
-    struct prop *pr = malloc(cap * sizeof *pr);
-    if (!pr)
+    size_t cap = (s->ipco_end - s->ipco) / 8 + 1;
+    if (!(s->props = malloc(cap * sizeof *s->props)))
         return 0;
     box_iter it = {s->b, s->ipco, s->ipco_end};
-    while (np < cap && box_next(&it, &pr[np].type, &pr[np].body, &pr[np].end))
-        np++;
+    prop *x = s->props;
+    while (s->np < cap && box_next(&it, &x[s->np].type, &x[s->np].body, &x[s->np].end))
+        s->np++;
+    return 1;
+}
+
+/* 'ipma': each coded item's 'ispe' (the smallest, if it has several) and its 'hvcC' or 'av1C'. */
+static void read_ipma(scan *s, size_t p, size_t end)
+{
     if (end - p >= 8) {
         int v = s->b[p], wide = s->b[p + 3] & 1;
         uint32_t count = rd(s->b + p + 4, 4);
@@ -279,9 +332,9 @@ static int read_ipma(scan *s, size_t p, size_t end)
                 break;
             for (unsigned a = 0; a < na; a++, q += an) {
                 uint32_t idx = rd(s->b + q, (int)an) & (wide ? 0x7fff : 0x7f);
-                if (!im || idx == 0 || idx > np)
+                if (!im || idx == 0 || idx > s->np)
                     continue;
-                const struct prop *x = &pr[idx - 1];
+                const prop *x = &s->props[idx - 1];
                 if (is4(x->type, "ispe") && x->end - x->body >= 12) {
                     uint32_t w = rd(s->b + x->body + 4, 4), h = rd(s->b + x->body + 8, 4);
                     if (!im->iw || (uint64_t)w * h < (uint64_t)im->iw * im->ih)
@@ -293,8 +346,6 @@ static int read_ipma(scan *s, size_t p, size_t end)
             }
         }
     }
-    free(pr);
-    return 1;
 }
 
 /* Checks one coded size against the item's own (its sides within 2x + 64) and against the
@@ -568,15 +619,18 @@ int tsio_heif_coded_fit(const unsigned char *b, size_t len, uint64_t w, uint64_t
         return -2;
     }
     if (s.n && s.iloc) {
+        if (s.ipco && !read_ipco(&s)) {
+            snprintf(why, whylen, "out of memory");
+            r = -2;
+        }
         ip.pos = s.iprp; /* every 'ipma' (a file may split them) */
         while (s.ipco && r == 1 && box_next(&ip, &t, &body, &bend))
             if (is4(t, "ipma"))
-                r = read_ipma(&s, body, bend) ? 1 : -2;
+                read_ipma(&s, body, bend);
         if (r == 1)
             r = read_iloc(&s);
-        else
-            snprintf(why, whylen, "out of memory");
     }
+    free(s.props);
     free(s.items);
     return r == 1 ? 0 : r;
 }

@@ -25,6 +25,9 @@ ts_status tsio_tiff_decode(const unsigned char *buf, size_t len, uint64_t max_pi
 ts_status tsio_heif_decode(const unsigned char *buf, size_t len, const char *name,
                            uint64_t max_pixels, tsio_meta *meta, ts_image *out, char *err,
                            size_t errlen);
+/* HEIF/AVIF (heif_coded.c): 1 when every box, down to the items and their properties, fits in its
+ * parent; *ispe_max the largest width x height any 'ispe' declares. */
+int tsio_heif_boxes_fit(const unsigned char *buf, size_t len, uint64_t *ispe_max);
 /* HEIF/AVIF: 0 when the picture sizes in every HEVC or AV1 bitstream of the file (SPS, sequence
  * headers) fit the sizes the container gives (heif_coded.c; the primary image is w x h); -1 with
  * the reason in why when one does not, -2 when out of memory. Needs no libheif. */
