@@ -149,9 +149,11 @@ static void end(file *f)
 }
 
 /* One coded item of ispe iw x ih; `cfg` the configuration box's NAL units or OBUs, `data` the
- * item's bytes, stored `copies` times as that many extents of the one 'mdat' run. */
-static void build(file *f, int av1, uint32_t iw, uint32_t ih, const unsigned char *cfg,
-                  size_t cfg_len, const unsigned char *data, size_t data_len, int copies)
+ * item's bytes, stored once in 'mdat' and named by `entries` 'iloc' entries for the item, each
+ * `copies` extents of that one run. */
+static void build_n(file *f, int av1, uint32_t iw, uint32_t ih, const unsigned char *cfg,
+                    size_t cfg_len, const unsigned char *data, size_t data_len, int copies,
+                    int entries)
 {
     memset(f, 0, sizeof *f);
     box(f, "ftyp");
@@ -180,13 +182,17 @@ static void build(file *f, int av1, uint32_t iw, uint32_t ih, const unsigned cha
     full_box(f, "iloc", 0);
     put_n(f, 0x44, 1); /* offset and length of 4 bytes */
     put_n(f, 0, 1);
-    put_n(f, 1, 2);
-    put_n(f, 1, 2);
-    put_n(f, 0, 2);
-    put_n(f, (uint32_t)copies, 2);
-    size_t offsets = f->n;
-    for (int k = 0; k < copies; k++)
-        put_n(f, 0, 4), put_n(f, (uint32_t)data_len, 4);
+    put_n(f, (uint32_t)entries, 2);
+    size_t offsets[64], no = 0;
+    for (int e = 0; e < entries; e++) {
+        put_n(f, 1, 2); /* item 1 */
+        put_n(f, 0, 2);
+        put_n(f, (uint32_t)copies, 2);
+        for (int k = 0; k < copies; k++) {
+            offsets[no++] = f->n;
+            put_n(f, 0, 4), put_n(f, (uint32_t)data_len, 4);
+        }
+    }
     end(f);
     box(f, "iprp");
     box(f, "ipco");
@@ -225,9 +231,15 @@ static void build(file *f, int av1, uint32_t iw, uint32_t ih, const unsigned cha
     uint32_t at = (uint32_t)f->n;
     put(f, data, data_len);
     end(f);
-    for (int k = 0; k < copies; k++)
+    for (size_t k = 0; k < no; k++)
         for (int i = 0; i < 4; i++)
-            f->b[offsets + 8 * (size_t)k + (size_t)i] = (unsigned char)(at >> (24 - 8 * i));
+            f->b[offsets[k] + (size_t)i] = (unsigned char)(at >> (24 - 8 * i));
+}
+
+static void build(file *f, int av1, uint32_t iw, uint32_t ih, const unsigned char *cfg,
+                  size_t cfg_len, const unsigned char *data, size_t data_len, int copies)
+{
+    build_n(f, av1, iw, ih, cfg, cfg_len, data, data_len, copies, 1);
 }
 
 /* HEVC item data: the NAL units after 4-byte sizes */
@@ -354,6 +366,11 @@ TEST(heif_coded_extents_past_the_file_are_refused)
     CHECK(f.n < 8 * sizeof data);
     CHECK(fit(&f, 16, 12, why, sizeof why) == -1);
     CHECKF(strstr(why, "more than the file"), "%s", why);
+    /* 8 'iloc' entries for the item, each one extent within the file: 8 x 512 bytes read */
+    build_n(&f, 0, 16, 12, sps, n, data, sizeof data, 1, 8);
+    CHECK(f.n < 8 * sizeof data);
+    CHECK(fit(&f, 16, 12, why, sizeof why) == -1);
+    CHECKF(strstr(why, "items' data add up to more than the file"), "%s", why);
 }
 
 /* The file's bytes through the loader's one guarded read, NULL on failure. */
